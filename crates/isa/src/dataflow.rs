@@ -1,0 +1,291 @@
+//! Which operands an instruction writes and reads, and how many registers each spans.
+//!
+//! SASS syntax lists destinations first, but their number depends on the opcode
+//! (`ISETP P0, PT, ...` writes two predicates, `IADD3 R0, P0, ...` a register and a
+//! carry). These rules are shared by the functional engine and the timing model.
+
+use crate::instruction::Instruction;
+use crate::operand::{OperandKind, RegFile, PT};
+use serde::{Deserialize, Serialize};
+
+/// Opcodes that write no operand.
+const NO_DEST: &[&str] = &[
+    "STG", "STS", "STL", "ST", "RED", "LDGSTS", "BRA", "BRX", "JMP", "JMX", "EXIT", "RET", "CALL",
+    "BSYNC", "BREAK", "WARPSYNC", "YIELD", "NOP", "DEPBAR", "ERRBAR", "MEMBAR", "CCTL", "LDGDEPBAR",
+    "BPT", "KILL", "NANOSLEEP", "FENCE", "ARRIVES", "UCGABAR_ARV", "UCGABAR_WAIT", "REDUX_NONE",
+];
+
+/// Opcodes whose first two operands are predicate destinations.
+const TWO_PRED_DEST: &[&str] = &[
+    "ISETP", "FSETP", "DSETP", "HSETP2", "PSETP", "UISETP", "UPSETP", "PLOP3", "UPLOP3", "FCHK2",
+];
+
+/// Opcodes that may write carry-out predicates right after the first destination.
+const CARRY_OUT: &[&str] = &["IADD3", "UIADD3", "LEA", "ULEA", "IMAD", "UIMAD", "IADD", "IADD32I"];
+
+/// Number of leading operands that are destinations.
+pub fn dest_count(ins: &Instruction) -> usize {
+    let ops = &ins.operands;
+    if ops.is_empty() {
+        return 0;
+    }
+    let base = ins.opcode.base.as_str();
+    let is_pred = |i: usize| matches!(ops.get(i).map(|o| &o.kind), Some(OperandKind::Pred(_)));
+    let is_reg = |i: usize| matches!(ops.get(i).map(|o| &o.kind), Some(OperandKind::Reg(_)));
+    if NO_DEST.contains(&base) {
+        return 0;
+    }
+    if TWO_PRED_DEST.contains(&base) {
+        return 2.min(ops.len());
+    }
+    match base {
+        // BAR.SYNC 0x0 writes nothing; BAR.RED.POPC R0, ... writes R0.
+        "BAR" => usize::from(is_reg(0)),
+        // SHFL.DOWN PT, R3, R2, 0x1, 0x1f: predicate and register.
+        "SHFL" => {
+            if is_pred(0) {
+                2
+            } else {
+                1
+            }
+        }
+        // VOTE.ANY R0, PT, P1 (register and predicate) or VOTE.ALL P0, P1? / VOTEU likewise.
+        "VOTE" | "VOTEU" => {
+            if ops.len() >= 3 && is_pred(1) {
+                2
+            } else {
+                1
+            }
+        }
+        // ATOMG.E.ADD.STRONG.GPU PT, R2, [R2.64], R5; MATCH.ALL P0, R0, R2.
+        "ATOMG" | "ATOM" | "ATOMS" | "MATCH" => {
+            if is_pred(0) {
+                2
+            } else {
+                1
+            }
+        }
+        _ if CARRY_OUT.contains(&base) => {
+            let mut d = 1;
+            while d < 3 && is_pred(d) && ops.len() > d + 1 {
+                d += 1;
+            }
+            d
+        }
+        _ => 1,
+    }
+}
+
+fn size_regs(mods: &[String]) -> u8 {
+    for m in mods {
+        match m.as_str() {
+            "64" => return 2,
+            "128" => return 4,
+            _ => {}
+        }
+    }
+    1
+}
+
+/// Number of registers spanned by operand `i` (1 for non-register operands).
+pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
+    let base = ins.opcode.base.as_str();
+    let mods = &ins.opcode.mods;
+    let nd = dest_count(ins);
+    let has = |m: &str| ins.opcode.has(m);
+    let is_dest = i < nd;
+    let src_slot = i.saturating_sub(nd);
+    match base {
+        "LDG" | "LDS" | "LDL" | "LD" | "LDC" | "ULDC" | "LDSM" | "ULDC64" => {
+            if is_dest {
+                size_regs(mods)
+            } else {
+                1
+            }
+        }
+        "STG" | "STS" | "STL" | "ST" => {
+            // The data operand follows the address.
+            if i + 1 == ins.operands.len() {
+                size_regs(mods)
+            } else {
+                1
+            }
+        }
+        "ATOMG" | "ATOM" | "ATOMS" | "RED" => {
+            let w = if has("64") || has("F64") || has("U64") || has("S64") {
+                2
+            } else {
+                1
+            };
+            match ins.operands.get(i).map(|o| &o.kind) {
+                Some(OperandKind::Reg(_)) => w,
+                _ => 1,
+            }
+        }
+        "IMAD" | "UIMAD" if has("WIDE") => {
+            if (is_dest && i == 0) || (!is_dest && src_slot == 2) {
+                2
+            } else {
+                1
+            }
+        }
+        "DADD" | "DMUL" | "DFMA" | "DMNMX" | "DSETP" | "DMMA" => {
+            if base == "DSETP" && is_dest {
+                1
+            } else {
+                2
+            }
+        }
+        "MOV" | "UMOV" | "CS2R" | "SEL" | "IMNMX" if has("64") => 2,
+        "CS2R" if !has("32") => 2,
+        "F2F" | "F2I" | "I2F" | "F2FP" => {
+            // Modifiers name destination type then source type (F2F.F64.F32).
+            let ty: Vec<&str> = mods
+                .iter()
+                .map(String::as_str)
+                .filter(|m| {
+                    matches!(
+                        *m,
+                        "F64" | "F32" | "F16" | "BF16" | "S64" | "U64" | "S32" | "U32" | "S16" | "U16" | "S8" | "U8"
+                    )
+                })
+                .collect();
+            let wide = |t: &str| matches!(t, "F64" | "S64" | "U64");
+            let (dst_ty, src_ty) = match (base, ty.as_slice()) {
+                (_, [d, s, ..]) => (*d, *s),
+                ("F2I", [d]) => (*d, "F32"),
+                ("I2F", [d]) => (*d, "S32"),
+                ("F2F", [d]) => (*d, "F32"),
+                _ => ("F32", "F32"),
+            };
+            let ty = if is_dest { dst_ty } else { src_ty };
+            if matches!(ins.operands.get(i).map(|o| &o.kind), Some(OperandKind::Reg(_))) && wide(ty) {
+                2
+            } else {
+                1
+            }
+        }
+        "HMMA" | "IMMA" | "BMMA" => {
+            // D, A, B, C. Shapes: 16816 uses 4 A registers and 2 B registers; 1688 uses 2 and 1.
+            let big = mods.iter().any(|m| m.starts_with("168") && m.len() == 5 && m.ends_with("16"));
+            let acc32 = has("F32") || base == "IMMA";
+            let acc = if acc32 { 4 } else { 2 };
+            match (is_dest, src_slot) {
+                (true, _) | (false, 2) => acc,
+                (false, 0) => {
+                    if big {
+                        4
+                    } else {
+                        2
+                    }
+                }
+                (false, 1) => {
+                    if big {
+                        2
+                    } else {
+                        1
+                    }
+                }
+                _ => 1,
+            }
+        }
+        _ => 1,
+    }
+}
+
+/// Fill in [`crate::operand::Reg::width`] for every register operand (also inside addresses).
+pub fn infer_widths(ins: &mut Instruction) {
+    for i in 0..ins.operands.len() {
+        let w = operand_width(ins, i);
+        match &mut ins.operands[i].kind {
+            OperandKind::Reg(r) => r.width = if r.is_zero() { 1 } else { w },
+            OperandKind::Mem(a) => {
+                for t in &mut a.regs {
+                    t.reg.width = if t.wide && !t.reg.is_zero() { 2 } else { 1 };
+                }
+            }
+            OperandKind::Const(c) => {
+                for t in &mut c.addr.regs {
+                    t.reg.width = 1;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A single architectural register, as the dependence logic sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ArchReg {
+    R(u8),
+    UR(u8),
+    P(u8),
+    UP(u8),
+    B(u8),
+}
+
+fn push_reg(out: &mut Vec<ArchReg>, file: RegFile, idx: u8, width: u8) {
+    let (zero, mk): (u8, fn(u8) -> ArchReg) = match file {
+        RegFile::R => (crate::operand::RZ, ArchReg::R),
+        RegFile::UR => (crate::operand::URZ, ArchReg::UR),
+    };
+    if idx == zero {
+        return;
+    }
+    for k in 0..width.max(1) {
+        let r = idx.saturating_add(k);
+        if r != zero {
+            out.push(mk(r));
+        }
+    }
+}
+
+fn push_operand_regs(out: &mut Vec<ArchReg>, kind: &OperandKind) {
+    match kind {
+        OperandKind::Reg(r) => push_reg(out, r.file, r.idx, r.width),
+        OperandKind::Pred(p) if p.idx != PT => out.push(if p.uniform {
+            ArchReg::UP(p.idx)
+        } else {
+            ArchReg::P(p.idx)
+        }),
+        OperandKind::BReg(b) => out.push(ArchReg::B(*b)),
+        OperandKind::Mem(a) => {
+            if let Some(d) = a.desc {
+                push_reg(out, RegFile::UR, d, 2);
+            }
+            for t in &a.regs {
+                push_reg(out, t.reg.file, t.reg.idx, t.reg.width);
+            }
+        }
+        OperandKind::Const(c) => {
+            if let crate::operand::ConstBank::UReg(u) = c.bank {
+                push_reg(out, RegFile::UR, u, 1);
+            }
+            for t in &c.addr.regs {
+                push_reg(out, t.reg.file, t.reg.idx, t.reg.width);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Registers written by the instruction.
+pub fn regs_written(ins: &Instruction) -> Vec<ArchReg> {
+    let mut out = Vec::new();
+    for o in ins.dest_operands() {
+        push_operand_regs(&mut out, &o.kind);
+    }
+    out
+}
+
+/// Registers read by the instruction, including the guard predicate and address registers.
+pub fn regs_read(ins: &Instruction) -> Vec<ArchReg> {
+    let mut out = Vec::new();
+    if let Some(g) = &ins.guard {
+        push_operand_regs(&mut out, &OperandKind::Pred(g.reg));
+    }
+    for o in ins.source_operands() {
+        push_operand_regs(&mut out, &o.kind);
+    }
+    out
+}
