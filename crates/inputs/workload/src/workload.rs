@@ -1,0 +1,527 @@
+//! A loaded, validated workload: launch geometry, materialized input buffers, parameter
+//! layout and expected outputs.
+
+use crate::file::load_values;
+use crate::reference::{self, RefCtx};
+use crate::spec::{ElemType, InitKind, Param, Spec};
+use crate::values::{self, Values};
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A spec that could not be read, parsed or validated. The message always starts with the
+/// file (or built-in name) and names the offending key / buffer / parameter.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("{file}: cannot read spec: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: {message}")]
+    Parse { file: String, message: String },
+    #[error("{file}: {message}")]
+    Invalid { file: String, message: String },
+}
+
+impl SpecError {
+    /// The file (or `builtin:<name>`) the error is about.
+    pub fn file(&self) -> &str {
+        match self {
+            SpecError::Io { file, .. } | SpecError::Parse { file, .. } | SpecError::Invalid { file, .. } => {
+                file
+            }
+        }
+    }
+}
+
+/// One device buffer with its initial contents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Buffer {
+    pub name: String,
+    pub elem: ElemType,
+    /// Initial contents, little-endian (`count * elem.size()` bytes).
+    pub bytes: Vec<u8>,
+}
+
+impl Buffer {
+    pub fn count(&self) -> usize {
+        self.bytes.len() / self.elem.size()
+    }
+    /// Decoded initial contents.
+    pub fn values(&self) -> Values {
+        Values::from_le_bytes(self.elem, &self.bytes).expect("buffer size is a multiple")
+    }
+}
+
+/// The expected final contents of one output buffer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expected {
+    pub buffer: String,
+    pub elem: ElemType,
+    /// Little-endian bytes.
+    pub bytes: Vec<u8>,
+    pub abs_tol: f64,
+    pub rel_tol: f64,
+}
+
+/// Where a kernel parameter lies in the parameter block (offsets from the block's start;
+/// add the arch's constant-bank base, see [`crate::param_cbank_offset`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamSlot {
+    pub offset: usize,
+    pub size: usize,
+}
+
+/// A parsed, validated workload with materialized inputs and expected outputs.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    /// File path or `builtin:<name>`, used in messages.
+    pub origin: String,
+    pub name: String,
+    pub spec: Spec,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    buffers: Vec<Buffer>,
+    expected: Vec<Expected>,
+}
+
+fn dims(key: &str, v: &[u32]) -> Result<[u32; 3], String> {
+    if v.is_empty() || v.len() > 3 {
+        return Err(format!("`{key}` must have 1 to 3 entries, has {}", v.len()));
+    }
+    let mut d = [1u32; 3];
+    d[..v.len()].copy_from_slice(v);
+    if d.contains(&0) {
+        return Err(format!("`{key}` = {v:?}: every dimension must be >= 1"));
+    }
+    Ok(d)
+}
+
+impl Workload {
+    /// Reads and loads a spec file. `file` inputs/outputs resolve relative to its directory.
+    pub fn load(path: impl AsRef<Path>) -> Result<Workload, SpecError> {
+        let path = path.as_ref();
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io {
+            file: origin.clone(),
+            source,
+        })?;
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        Self::parse(&text, &origin, stem.as_deref(), path.parent())
+    }
+
+    /// Loads a spec from text. `origin` names it in errors, `default_name` is used when the
+    /// spec has no `name`, `base_dir` resolves `file` paths (None: `file` is an error).
+    pub fn parse(
+        text: &str,
+        origin: &str,
+        default_name: Option<&str>,
+        base_dir: Option<&Path>,
+    ) -> Result<Workload, SpecError> {
+        let spec: Spec = toml::from_str(text).map_err(|e| SpecError::Parse {
+            file: origin.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        Self::from_spec(spec, origin, default_name, base_dir)
+    }
+
+    /// Validates a parsed spec and materializes buffers and expected outputs.
+    pub fn from_spec(
+        spec: Spec,
+        origin: &str,
+        default_name: Option<&str>,
+        base_dir: Option<&Path>,
+    ) -> Result<Workload, SpecError> {
+        let invalid = |message: String| SpecError::Invalid {
+            file: origin.to_string(),
+            message,
+        };
+        let name = spec
+            .name
+            .clone()
+            .or(default_name.map(str::to_string))
+            .ok_or_else(|| invalid("missing field `name`".into()))?;
+        if spec.kernel.trim().is_empty() {
+            return Err(invalid("`kernel` must not be empty".into()));
+        }
+        let grid = dims("grid", &spec.grid).map_err(&invalid)?;
+        let block = dims("block", &spec.block).map_err(&invalid)?;
+        let threads: u64 = block.iter().map(|&d| d as u64).product();
+        if threads > 1024 {
+            return Err(invalid(format!(
+                "`block` = {:?} has {threads} threads, more than 1024",
+                spec.block
+            )));
+        }
+
+        let resolve = |p: &str| -> Result<PathBuf, String> {
+            match base_dir {
+                Some(d) => Ok(d.join(p)),
+                None => Err(format!("`{p}`: file paths need a spec on disk")),
+            }
+        };
+
+        // Buffers.
+        let mut seen = HashSet::new();
+        let mut buffers = Vec::new();
+        let mut mem = HashMap::new();
+        for b in &spec.buffers {
+            let ctx = |m: String| invalid(format!("buffer `{}`: {m}", b.name));
+            if b.name.is_empty() {
+                return Err(invalid("buffer with an empty `name`".into()));
+            }
+            if !seen.insert(b.name.as_str()) {
+                return Err(ctx("duplicate buffer name".into()));
+            }
+            if b.count == 0 {
+                return Err(ctx("`count` must be >= 1".into()));
+            }
+            let vals = if b.init.kind == InitKind::File {
+                values::check_init_keys(&b.init).map_err(&ctx)?;
+                let p = b
+                    .init
+                    .path
+                    .as_deref()
+                    .ok_or_else(|| ctx("init: missing key `path`".into()))?;
+                load_values(&resolve(p).map_err(&ctx)?, b.elem, Some(b.count)).map_err(&ctx)?
+            } else {
+                values::generate(b.elem, b.count, &b.init).map_err(&ctx)?
+            };
+            buffers.push(Buffer {
+                name: b.name.clone(),
+                elem: b.elem,
+                bytes: vals.to_le_bytes(),
+            });
+            mem.insert(b.name.clone(), vals);
+        }
+
+        // Parameters.
+        for (i, p) in spec.params.iter().enumerate() {
+            if let Param::Buffer(n) = p {
+                if !seen.contains(n.as_str()) {
+                    return Err(invalid(format!(
+                        "params[{i}]: buffer `{n}` is not declared in a [[buffer]] table"
+                    )));
+                }
+            }
+        }
+
+        // Reference.
+        if let Some(r) = &spec.reference {
+            if !reference::NAMES.contains(&r.as_str()) {
+                return Err(invalid(format!(
+                    "`reference` = \"{r}\" is unknown (known: {})",
+                    reference::NAMES.join(", ")
+                )));
+            }
+        }
+        let needs_ref = spec.outputs.iter().any(|o| o.file.is_none());
+        let ref_mem = match (&spec.reference, needs_ref) {
+            (Some(r), true) => {
+                let mut ctx = RefCtx {
+                    grid,
+                    block,
+                    shared_mem_bytes: spec.shared_mem_bytes,
+                    params: &spec.params,
+                    mem: mem.clone(),
+                };
+                reference::run(r, &mut ctx).map_err(|m| invalid(format!("reference `{r}`: {m}")))?;
+                Some(ctx.mem)
+            }
+            (None, true) => {
+                return Err(invalid(
+                    "an [[output]] without `file` needs a top-level `reference`".into(),
+                ))
+            }
+            _ => None,
+        };
+
+        // Outputs.
+        let mut expected = Vec::new();
+        let mut out_seen = HashSet::new();
+        for o in &spec.outputs {
+            let ctx = |m: String| invalid(format!("output `{}`: {m}", o.buffer));
+            let Some(buf) = buffers.iter().find(|b| b.name == o.buffer) else {
+                return Err(ctx("no [[buffer]] with this name".into()));
+            };
+            if !out_seen.insert(o.buffer.as_str()) {
+                return Err(ctx("listed twice".into()));
+            }
+            for (k, v) in [("abs_tol", o.abs_tol), ("rel_tol", o.rel_tol)] {
+                if !(v >= 0.0 && v.is_finite()) {
+                    return Err(ctx(format!("`{k}` = {v} must be finite and >= 0")));
+                }
+                if v != 0.0 && !buf.elem.is_float() {
+                    return Err(ctx(format!("`{k}` applies to f32/f64 buffers only")));
+                }
+            }
+            let vals = match (&o.file, &ref_mem) {
+                (Some(f), _) => {
+                    load_values(&resolve(f).map_err(&ctx)?, buf.elem, Some(buf.count())).map_err(&ctx)?
+                }
+                (None, Some(m)) => m[&o.buffer].clone(),
+                (None, None) => unreachable!("checked above"),
+            };
+            expected.push(Expected {
+                buffer: o.buffer.clone(),
+                elem: buf.elem,
+                bytes: vals.to_le_bytes(),
+                abs_tol: o.abs_tol,
+                rel_tol: o.rel_tol,
+            });
+        }
+
+        Ok(Workload {
+            origin: origin.to_string(),
+            name,
+            spec,
+            grid,
+            block,
+            buffers,
+            expected,
+        })
+    }
+
+    /// Kernel (function) name.
+    pub fn kernel(&self) -> &str {
+        &self.spec.kernel
+    }
+
+    /// Dynamic shared memory bytes.
+    pub fn shared_mem_bytes(&self) -> u32 {
+        self.spec.shared_mem_bytes
+    }
+
+    /// Every buffer with its initial contents, in spec order (allocate them in this order).
+    pub fn buffers(&self) -> &[Buffer] {
+        &self.buffers
+    }
+
+    /// One buffer by name.
+    pub fn buffer(&self, name: &str) -> Option<&Buffer> {
+        self.buffers.iter().find(|b| b.name == name)
+    }
+
+    /// Expected final contents of the output buffers.
+    pub fn expected(&self) -> &[Expected] {
+        &self.expected
+    }
+
+    /// Offsets and sizes of the parameters (CUDA natural alignment: pointers and 64-bit
+    /// scalars at multiples of 8, 32-bit scalars at multiples of 4).
+    pub fn param_layout(&self) -> Vec<ParamSlot> {
+        let mut off: usize = 0;
+        self.spec
+            .params
+            .iter()
+            .map(|p| {
+                let (size, align) = p.size_align();
+                off = off.div_ceil(align) * align;
+                let slot = ParamSlot { offset: off, size };
+                off += size;
+                slot
+            })
+            .collect()
+    }
+
+    /// The parameter block's bytes (little-endian), given each buffer's device address.
+    /// Padding bytes are zero; the length is the end of the last parameter.
+    pub fn param_bytes(&self, addr_of: impl Fn(&str) -> u64) -> Vec<u8> {
+        let layout = self.param_layout();
+        let len = layout.last().map_or(0, |s| s.offset + s.size);
+        let mut out = vec![0u8; len];
+        for (p, s) in self.spec.params.iter().zip(&layout) {
+            let bytes: Vec<u8> = match p {
+                Param::Buffer(n) => addr_of(n).to_le_bytes().to_vec(),
+                Param::U32(v) => v.to_le_bytes().to_vec(),
+                Param::S32(v) => v.to_le_bytes().to_vec(),
+                Param::F32(v) => v.to_le_bytes().to_vec(),
+                Param::U64(v) => v.to_le_bytes().to_vec(),
+                Param::F64(v) => v.to_le_bytes().to_vec(),
+            };
+            out[s.offset..s.offset + s.size].copy_from_slice(&bytes);
+        }
+        out
+    }
+
+    /// Compares the final buffer contents (by name, little-endian bytes) with the expected
+    /// outputs. Buffers not listed as outputs are ignored.
+    pub fn check(&self, outputs: &HashMap<String, Vec<u8>>) -> Result<CheckReport, MismatchError> {
+        let mut report = CheckReport {
+            workload: self.name.clone(),
+            buffers: Vec::new(),
+        };
+        for e in &self.expected {
+            let err = |kind| MismatchError {
+                workload: self.name.clone(),
+                buffer: e.buffer.clone(),
+                kind: Box::new(kind),
+            };
+            let got = outputs.get(&e.buffer).ok_or_else(|| err(MismatchKind::Missing))?;
+            if got.len() != e.bytes.len() {
+                return Err(err(MismatchKind::Size {
+                    expected_bytes: e.bytes.len(),
+                    got_bytes: got.len(),
+                }));
+            }
+            let want = Values::from_le_bytes(e.elem, &e.bytes).expect("sized");
+            let have = Values::from_le_bytes(e.elem, got).expect("same size");
+            let cmp = compare(&want, &have, e.abs_tol, e.rel_tol);
+            if let Some(first) = cmp.first_bad {
+                return Err(err(MismatchKind::Value {
+                    index: first,
+                    expected: want.fmt_elem(first),
+                    got: have.fmt_elem(first),
+                    mismatches: cmp.bad,
+                    elements: want.len(),
+                    abs_tol: e.abs_tol,
+                    rel_tol: e.rel_tol,
+                }));
+            }
+            report.buffers.push(BufferCheck {
+                buffer: e.buffer.clone(),
+                elements: want.len(),
+                max_abs_err: cmp.max_abs,
+            });
+        }
+        Ok(report)
+    }
+}
+
+struct Cmp {
+    first_bad: Option<usize>,
+    bad: usize,
+    max_abs: f64,
+}
+
+fn compare(want: &Values, have: &Values, abs: f64, rel: f64) -> Cmp {
+    let mut c = Cmp {
+        first_bad: None,
+        bad: 0,
+        max_abs: 0.0,
+    };
+    let mut note = |i: usize, ok: bool, diff: f64| {
+        if !ok {
+            c.bad += 1;
+            c.first_bad.get_or_insert(i);
+        } else if diff > c.max_abs {
+            c.max_abs = diff;
+        }
+    };
+    let fcmp = |e: f64, g: f64| -> (bool, f64) {
+        if e.is_nan() || g.is_nan() {
+            return (e.is_nan() && g.is_nan(), 0.0);
+        }
+        if e == g {
+            return (true, 0.0);
+        }
+        let d = (g - e).abs();
+        (d <= abs + rel * e.abs(), d)
+    };
+    match (want, have) {
+        (Values::F32(w), Values::F32(h)) => w.iter().zip(h).enumerate().for_each(|(i, (e, g))| {
+            let (ok, d) = fcmp(*e as f64, *g as f64);
+            note(i, ok, d)
+        }),
+        (Values::F64(w), Values::F64(h)) => w.iter().zip(h).enumerate().for_each(|(i, (e, g))| {
+            let (ok, d) = fcmp(*e, *g);
+            note(i, ok, d)
+        }),
+        (Values::U32(w), Values::U32(h)) => eq(w, h, note),
+        (Values::S32(w), Values::S32(h)) => eq(w, h, note),
+        (Values::U64(w), Values::U64(h)) => eq(w, h, note),
+        _ => unreachable!("same element type"),
+    }
+    c
+}
+
+fn eq<T: PartialEq>(w: &[T], h: &[T], mut note: impl FnMut(usize, bool, f64)) {
+    for (i, (e, g)) in w.iter().zip(h).enumerate() {
+        note(i, e == g, 0.0)
+    }
+}
+
+/// The result of a successful [`Workload::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckReport {
+    pub workload: String,
+    pub buffers: Vec<BufferCheck>,
+}
+
+/// One output buffer that matched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BufferCheck {
+    pub buffer: String,
+    pub elements: usize,
+    /// Largest |got - expected| over the elements (0 for integer buffers).
+    pub max_abs_err: f64,
+}
+
+impl fmt::Display for CheckReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: OK", self.workload)?;
+        for b in &self.buffers {
+            write!(
+                f,
+                "; `{}` {} elements match (max abs err {:e})",
+                b.buffer, b.elements, b.max_abs_err
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// An output buffer that does not match.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{workload}: output buffer `{buffer}`: {kind}")]
+pub struct MismatchError {
+    pub workload: String,
+    pub buffer: String,
+    pub kind: Box<MismatchKind>,
+}
+
+/// What is wrong with an output buffer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MismatchKind {
+    /// Not in the map given to `check`.
+    Missing,
+    /// Wrong byte length.
+    Size { expected_bytes: usize, got_bytes: usize },
+    /// Values differ; `index` is the first mismatching element.
+    Value {
+        index: usize,
+        expected: String,
+        got: String,
+        mismatches: usize,
+        elements: usize,
+        abs_tol: f64,
+        rel_tol: f64,
+    },
+}
+
+impl fmt::Display for MismatchKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MismatchKind::Missing => write!(f, "missing from the outputs"),
+            MismatchKind::Size {
+                expected_bytes,
+                got_bytes,
+            } => write!(f, "expected {expected_bytes} bytes, got {got_bytes}"),
+            MismatchKind::Value {
+                index,
+                expected,
+                got,
+                mismatches,
+                elements,
+                abs_tol,
+                rel_tol,
+            } => write!(
+                f,
+                "MISMATCH at index {index}: expected {expected}, got {got} \
+                 ({mismatches} of {elements} elements differ; abs_tol {abs_tol}, rel_tol {rel_tol})"
+            ),
+        }
+    }
+}

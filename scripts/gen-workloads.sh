@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Regenerates the committed SASS listings of the built-in workload suite (workloads/<name>/).
+#
+# Needs only Python 3 and a C++ host compiler (gcc <= 14) for nvcc's front end. Installs NVIDIA's
+# CUDA 13.5.37 toolchain from PyPI into .venv-cuda/ (gitignored) on first use. Nothing in the
+# simulator's build, tests or runs needs this toolchain: the outputs are committed.
+#
+# For each workloads/<name>/<name>.cu and each arch in $ARCHS (default: 75 86 90) it writes
+#   workloads/<name>/<name>_smXX.cuobjdump-sass.txt   (cuobjdump -sass: both 64-bit words per instruction)
+#   workloads/<name>/<name>_smXX.nvdisasm-hex.txt     (nvdisasm -hex: ELF sections, labels, hex words)
+#   workloads/<name>/<name>.ptxas-v.txt               (ptxas -v: registers, shared memory, per arch)
+# and workloads/TOOLCHAIN.txt (tool versions).
+#
+# Usage: scripts/gen-workloads.sh [name ...]     (default: every workload)
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+VERSION=13.5.37
+VENV=${VENV:-$ROOT/.venv-cuda}
+ARCHS=${ARCHS:-"75 86 90"}
+
+if [[ ! -x "$VENV/bin/python" ]]; then
+  python3 -m venv "$VENV"
+fi
+if ! "$VENV/bin/pip" show nvidia-cuda-nvcc 2>/dev/null | grep -q "^Version: $VERSION\$"; then
+  "$VENV/bin/pip" install --quiet "nvidia-cuda-nvcc==$VERSION" "nvidia-cuda-nvdisasm==$VERSION" \
+    "nvidia-cuda-cuobjdump==$VERSION"
+fi
+CU=$("$VENV/bin/python" -c 'import glob,sys; print(glob.glob(sys.prefix + "/lib/python3*/site-packages/nvidia/cu13")[0])')
+export PATH="$CU/bin:$PATH"
+
+ptxas --version | grep -q "V$VERSION" || { echo "ptxas is not V$VERSION" >&2; exit 1; }
+
+{
+  echo "# Toolchain that produced the committed listings (scripts/gen-workloads.sh)."
+  echo "# PyPI: nvidia-cuda-nvcc==$VERSION nvidia-cuda-nvdisasm==$VERSION nvidia-cuda-cuobjdump==$VERSION"
+  echo "# Compile: nvcc -cubin -O3 -arch=sm_XX <name>.cu ; archs: $ARCHS"
+  echo "## ptxas --version"; ptxas --version
+  echo "## nvcc --version"; nvcc --version
+  echo "## nvdisasm --version"; nvdisasm --version
+  echo "## cuobjdump --version"; cuobjdump --version
+} > workloads/TOOLCHAIN.txt
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+if [[ $# -gt 0 ]]; then NAMES=("$@"); else
+  NAMES=(); for d in workloads/*/; do n=$(basename "$d"); [[ -f "$d/$n.cu" ]] && NAMES+=("$n"); done
+fi
+
+for n in "${NAMES[@]}"; do
+  dir=workloads/$n
+  : > "$dir/$n.ptxas-v.txt"
+  for sm in $ARCHS; do
+    cubin=$TMP/${n}_sm$sm.cubin
+    # -Xptxas -v prints resource usage; the cubin is identical with or without it.
+    nvcc -cubin -O3 -arch=sm_$sm -Xptxas -v "$dir/$n.cu" -o "$cubin" 2>&1 \
+      | sed "s#$TMP/##" | grep -v "Compile time" >> "$dir/$n.ptxas-v.txt"
+    cuobjdump -sass "$cubin" | sed "s#$TMP/##" > "$dir/${n}_sm$sm.cuobjdump-sass.txt"
+    nvdisasm -hex "$cubin" > "$dir/${n}_sm$sm.nvdisasm-hex.txt"
+  done
+  echo "generated $dir"
+done
