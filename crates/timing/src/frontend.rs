@@ -1,0 +1,95 @@
+//! Front-end caches: the per-sub-core L0 instruction cache with its stream-buffer
+//! prefetcher and the SM's shared L1 instruction/constant cache
+//! (modern-nvidia-gpu-cores §5.2; MICRO'25 reference A6, rules 30–33).
+
+use crate::config::CacheGeom;
+
+/// A set-associative cache of line tags with LRU replacement (tags only).
+#[derive(Debug, Clone)]
+pub struct TagCache {
+    sets: u32,
+    assoc: usize,
+    line: u64,
+    /// (tag, last use) per way.
+    ways: Vec<(u64, u64)>,
+    tick: u64,
+}
+
+const INVALID: u64 = u64::MAX;
+
+impl TagCache {
+    pub fn new(g: &CacheGeom) -> Self {
+        let sets = g.sets();
+        TagCache {
+            sets,
+            assoc: g.assoc.max(1) as usize,
+            line: g.line_bytes.max(1) as u64,
+            ways: vec![(INVALID, 0); sets as usize * g.assoc.max(1) as usize],
+            tick: 0,
+        }
+    }
+
+    pub fn line_of(&self, addr: u64) -> u64 {
+        addr / self.line
+    }
+
+    fn set_range(&self, line: u64) -> std::ops::Range<usize> {
+        let s = (line % self.sets as u64) as usize;
+        s * self.assoc..(s + 1) * self.assoc
+    }
+
+    /// Look up a line; updates LRU on a hit.
+    pub fn probe(&mut self, line: u64) -> bool {
+        self.tick += 1;
+        let t = self.tick;
+        let r = self.set_range(line);
+        for w in &mut self.ways[r] {
+            if w.0 == line {
+                w.1 = t;
+                return true;
+            }
+        }
+        false
+    }
+
+    pub fn contains(&self, line: u64) -> bool {
+        self.ways[self.set_range(line)].iter().any(|w| w.0 == line)
+    }
+
+    /// Insert a line, evicting the LRU way.
+    pub fn fill(&mut self, line: u64) {
+        self.tick += 1;
+        let t = self.tick;
+        let r = self.set_range(line);
+        let set = &mut self.ways[r];
+        if let Some(w) = set.iter_mut().find(|w| w.0 == line) {
+            w.1 = t;
+            return;
+        }
+        if let Some(w) = set.iter_mut().min_by_key(|w| if w.0 == INVALID { 0 } else { w.1 }) {
+            *w = (line, t);
+        }
+    }
+}
+
+/// A stream buffer: on a miss it prefetches the next `entries` sequential lines.
+#[derive(Debug, Clone, Default)]
+pub struct StreamBuffer {
+    pub entries: usize,
+    /// (line, ready cycle) in order; ready = u64::MAX while the request waits for the L1.
+    pub lines: std::collections::VecDeque<(u64, u64)>,
+}
+
+impl StreamBuffer {
+    pub fn new(entries: u32) -> Self {
+        StreamBuffer {
+            entries: entries as usize,
+            lines: std::collections::VecDeque::with_capacity(entries as usize),
+        }
+    }
+
+    /// Position of `line` in the buffer.
+    pub fn find(&self, line: u64) -> Option<usize> {
+        self.lines.iter().position(|l| l.0 == line)
+    }
+}

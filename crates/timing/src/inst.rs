@@ -1,0 +1,254 @@
+//! Static instructions pre-decoded once per kernel for the per-cycle path.
+
+use crate::config::CoreConfig;
+use sassim_isa::{ControlBits, Instruction, OperandKind, RegFile};
+
+/// How the opcode table classifies an instruction (filled from `sassim-config`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstClass {
+    /// Execution unit name, one of `CoreConfig::units`.
+    pub unit: String,
+    /// Fixed latency (true) or variable latency (dependence counters).
+    pub fixed: bool,
+    /// Latency in cycles (issue → consumer issue for fixed-latency instructions).
+    pub latency: u32,
+    /// Input-latch occupancy override; `None` = derived from the unit's lanes.
+    pub latch_cycles: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemSpace {
+    Global,
+    Shared,
+    Local,
+    Const,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemKind {
+    Load,
+    Store,
+    Atomic,
+    /// LDGSTS: global → shared without the register file.
+    Ldgsts,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemOp {
+    pub space: MemSpace,
+    pub kind: MemKind,
+    /// Bits per thread transferred (32, 64, 128).
+    pub bits: u32,
+    /// Address computed from uniform registers / immediates only.
+    pub uniform_addr: bool,
+    /// LDC with a register offset.
+    pub indexed_const: bool,
+}
+
+/// What kind of special handling the issue stage needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Special {
+    None,
+    ClockRead,
+    Depbar { sb: u8, le: u8, ids: u8 },
+    Errbar,
+    SelfBranch,
+    Exit,
+    Barrier,
+}
+
+/// One source operand slot as the register file sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SrcSlot {
+    /// First regular register, `None` for non-regular operands (uniform, predicate, constant…).
+    pub reg: Option<u8>,
+    pub width: u8,
+    pub reuse: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct StaticInst {
+    pub pc: u64,
+    pub op: String,
+    pub ctrl: ControlBits,
+    pub unit: usize,
+    pub fixed: bool,
+    pub latency: u32,
+    pub latch_cycles: u32,
+    pub mem: Option<MemOp>,
+    pub special: Special,
+    /// Up to 4 source slots (reuse bit k = slot k).
+    pub srcs: Vec<SrcSlot>,
+    /// Regular-register reads that are not source slots (store data beyond slot 3…): counted for ports.
+    pub const_operand: Option<(u32, u64)>,
+    /// Registers written (for scoreboards).
+    pub writes: Vec<sassim_isa::ArchReg>,
+    /// Registers read (for scoreboards).
+    pub reads: Vec<sassim_isa::ArchReg>,
+}
+
+impl StaticInst {
+    /// Number of regular-register reads of 32-bit words per bank (`banks` entries).
+    pub fn bank_reads(&self, banks: u32) -> impl Iterator<Item = (usize, u32, u8)> + '_ {
+        // (slot, bank, register) for every regular register the slots span.
+        self.srcs.iter().enumerate().flat_map(move |(k, s)| {
+            let r = s.reg;
+            (0..s.width).filter_map(move |i| r.map(|r| (k, (r as u32 + i as u32) % banks, r + i)))
+        })
+    }
+}
+
+fn mem_op(ins: &Instruction) -> Option<MemOp> {
+    let base = ins.opcode.base.as_str();
+    let (space, kind) = match base {
+        "LDG" | "LD" => (MemSpace::Global, MemKind::Load),
+        "STG" | "ST" => (MemSpace::Global, MemKind::Store),
+        "LDS" | "LDSM" => (MemSpace::Shared, MemKind::Load),
+        "STS" => (MemSpace::Shared, MemKind::Store),
+        "LDL" => (MemSpace::Local, MemKind::Load),
+        "STL" => (MemSpace::Local, MemKind::Store),
+        "LDC" => (MemSpace::Const, MemKind::Load),
+        "ATOMG" | "ATOM" | "RED" => (MemSpace::Global, MemKind::Atomic),
+        "ATOMS" => (MemSpace::Shared, MemKind::Atomic),
+        "LDGSTS" => (MemSpace::Global, MemKind::Ldgsts),
+        _ => return None,
+    };
+    let bits = if ins.opcode.has("128") {
+        128
+    } else if ins.opcode.has("64") {
+        64
+    } else {
+        32
+    };
+    let mut uniform_addr = true;
+    let mut indexed_const = false;
+    for o in &ins.operands {
+        match &o.kind {
+            OperandKind::Mem(a) => {
+                if !a.is_uniform() {
+                    uniform_addr = false;
+                }
+            }
+            OperandKind::Const(c) if base == "LDC" => {
+                if c.addr.regs.iter().any(|r| !r.reg.is_zero()) {
+                    indexed_const = true;
+                    if !c.addr.is_uniform() {
+                        uniform_addr = false;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(MemOp {
+        space,
+        kind,
+        bits,
+        uniform_addr,
+        indexed_const,
+    })
+}
+
+fn special(ins: &Instruction) -> Special {
+    let base = ins.opcode.base.as_str();
+    let reads_clock = ins.operands.iter().any(|o| {
+        matches!(&o.kind, OperandKind::Special(s) if s.starts_with("SR_CLOCK") || s.starts_with("SR_GLOBALTIMER"))
+    });
+    if reads_clock {
+        return Special::ClockRead;
+    }
+    match base {
+        "DEPBAR" => {
+            let mut sb = 0u8;
+            let mut le = 0u8;
+            let mut ids = 0u8;
+            for o in &ins.operands {
+                match &o.kind {
+                    OperandKind::Sb(s) => sb = *s,
+                    OperandKind::Imm(i) => le = i.as_u32().min(63) as u8,
+                    OperandKind::SbSet(v) => {
+                        for s in v {
+                            ids |= 1 << (*s as u32 % 6);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Special::Depbar { sb, le, ids }
+        }
+        "ERRBAR" => Special::Errbar,
+        "EXIT" => Special::Exit,
+        "BAR" => Special::Barrier,
+        "BRA" if ins.guard.is_none() && ins.target().and_then(|t| t.addr()) == Some(ins.pc) => Special::SelfBranch,
+        _ => Special::None,
+    }
+}
+
+/// Pre-decode a kernel. `classify` maps an instruction to its opcode-table class.
+pub fn decode_kernel(
+    instructions: &[Instruction],
+    cfg: &CoreConfig,
+    classify: &mut dyn FnMut(&Instruction) -> InstClass,
+) -> Vec<StaticInst> {
+    instructions
+        .iter()
+        .map(|ins| {
+            let class = classify(ins);
+            let unit = cfg.units.iter().position(|u| u.name == class.unit).unwrap_or(0);
+            let lanes = cfg.units.get(unit).map_or(cfg.warp_size, |u| u.lanes.max(1));
+            let latch_cycles = class.latch_cycles.unwrap_or(cfg.warp_size.div_ceil(lanes).min(2));
+            let srcs = ins
+                .source_operands()
+                .iter()
+                .enumerate()
+                .map(|(k, o)| {
+                    let reuse = o.reuse || (ins.ctrl.reuse >> k) & 1 == 1;
+                    match &o.kind {
+                        OperandKind::Reg(r) if r.file == RegFile::R && !r.is_zero() => SrcSlot {
+                            reg: Some(r.idx),
+                            width: r.width.max(1),
+                            reuse,
+                        },
+                        OperandKind::Mem(a) => {
+                            let r = a.regs.iter().find(|t| t.reg.file == RegFile::R && !t.reg.is_zero());
+                            SrcSlot {
+                                reg: r.map(|t| t.reg.idx),
+                                width: r.map_or(1, |t| t.reg.width.max(1)),
+                                reuse,
+                            }
+                        }
+                        _ => SrcSlot {
+                            reg: None,
+                            width: 1,
+                            reuse,
+                        },
+                    }
+                })
+                .collect();
+            let const_operand = ins.operands.iter().find_map(|o| match &o.kind {
+                OperandKind::Const(c) if ins.opcode.base != "LDC" => match c.bank {
+                    sassim_isa::ConstBank::Imm(b) if c.addr.regs.iter().all(|r| r.reg.is_zero()) => {
+                        Some((b, c.addr.offset as u64))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            });
+            StaticInst {
+                pc: ins.pc,
+                op: ins.opcode.to_string(),
+                ctrl: ins.ctrl,
+                unit,
+                fixed: class.fixed,
+                latency: class.latency.max(1),
+                latch_cycles: latch_cycles.max(1),
+                mem: mem_op(ins),
+                special: special(ins),
+                srcs,
+                const_operand,
+                writes: sassim_isa::regs_written(ins),
+                reads: sassim_isa::regs_read(ins),
+            }
+        })
+        .collect()
+}

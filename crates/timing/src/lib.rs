@@ -1,0 +1,25 @@
+//! `sassim-timing`: the cycle-level model of an NVIDIA SM as revealed by
+//! "Dissecting and Modeling the Architecture of Modern GPU Cores" (MICRO'25):
+//! four sub-cores with an L0 I-cache and stream buffer, the CGGTY issue scheduler
+//! driven by compiler control bits, Control and Allocate stages, a two-bank register
+//! file with a register-file cache, a result queue, and the memory pipeline.
+//!
+//! Components (one module each): [`frontend`], [`sm`] (issue, Control, Allocate,
+//! read, write-back and the cycle loop), [`regfile`], [`mem`], [`inst`] (static decode),
+//! [`exec`] (the executor interface), [`config`], [`stats`].
+
+pub mod config;
+pub mod exec;
+pub mod frontend;
+pub mod inst;
+pub mod mem;
+pub mod regfile;
+pub mod sm;
+pub mod stats;
+
+pub use config::{CoreConfig, DepMode, SchedPolicy, StallExpiry};
+pub use exec::{Executor, Issued, MemAccess};
+pub use inst::{decode_kernel, InstClass, StaticInst};
+pub use mem::{DataMemory, FixedLatencyMemory, HitLatencies};
+pub use sm::{Sm, WarpLog};
+pub use stats::{CoreStats, StallReason};

@@ -1,0 +1,76 @@
+//! The interface from the SM's memory arbiter to the data memories (L1/shared/
+//! constant caches, crate `sassim-memory`), and a fixed-latency implementation
+//! in which every access hits (microbenchmarks of MICRO'25 Table 2).
+
+use crate::exec::MemAccess;
+use crate::inst::{MemKind, MemSpace};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone)]
+pub struct MemReq {
+    pub id: u64,
+    pub space: MemSpace,
+    pub kind: MemKind,
+    /// Bits per thread.
+    pub bits: u32,
+    pub access: Option<MemAccess>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Data available at this cycle (before the transfer to the register file).
+    ReadyAt(u64),
+    /// Completes later; reported by `DataMemory::completed`.
+    Pending,
+    /// Not accepted this cycle.
+    Retry,
+}
+
+pub trait DataMemory: Send {
+    fn access(&mut self, now: u64, req: &MemReq) -> Access;
+    fn tick(&mut self, _now: u64) {}
+    /// Ids of pending accesses that completed by `now`.
+    fn completed(&mut self, _now: u64, _out: &mut Vec<u64>) {}
+}
+
+/// Hit latencies of the SM-shared structures, from arbiter grant to data ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HitLatencies {
+    pub l1_hit: u32,
+    pub shared: u32,
+    pub constant: u32,
+    pub shared_atomic: u32,
+    pub global_atomic: u32,
+}
+
+impl Default for HitLatencies {
+    fn default() -> Self {
+        // Fitted to MICRO'25 Table 2 (RTX A6000); see docs/model.md.
+        HitLatencies {
+            l1_hit: 18,
+            shared: 12,
+            constant: 15,
+            shared_atomic: 20,
+            global_atomic: 200,
+        }
+    }
+}
+
+/// Every access hits with a fixed latency.
+#[derive(Debug, Clone, Default)]
+pub struct FixedLatencyMemory {
+    pub lat: HitLatencies,
+}
+
+impl DataMemory for FixedLatencyMemory {
+    fn access(&mut self, now: u64, req: &MemReq) -> Access {
+        let l = match (req.space, req.kind) {
+            (MemSpace::Shared, MemKind::Atomic) => self.lat.shared_atomic,
+            (_, MemKind::Atomic) => self.lat.global_atomic,
+            (MemSpace::Shared, _) => self.lat.shared,
+            (MemSpace::Const, _) => self.lat.constant,
+            _ => self.lat.l1_hit,
+        };
+        Access::ReadyAt(now + l as u64)
+    }
+}

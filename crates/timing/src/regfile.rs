@@ -1,0 +1,132 @@
+//! Register file read ports and the register-file cache (RFC) of one sub-core
+//! (modern-nvidia-gpu-cores §5.3, §5.3.1; MICRO'25 reference A8, rules 16–29).
+
+/// Read-port reservations per bank over a window of future cycles.
+#[derive(Debug, Clone)]
+pub struct PortSchedule {
+    banks: usize,
+    ports: u8,
+    horizon: usize,
+    /// used[(cycle % horizon) * banks + bank] for cycle in [base, base + horizon).
+    used: Vec<u8>,
+    base: u64,
+}
+
+impl PortSchedule {
+    pub fn new(banks: u32, ports: u32) -> Self {
+        let horizon = 16;
+        PortSchedule {
+            banks: banks.max(1) as usize,
+            ports: ports.clamp(1, 255) as u8,
+            horizon,
+            used: vec![0; horizon * banks.max(1) as usize],
+            base: 0,
+        }
+    }
+
+    pub fn banks(&self) -> u32 {
+        self.banks as u32
+    }
+
+    /// Forget cycles before `now`.
+    pub fn advance(&mut self, now: u64) {
+        while self.base < now {
+            let i = (self.base as usize % self.horizon) * self.banks;
+            self.used[i..i + self.banks].fill(0);
+            self.base += 1;
+        }
+    }
+
+    fn slot(&self, cycle: u64, bank: usize) -> usize {
+        (cycle as usize % self.horizon) * self.banks + bank
+    }
+
+    pub fn free(&self, cycle: u64, bank: usize) -> u8 {
+        if cycle < self.base || cycle >= self.base + self.horizon as u64 {
+            return 0;
+        }
+        self.ports - self.used[self.slot(cycle, bank)]
+    }
+
+    /// Whether `need[b]` reads of bank b fit in cycles [start, start+len).
+    pub fn fits(&self, start: u64, len: u32, need: &[u8]) -> bool {
+        need.iter().enumerate().all(|(b, &n)| {
+            let avail: u32 = (0..len as u64).map(|k| self.free(start + k, b) as u32).sum();
+            avail >= n as u32
+        })
+    }
+
+    /// Reserve `need[b]` reads of bank b at the earliest free cycles of [start, start+len).
+    pub fn reserve(&mut self, start: u64, len: u32, need: &[u8]) {
+        for (b, &n) in need.iter().enumerate() {
+            let mut left = n;
+            for k in 0..len as u64 {
+                while left > 0 && self.free(start + k, b) > 0 {
+                    let s = self.slot(start + k, b);
+                    self.used[s] += 1;
+                    left -= 1;
+                }
+            }
+        }
+    }
+}
+
+/// The register-file cache: one entry per bank, each with one value per source slot.
+#[derive(Debug, Clone)]
+pub struct Rfc {
+    slots: usize,
+    /// entries[bank * slots + slot] = Some((warp, register)).
+    entries: Vec<Option<(u32, u8)>>,
+}
+
+impl Rfc {
+    pub fn new(banks: u32, slots: u32) -> Self {
+        Rfc {
+            slots: slots as usize,
+            entries: vec![None; (banks * slots) as usize],
+        }
+    }
+
+    /// A read of `reg` (in `bank`) in source `slot` by `warp`: returns whether it hit.
+    /// Any read of the same bank and slot makes the cached value unavailable unless
+    /// this read sets reuse, in which case the value read is (re)cached (rule 27).
+    pub fn read(&mut self, warp: u32, bank: u32, slot: usize, reg: u8, reuse: bool) -> bool {
+        if slot >= self.slots {
+            return false;
+        }
+        let i = bank as usize * self.slots + slot;
+        let hit = self.entries[i] == Some((warp, reg));
+        self.entries[i] = if reuse { Some((warp, reg)) } else { None };
+        hit
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.fill(None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_fit_window() {
+        let mut p = PortSchedule::new(2, 1);
+        p.advance(10);
+        p.reserve(11, 3, &[3, 0]);
+        assert!(!p.fits(12, 3, &[2, 0]));
+        assert!(p.fits(13, 3, &[2, 0]));
+        assert!(p.fits(12, 3, &[1, 3]));
+    }
+
+    /// MICRO'25 Listing 4, example 3: a read in another slot leaves R2 cached.
+    #[test]
+    fn rfc_slot_semantics() {
+        let mut r = Rfc::new(2, 3);
+        assert!(!r.read(0, 0, 0, 2, true));
+        assert!(!r.read(0, 1, 0, 7, false));
+        assert!(!r.read(0, 0, 1, 2, false));
+        assert!(r.read(0, 0, 0, 2, false));
+        assert!(!r.read(0, 0, 0, 2, false));
+    }
+}

@@ -1,0 +1,107 @@
+//! Statistics of the core model.
+
+use serde::{Deserialize, Serialize};
+
+/// Why a sub-core issued nothing in a cycle (the reason of the warp closest to issuing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StallReason {
+    /// Control/Allocate stages full (register-file port conflict upstream pressure).
+    AllocatePortConflict,
+    /// Execution unit's input latch busy.
+    ExecUnitLatch,
+    /// Memory queue of the sub-core full.
+    MemQueueFull,
+    /// L0 fixed-latency constant cache miss.
+    ConstCacheMiss,
+    /// Waiting for dependence counters (or a DEPBAR, or the scoreboard).
+    DependenceCounters,
+    /// Yield set in the previous cycle.
+    Yield,
+    /// Stall counter not zero.
+    StallCounter,
+    /// Waiting at a barrier.
+    Barrier,
+    /// No instruction in the instruction buffer.
+    NoInstruction,
+    /// No warp assigned.
+    Idle,
+}
+
+impl StallReason {
+    pub const ALL: [StallReason; 10] = [
+        StallReason::AllocatePortConflict,
+        StallReason::ExecUnitLatch,
+        StallReason::MemQueueFull,
+        StallReason::ConstCacheMiss,
+        StallReason::DependenceCounters,
+        StallReason::Yield,
+        StallReason::StallCounter,
+        StallReason::Barrier,
+        StallReason::NoInstruction,
+        StallReason::Idle,
+    ];
+    pub fn name(&self) -> &'static str {
+        match self {
+            StallReason::AllocatePortConflict => "allocate_port_conflict",
+            StallReason::ExecUnitLatch => "exec_unit_latch",
+            StallReason::MemQueueFull => "mem_queue_full",
+            StallReason::ConstCacheMiss => "const_cache_miss",
+            StallReason::DependenceCounters => "dependence_counters",
+            StallReason::Yield => "yield",
+            StallReason::StallCounter => "stall_counter",
+            StallReason::Barrier => "barrier",
+            StallReason::NoInstruction => "no_instruction",
+            StallReason::Idle => "idle",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoreStats {
+    pub cycles: u64,
+    pub warp_insts: u64,
+    pub thread_insts: u64,
+    /// Issue slots (sub-core cycles) that issued an instruction.
+    pub issue_slots_used: u64,
+    /// Issue slots lost, by reason (index = StallReason as usize).
+    pub stall_slots: [u64; 10],
+    pub rfc_reads: u64,
+    pub rfc_hits: u64,
+    pub rf_bank_reads: u64,
+    pub allocate_stall_cycles: u64,
+    pub l0i_hits: u64,
+    pub l0i_misses: u64,
+    pub stream_buffer_hits: u64,
+    pub l1i_requests: u64,
+    pub l0c_hits: u64,
+    pub l0c_misses: u64,
+    pub mem_insts: u64,
+    pub ib_flushes: u64,
+    pub load_wb_conflicts: u64,
+}
+
+impl CoreStats {
+    pub fn add(&mut self, o: &CoreStats) {
+        self.cycles = self.cycles.max(o.cycles);
+        self.warp_insts += o.warp_insts;
+        self.thread_insts += o.thread_insts;
+        self.issue_slots_used += o.issue_slots_used;
+        for (a, b) in self.stall_slots.iter_mut().zip(o.stall_slots.iter()) {
+            *a += b;
+        }
+        self.rfc_reads += o.rfc_reads;
+        self.rfc_hits += o.rfc_hits;
+        self.rf_bank_reads += o.rf_bank_reads;
+        self.allocate_stall_cycles += o.allocate_stall_cycles;
+        self.l0i_hits += o.l0i_hits;
+        self.l0i_misses += o.l0i_misses;
+        self.stream_buffer_hits += o.stream_buffer_hits;
+        self.l1i_requests += o.l1i_requests;
+        self.l0c_hits += o.l0c_hits;
+        self.l0c_misses += o.l0c_misses;
+        self.mem_insts += o.mem_insts;
+        self.ib_flushes += o.ib_flushes;
+        self.load_wb_conflicts += o.load_wb_conflicts;
+    }
+}
