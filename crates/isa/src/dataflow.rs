@@ -4,6 +4,9 @@
 //! (`ISETP P0, PT, ...` writes two predicates, `IADD3 R0, P0, ...` a register and a
 //! carry). These rules are shared by the functional engine and the timing model.
 
+// Per-opcode rules read best as one `match` arm per opcode with its own condition.
+#![allow(clippy::collapsible_match)]
+
 use crate::instruction::Instruction;
 use crate::operand::{OperandKind, RegFile, PT};
 use serde::{Deserialize, Serialize};
@@ -42,29 +45,11 @@ pub fn dest_count(ins: &Instruction) -> usize {
         // BAR.SYNC 0x0 writes nothing; BAR.RED.POPC R0, ... writes R0.
         "BAR" => usize::from(is_reg(0)),
         // SHFL.DOWN PT, R3, R2, 0x1, 0x1f: predicate and register.
-        "SHFL" => {
-            if is_pred(0) {
-                2
-            } else {
-                1
-            }
-        }
+        "SHFL" => 1 + usize::from(is_pred(0)),
         // VOTE.ANY R0, PT, P1 (register and predicate) or VOTE.ALL P0, P1? / VOTEU likewise.
-        "VOTE" | "VOTEU" => {
-            if ops.len() >= 3 && is_pred(1) {
-                2
-            } else {
-                1
-            }
-        }
+        "VOTE" | "VOTEU" => 1 + usize::from(ops.len() >= 3 && is_pred(1)),
         // ATOMG.E.ADD.STRONG.GPU PT, R2, [R2.64], R5; MATCH.ALL P0, R0, R2.
-        "ATOMG" | "ATOM" | "ATOMS" | "MATCH" => {
-            if is_pred(0) {
-                2
-            } else {
-                1
-            }
-        }
+        "ATOMG" | "ATOM" | "ATOMS" | "MATCH" => 1 + usize::from(is_pred(0)),
         _ if CARRY_OUT.contains(&base) => {
             let mut d = 1;
             while d < 3 && is_pred(d) && ops.len() > d + 1 {
@@ -96,13 +81,7 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
     let is_dest = i < nd;
     let src_slot = i.saturating_sub(nd);
     match base {
-        "LDG" | "LDS" | "LDL" | "LD" | "LDC" | "ULDC" | "LDSM" | "ULDC64" => {
-            if is_dest {
-                size_regs(mods)
-            } else {
-                1
-            }
-        }
+        "LDG" | "LDS" | "LDL" | "LD" | "LDC" | "ULDC" | "LDSM" | "ULDC64" if is_dest => size_regs(mods),
         "STG" | "STS" | "STL" | "ST" => {
             // The data operand follows the address.
             if i + 1 == ins.operands.len() {
