@@ -1,0 +1,814 @@
+//! Text (`.traceg`) parser and writer.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Result, TraceError};
+use crate::header::{Dialect, KernelHeader};
+use crate::record::{
+    flags, AddrMode, ClusterInfo, OpcodeTable, Reg, ThreadBlockTrace, TraceInstr, WarpTrace, MAX_DST, MAX_SRC,
+};
+
+/// Streaming parser of a text kernel trace.
+pub(crate) struct TextParser {
+    path: PathBuf,
+    rd: Box<dyn BufRead + Send>,
+    buf: Vec<u8>,
+    lineno: u64,
+    /// `buf` holds a line that has not been consumed yet.
+    pending: bool,
+    dialect: Dialect,
+}
+
+fn trim_ascii(mut s: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = s {
+        if first.is_ascii_whitespace() {
+            s = rest;
+        } else {
+            break;
+        }
+    }
+    while let [rest @ .., last] = s {
+        if last.is_ascii_whitespace() {
+            s = rest;
+        } else {
+            break;
+        }
+    }
+    s
+}
+
+fn lossy(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(b);
+    if s.len() > 80 {
+        format!("{}…", &s[..s.char_indices().nth(80).map_or(s.len(), |c| c.0)])
+    } else {
+        s.into_owned()
+    }
+}
+
+impl TextParser {
+    /// Read the header; the parser is then positioned before the first block.
+    pub(crate) fn open(path: &Path, rd: Box<dyn BufRead + Send>) -> Result<(TextParser, KernelHeader)> {
+        let mut p = TextParser {
+            path: path.to_path_buf(),
+            rd,
+            buf: Vec::with_capacity(512),
+            lineno: 0,
+            pending: false,
+            dialect: KernelHeader::default().dialect(),
+        };
+        let mut h = KernelHeader::default();
+        while p.read_line()? {
+            let line = trim_ascii(&p.buf);
+            if line.starts_with(b"#") {
+                if line.starts_with(b"#traces format") {
+                    let s = String::from_utf8_lossy(line).into_owned();
+                    h.raw.push_str(&s);
+                    h.raw.push('\n');
+                    h.format_line = s;
+                } else {
+                    p.pending = true;
+                }
+                break;
+            }
+            let s = std::str::from_utf8(&p.buf).map_err(|_| TraceError::Parse {
+                path: p.path.clone(),
+                line: p.lineno,
+                field: "header",
+                msg: "header line is not valid UTF-8".into(),
+            })?;
+            let s = s.trim_end_matches(['\r', '\n']).to_string();
+            h.parse_line(&p.path, p.lineno, &s)?;
+        }
+        h.finish(&p.path, p.lineno)?;
+        p.dialect = h.dialect();
+        Ok((p, h))
+    }
+
+    /// Read the next line into `buf` (without the line terminator). Returns
+    /// false at end of file.
+    fn read_line(&mut self) -> Result<bool> {
+        if self.pending {
+            self.pending = false;
+            return Ok(true);
+        }
+        self.buf.clear();
+        let n = self
+            .rd
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| TraceError::io(&self.path, self.lineno, e))?;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.lineno += 1;
+        while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
+            self.buf.pop();
+        }
+        Ok(true)
+    }
+
+    fn perr(&self, field: &'static str, msg: String) -> TraceError {
+        TraceError::Parse {
+            path: self.path.clone(),
+            line: self.lineno,
+            field,
+            msg,
+        }
+    }
+
+    fn trunc(&self, field: &'static str, msg: String) -> TraceError {
+        TraceError::Truncated {
+            path: self.path.clone(),
+            line: self.lineno,
+            field,
+            msg,
+        }
+    }
+
+    /// Parse the next `#BEGIN_TB … #END_TB` section.
+    pub(crate) fn next_block(&mut self, ops: &mut OpcodeTable) -> Result<Option<ThreadBlockTrace>> {
+        // Find #BEGIN_TB.
+        loop {
+            if !self.read_line()? {
+                return Ok(None);
+            }
+            let l = trim_ascii(&self.buf);
+            if l.is_empty() {
+                continue;
+            }
+            if l.starts_with(b"#BEGIN_TB") {
+                break;
+            }
+            if l.starts_with(b"#END_TB") {
+                return Err(self.perr("#END_TB", "`#END_TB` without `#BEGIN_TB`".into()));
+            }
+            if l.starts_with(b"#") {
+                continue; // other comment
+            }
+            return Err(self.perr("#BEGIN_TB", format!("expected `#BEGIN_TB`, got `{}`", lossy(l))));
+        }
+        let begin_line = self.lineno;
+        let mut tb = ThreadBlockTrace::default();
+        let mut have_tb = false;
+        let mut cur: Option<(WarpTrace, Option<u64>)> = None;
+        loop {
+            if !self.read_line()? {
+                return Err(self.trunc(
+                    "#END_TB",
+                    format!("end of file inside the thread block that begins at line {begin_line}"),
+                ));
+            }
+            let l = trim_ascii(&self.buf);
+            if l.is_empty() {
+                continue;
+            }
+            if l.starts_with(b"#END_TB") {
+                if let Some(w) = cur.take() {
+                    self.finish_warp(&mut tb, w)?;
+                }
+                if !have_tb {
+                    return Err(self.perr("thread block", "block without `thread block =` line".into()));
+                }
+                return Ok(Some(tb));
+            }
+            if l.starts_with(b"#BEGIN_TB") {
+                return Err(self.perr(
+                    "#BEGIN_TB",
+                    format!("nested `#BEGIN_TB` (block begins at line {begin_line}; `#END_TB` missing)"),
+                ));
+            }
+            if l.starts_with(b"#") {
+                continue;
+            }
+            if let Some(v) = strip_key(l, b"thread block") {
+                tb.block = self.dim3(v, "thread block")?;
+                have_tb = true;
+                continue;
+            }
+            if let Some(v) = strip_key(l, b"cluster id") {
+                tb.cluster.get_or_insert_with(ClusterInfo::default).id = self.dim3(v, "cluster id")?;
+                continue;
+            }
+            if let Some(v) = strip_key(l, b"cluster cta") {
+                tb.cluster.get_or_insert_with(ClusterInfo::default).cta = self.dim3(v, "cluster cta")?;
+                continue;
+            }
+            if let Some(v) = strip_key(l, b"cluster rank") {
+                let r = self.dec_u64(v, "cluster rank")?;
+                tb.cluster.get_or_insert_with(ClusterInfo::default).rank =
+                    u32::try_from(r).map_err(|_| self.perr("cluster rank", "out of range".into()))?;
+                continue;
+            }
+            if let Some(v) = strip_key(l, b"warp") {
+                if let Some(w) = cur.take() {
+                    self.finish_warp(&mut tb, w)?;
+                }
+                let id = self.dec_u64(v, "warp")?;
+                let id = u32::try_from(id).map_err(|_| self.perr("warp", "out of range".into()))?;
+                cur = Some((
+                    WarpTrace {
+                        warp_id: id,
+                        ..Default::default()
+                    },
+                    None,
+                ));
+                continue;
+            }
+            if let Some(v) = strip_key(l, b"insts") {
+                let n = self.dec_u64(v, "insts")?;
+                match cur.as_mut() {
+                    Some((w, exp)) if w.instrs.is_empty() && exp.is_none() => {
+                        *exp = Some(n);
+                        w.instrs.reserve(n.min(1 << 16) as usize);
+                    }
+                    Some(_) => {
+                        return Err(self.perr("insts", "`insts =` after the warp's instructions".into()))
+                    }
+                    None => return Err(self.perr("insts", "`insts =` before any `warp =` line".into())),
+                }
+                continue;
+            }
+            // An instruction line.
+            let Some((w, exp)) = cur.as_mut() else {
+                return Err(self.perr(
+                    "warp",
+                    format!("instruction line before any `warp =` line: `{}`", lossy(l)),
+                ));
+            };
+            if let Some(n) = *exp {
+                if w.instrs.len() as u64 >= n {
+                    return Err(self.perr(
+                        "insts",
+                        format!(
+                            "warp {} has more instruction lines than its `insts = {n}`",
+                            w.warp_id
+                        ),
+                    ));
+                }
+            }
+            let line = std::mem::take(&mut self.buf);
+            let r = parse_instr(&line, self.dialect, ops, w);
+            self.buf = line;
+            if let Err((field, msg)) = r {
+                return Err(self.perr(field, msg));
+            }
+        }
+    }
+
+    fn finish_warp(&self, tb: &mut ThreadBlockTrace, (w, exp): (WarpTrace, Option<u64>)) -> Result<()> {
+        if let Some(n) = exp {
+            if (w.instrs.len() as u64) < n {
+                return Err(self.trunc(
+                    "insts",
+                    format!(
+                        "warp {} has {} instruction lines, its `insts` header says {n}",
+                        w.warp_id,
+                        w.instrs.len()
+                    ),
+                ));
+            }
+        }
+        tb.warps.push(w);
+        Ok(())
+    }
+
+    fn dim3(&self, v: &[u8], field: &'static str) -> Result<[u32; 3]> {
+        let mut out = [0u32; 3];
+        let mut it = v.split(|&c| c == b',');
+        for o in out.iter_mut() {
+            let t = it
+                .next()
+                .ok_or_else(|| self.perr(field, format!("expected `x,y,z`, got `{}`", lossy(v))))?;
+            let n = self.dec_u64(trim_ascii(t), field)?;
+            *o = u32::try_from(n).map_err(|_| self.perr(field, "out of range".into()))?;
+        }
+        if it.next().is_some() {
+            return Err(self.perr(field, format!("expected `x,y,z`, got `{}`", lossy(v))));
+        }
+        Ok(out)
+    }
+
+    fn dec_u64(&self, v: &[u8], field: &'static str) -> Result<u64> {
+        parse_u64(v).ok_or_else(|| self.perr(field, format!("bad decimal number `{}`", lossy(v))))
+    }
+}
+
+/// `key = value` → value, when the line's key is `key`.
+fn strip_key<'a>(l: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+    let rest = l.strip_prefix(key)?;
+    let rest = trim_ascii(rest);
+    let rest = rest.strip_prefix(b"=")?;
+    Some(trim_ascii(rest))
+}
+
+fn parse_u64(t: &[u8]) -> Option<u64> {
+    if t.is_empty() || t.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in t {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+    }
+    Some(v)
+}
+
+fn parse_i64(t: &[u8]) -> Option<i64> {
+    match t.split_first() {
+        Some((b'-', rest)) => {
+            let v = parse_u64(rest)?;
+            if v == 1u64 << 63 {
+                Some(i64::MIN)
+            } else {
+                i64::try_from(v).ok().map(|v| -v)
+            }
+        }
+        Some((b'+', rest)) => parse_u64(rest).map(|v| v as i64),
+        // `%d` of an unsigned value may exceed i64::MAX: keep the bits.
+        _ => parse_u64(t).map(|v| v as i64),
+    }
+}
+
+fn parse_hex(t: &[u8]) -> Option<u64> {
+    let t = t
+        .strip_prefix(b"0x")
+        .or_else(|| t.strip_prefix(b"0X"))
+        .unwrap_or(t);
+    if t.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    let mut sig = 0usize;
+    for &c in t {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        if sig > 0 || d != 0 {
+            sig += 1;
+        }
+        if sig > 16 {
+            return None;
+        }
+        v = v << 4 | u64::from(d);
+    }
+    Some(v)
+}
+
+struct Toks<'a> {
+    s: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Toks<'a> {
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let s = self.s;
+        let mut i = self.pos;
+        while i < s.len() && (s[i] == b' ' || s[i] == b'\t' || s[i] == b'\r') {
+            i += 1;
+        }
+        if i >= s.len() {
+            self.pos = i;
+            return None;
+        }
+        let st = i;
+        while i < s.len() && !(s[i] == b' ' || s[i] == b'\t' || s[i] == b'\r') {
+            i += 1;
+        }
+        self.pos = i;
+        Some(&s[st..i])
+    }
+}
+
+type FieldErr = (&'static str, String);
+
+#[inline]
+fn need<'a>(t: &mut Toks<'a>, field: &'static str) -> Result<&'a [u8], FieldErr> {
+    t.next()
+        .ok_or_else(|| (field, "missing (line ends early)".to_string()))
+}
+
+#[inline]
+fn dec(t: &mut Toks<'_>, field: &'static str) -> Result<u64, FieldErr> {
+    let tok = need(t, field)?;
+    parse_u64(tok).ok_or_else(|| (field, format!("bad decimal number `{}`", lossy(tok))))
+}
+
+#[inline]
+fn sdec(t: &mut Toks<'_>, field: &'static str) -> Result<i64, FieldErr> {
+    let tok = need(t, field)?;
+    parse_i64(tok).ok_or_else(|| (field, format!("bad signed decimal number `{}`", lossy(tok))))
+}
+
+#[inline]
+fn hex(t: &mut Toks<'_>, field: &'static str) -> Result<u64, FieldErr> {
+    let tok = need(t, field)?;
+    parse_hex(tok).ok_or_else(|| (field, format!("bad hex number `{}`", lossy(tok))))
+}
+
+fn regs(t: &mut Toks<'_>, n: usize, out: &mut [Reg], field: &'static str) -> Result<(), FieldErr> {
+    for (i, o) in out.iter_mut().enumerate().take(n) {
+        let tok = t
+            .next()
+            .ok_or_else(|| (field, format!("count says {n} registers, line ends after {i}")))?;
+        *o = Reg::parse(tok).ok_or_else(|| {
+            (
+                field,
+                format!(
+                    "count says {n} registers, token {} is `{}`, not a register",
+                    i + 1,
+                    lossy(tok)
+                ),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Decode the address block of a memory instruction into `out`.
+fn parse_addrs(t: &mut Toks<'_>, mode: AddrMode, mask: u32, out: &mut Vec<u64>) -> Result<(), FieldErr> {
+    let n = mask.count_ones() as usize;
+    match mode {
+        AddrMode::ListAll => {
+            for i in 0..n {
+                let tok = t.next().ok_or_else(|| {
+                    (
+                        "address",
+                        format!("expected {n} addresses (popcount of mask), found {i}"),
+                    )
+                })?;
+                out.push(
+                    parse_hex(tok).ok_or_else(|| ("address", format!("bad hex address `{}`", lossy(tok))))?,
+                );
+            }
+        }
+        AddrMode::BaseStride => {
+            let base = hex(t, "address base")?;
+            let stride = sdec(t, "stride")?;
+            if n > 0 {
+                let first = mask.trailing_zeros();
+                let run = (mask >> first).trailing_ones() as usize;
+                let mut a = base;
+                for i in 0..n {
+                    if i < run {
+                        out.push(a);
+                        a = a.wrapping_add(stride as u64);
+                    } else {
+                        // Upstream leaves lanes after the first run at 0.
+                        out.push(0);
+                    }
+                }
+            }
+        }
+        AddrMode::BaseDelta => {
+            let base = hex(t, "address base")?;
+            if n > 0 {
+                out.push(base);
+                let mut a = base;
+                for i in 1..n {
+                    let tok = t.next().ok_or_else(|| {
+                        (
+                            "address delta",
+                            format!(
+                                "expected {} deltas (popcount of mask - 1), found {}",
+                                n - 1,
+                                i - 1
+                            ),
+                        )
+                    })?;
+                    let d = parse_i64(tok)
+                        .ok_or_else(|| ("address delta", format!("bad signed delta `{}`", lossy(tok))))?;
+                    a = a.wrapping_add(d as u64);
+                    out.push(a);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Is `op` a Hopper TMA/bulk-copy opcode whose address block has a different
+/// layout (not supported yet)?
+fn is_tma(op: &str) -> bool {
+    let base = op.split('.').next().unwrap_or(op);
+    matches!(
+        base,
+        "UTMALDG" | "UTMASTG" | "UTMAPF" | "UTMAREDG" | "UBLKCP" | "UBLKPF" | "UBLKRED"
+    )
+}
+
+/// Parse one instruction line and append it to `w`.
+pub(crate) fn parse_instr(
+    line: &[u8],
+    d: Dialect,
+    ops: &mut OpcodeTable,
+    w: &mut WarpTrace,
+) -> Result<(), FieldErr> {
+    let mut t = Toks { s: line, pos: 0 };
+    let mut ins = TraceInstr::default();
+    if d.block_prefix {
+        dec(&mut t, "tb_x")?;
+        dec(&mut t, "tb_y")?;
+        dec(&mut t, "tb_z")?;
+        dec(&mut t, "warpid_tb")?;
+    }
+    if d.lineinfo {
+        ins.line =
+            u32::try_from(dec(&mut t, "line_num")?).map_err(|_| ("line_num", "out of range".to_string()))?;
+    }
+    ins.pc = u32::try_from(hex(&mut t, "pc")?).map_err(|_| ("pc", "PC above 32 bits".to_string()))?;
+    ins.mask = u32::try_from(hex(&mut t, "mask")?).map_err(|_| ("mask", "mask above 32 bits".to_string()))?;
+    let nd = dec(&mut t, "dest_num")? as usize;
+    if nd > MAX_DST {
+        return Err((
+            "dest_num",
+            format!("{nd} destination registers (at most {MAX_DST})"),
+        ));
+    }
+    ins.n_dst = nd as u8;
+    regs(&mut t, nd, &mut ins.dst, "dest reg")?;
+    let op = need(&mut t, "opcode")?;
+    if !op[0].is_ascii_alphabetic() {
+        return Err((
+            "opcode",
+            format!(
+                "`{}` is not an opcode (wrong dest_num or register count?)",
+                lossy(op)
+            ),
+        ));
+    }
+    let op = std::str::from_utf8(op).map_err(|_| ("opcode", "not UTF-8".to_string()))?;
+    ins.opcode = ops
+        .intern(op)
+        .ok_or_else(|| ("opcode", "more than 65536 distinct opcodes".to_string()))?;
+    let ns = dec(&mut t, "src_num")? as usize;
+    if ns > MAX_SRC {
+        return Err(("src_num", format!("{ns} source registers (at most {MAX_SRC})")));
+    }
+    ins.n_src = ns as u8;
+    regs(&mut t, ns, &mut ins.src, "src reg")?;
+    if d.hopper && op.contains("GMMA") {
+        ins.flags |= flags::HAS_GMMA_FIELD;
+        if dec(&mut t, "gmma_commit")? != 0 {
+            ins.flags |= flags::GMMA_COMMIT;
+        }
+    }
+    let mw = dec(&mut t, "mem_width")?;
+    ins.mem_width = u8::try_from(mw).map_err(|_| ("mem_width", format!("{mw} out of range")))?;
+    let mut last_field = "src reg";
+    if ins.mem_width > 0 {
+        if d.hopper && is_tma(op) {
+            return Err((
+                "addr_mode",
+                format!("TMA address block of `{op}` is not supported"),
+            ));
+        }
+        let m = dec(&mut t, "addr_mode")?;
+        ins.addr_mode = u8::try_from(m)
+            .ok()
+            .and_then(AddrMode::from_u8)
+            .ok_or_else(|| ("addr_mode", format!("unknown address compression mode {m}")))?;
+        ins.addr_start = u32::try_from(w.addrs.len())
+            .map_err(|_| ("address", "more than 2^32 addresses in one warp".to_string()))?;
+        parse_addrs(&mut t, ins.addr_mode, ins.mask, &mut w.addrs)?;
+        last_field = "address";
+    }
+    for i in 0..usize::from(d.immediates) {
+        // Optional: older v5 writers may omit trailing immediates.
+        let Some(tok) = t.next() else { break };
+        ins.imm[i] = parse_i64(tok).ok_or_else(|| {
+            (
+                "immediate",
+                format!("bad immediate `{}` (wrong count of addresses?)", lossy(tok)),
+            )
+        })?;
+        last_field = "immediate";
+    }
+    if d.values {
+        if let Some(tok) = t.next() {
+            match tok {
+                b"NoVal" => {}
+                b"Val" => {
+                    ins.flags |= flags::HAS_VALUES;
+                    ins.val_start = u32::try_from(w.values.len())
+                        .map_err(|_| ("values", "value arena overflow".to_string()))?;
+                    for _ in 0..nd + ns {
+                        let n = dec(&mut t, "value count")?;
+                        if n > 64 {
+                            return Err(("value count", format!("{n} values for one operand")));
+                        }
+                        w.values.push(n);
+                        for _ in 0..n {
+                            w.values.push(hex(&mut t, "value")?);
+                        }
+                    }
+                }
+                _ => {
+                    return Err((
+                        "values",
+                        format!("expected `Val` or `NoVal`, got `{}`", lossy(tok)),
+                    ))
+                }
+            }
+            last_field = "values";
+        }
+    }
+    if let Some(tok) = t.next() {
+        return Err((
+            last_field,
+            format!(
+                "unexpected extra token `{}` (wrong count of registers or addresses?)",
+                lossy(tok)
+            ),
+        ));
+    }
+    w.instrs.push(ins);
+    Ok(())
+}
+
+// ---------------------------------------------------------------- writer
+
+/// Writes a text trace in the dialect given by its header.
+pub struct TextWriter<W: Write> {
+    out: W,
+    dialect: Dialect,
+    path: PathBuf,
+}
+
+impl<W: Write> TextWriter<W> {
+    /// Write `header` (its raw text, or a synthesized one) and prepare to
+    /// write blocks. `path` is used in error messages only.
+    pub fn new(mut out: W, header: &KernelHeader, path: &Path) -> Result<Self> {
+        let raw = if header.raw.is_empty() {
+            synth_header(header)
+        } else {
+            header.raw.clone()
+        };
+        let io = |e| TraceError::io(path, 0, e);
+        out.write_all(raw.as_bytes()).map_err(io)?;
+        out.write_all(b"\n").map_err(io)?;
+        Ok(TextWriter {
+            out,
+            dialect: header.dialect(),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Append one thread block.
+    pub fn write_block(&mut self, tb: &ThreadBlockTrace, ops: &OpcodeTable) -> Result<()> {
+        let mut s = String::with_capacity(4096);
+        use std::fmt::Write as _;
+        let b = tb.block;
+        let _ = write!(s, "\n#BEGIN_TB\n\nthread block = {},{},{}\n", b[0], b[1], b[2]);
+        if let Some(c) = &tb.cluster {
+            let _ = writeln!(s, "cluster id = {},{},{}", c.id[0], c.id[1], c.id[2]);
+            let _ = writeln!(s, "cluster cta = {},{},{}", c.cta[0], c.cta[1], c.cta[2]);
+            let _ = writeln!(s, "cluster rank = {}", c.rank);
+        }
+        for w in &tb.warps {
+            let _ = write!(s, "\nwarp = {}\ninsts = {}\n", w.warp_id, w.instrs.len());
+            for ins in &w.instrs {
+                self.fmt_instr(&mut s, tb, w, ins, ops)?;
+                if s.len() > 1 << 16 {
+                    self.flush_str(&mut s)?;
+                }
+            }
+        }
+        s.push_str("#END_TB\n");
+        self.flush_str(&mut s)
+    }
+
+    fn flush_str(&mut self, s: &mut String) -> Result<()> {
+        self.out
+            .write_all(s.as_bytes())
+            .map_err(|e| TraceError::io(&self.path, 0, e))?;
+        s.clear();
+        Ok(())
+    }
+
+    fn fmt_instr(
+        &self,
+        s: &mut String,
+        tb: &ThreadBlockTrace,
+        w: &WarpTrace,
+        ins: &TraceInstr,
+        ops: &OpcodeTable,
+    ) -> Result<()> {
+        use std::fmt::Write as _;
+        let d = self.dialect;
+        if d.block_prefix {
+            let _ = write!(
+                s,
+                "{} {} {} {} ",
+                tb.block[0], tb.block[1], tb.block[2], w.warp_id
+            );
+        }
+        if d.lineinfo {
+            let _ = write!(s, "{} ", ins.line);
+        }
+        let _ = write!(s, "{:04x} {:08x} {} ", ins.pc, ins.mask, ins.n_dst);
+        for r in ins.dsts() {
+            let _ = write!(s, "{r} ");
+        }
+        let name = ops.name(ins.opcode);
+        if name.is_empty() {
+            return Err(TraceError::Encode {
+                path: self.path.clone(),
+                msg: format!("opcode id {} not in the table", ins.opcode.0),
+            });
+        }
+        let _ = write!(s, "{name} {} ", ins.n_src);
+        for r in ins.srcs() {
+            let _ = write!(s, "{r} ");
+        }
+        if ins.flags & flags::HAS_GMMA_FIELD != 0 {
+            let _ = write!(s, "{} ", u8::from(ins.flags & flags::GMMA_COMMIT != 0));
+        }
+        let _ = write!(s, "{} ", ins.mem_width);
+        if ins.is_mem() {
+            let a = w.addrs_of(ins);
+            let _ = write!(s, "{} ", ins.addr_mode as u8);
+            match ins.addr_mode {
+                AddrMode::ListAll => {
+                    for x in a {
+                        let _ = write!(s, "0x{x:016x} ");
+                    }
+                }
+                AddrMode::BaseStride => {
+                    let base = a.first().copied().unwrap_or(0);
+                    let stride = if a.len() >= 2 {
+                        a[1].wrapping_sub(a[0]) as i64
+                    } else {
+                        0
+                    };
+                    let _ = write!(s, "0x{base:x} {stride} ");
+                }
+                AddrMode::BaseDelta => {
+                    let base = a.first().copied().unwrap_or(0);
+                    let _ = write!(s, "0x{base:x} ");
+                    for p in a.windows(2) {
+                        let _ = write!(s, "{} ", p[1].wrapping_sub(p[0]) as i64);
+                    }
+                }
+            }
+        }
+        for i in 0..usize::from(d.immediates) {
+            let _ = write!(s, "{} ", ins.imm[i]);
+        }
+        if d.values {
+            if ins.has_values() {
+                s.push_str("Val ");
+                for vals in w.values_of(ins) {
+                    let _ = write!(s, "{} ", vals.len());
+                    for v in vals {
+                        let _ = write!(s, "{v:x} ");
+                    }
+                }
+            } else {
+                s.push_str("NoVal ");
+            }
+        }
+        s.pop();
+        s.push('\n');
+        Ok(())
+    }
+
+    /// Flush and return the inner writer.
+    pub fn finish(mut self) -> Result<W> {
+        self.out.flush().map_err(|e| TraceError::io(&self.path, 0, e))?;
+        Ok(self.out)
+    }
+}
+
+/// A header text for a [`KernelHeader`] that has no raw text.
+pub(crate) fn synth_header(h: &KernelHeader) -> String {
+    let mut s = String::new();
+    use std::fmt::Write as _;
+    let _ = writeln!(s, "-kernel name = {}", h.name);
+    let _ = writeln!(s, "-kernel id = {}", h.kernel_id);
+    let _ = writeln!(s, "-grid dim = ({},{},{})", h.grid[0], h.grid[1], h.grid[2]);
+    let _ = writeln!(s, "-block dim = ({},{},{})", h.block[0], h.block[1], h.block[2]);
+    let _ = writeln!(s, "-shmem = {}", h.shmem);
+    let _ = writeln!(s, "-nregs = {}", h.nregs);
+    let _ = writeln!(s, "-binary version = {}", h.binary_version);
+    let _ = writeln!(s, "-cuda stream id = {}", h.cuda_stream_id);
+    let _ = writeln!(s, "-shmem base_addr = 0x{:016x}", h.shmem_base_addr);
+    let _ = writeln!(s, "-local mem base_addr = 0x{:016x}", h.local_mem_base_addr);
+    let _ = writeln!(s, "-nvbit version = {}", h.nvbit_version);
+    let _ = writeln!(s, "-accelsim tracer version = {}", h.tracer_version);
+    let _ = writeln!(s, "-enable lineinfo = {}", u8::from(h.lineinfo));
+    for (k, v) in &h.extra {
+        let _ = writeln!(s, "-{k} = {v}");
+    }
+    s.push('\n');
+    if !h.format_line.is_empty() {
+        let _ = writeln!(s, "{}", h.format_line);
+    }
+    s
+}
