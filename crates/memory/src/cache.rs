@@ -1,0 +1,188 @@
+//! Sectored set-associative tag array and MSHR table shared by L1D and L2.
+
+use std::collections::HashMap;
+
+use crate::config::Hashing;
+use crate::hash::set_index;
+
+const INVALID: u64 = u64::MAX;
+
+/// Tag array with per-sector valid / dirty / pending (fill outstanding) masks and LRU.
+#[derive(Debug, Clone)]
+pub(crate) struct SectorCache {
+    sets: u64,
+    assoc: usize,
+    hashing: Hashing,
+    tags: Vec<u64>,
+    pub valid: Vec<u8>,
+    pub dirty: Vec<u8>,
+    pub pending: Vec<u8>,
+    lru: Vec<u64>,
+    stamp: u64,
+}
+
+/// A victim chosen for allocation.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Victim {
+    pub way: usize,
+    /// Line evicted (if valid) and its dirty sectors.
+    pub evicted: Option<(u64, u8)>,
+}
+
+impl SectorCache {
+    pub fn new(sets: u64, assoc: usize, hashing: Hashing) -> Self {
+        let n = sets as usize * assoc;
+        Self {
+            sets: sets.max(1),
+            assoc: assoc.max(1),
+            hashing,
+            tags: vec![INVALID; n],
+            valid: vec![0; n],
+            dirty: vec![0; n],
+            pending: vec![0; n],
+            lru: vec![0; n],
+            stamp: 0,
+        }
+    }
+
+    fn set_base(&self, set_line: u64) -> usize {
+        set_index(set_line, self.sets, self.hashing) as usize * self.assoc
+    }
+
+    /// Way index of `line` (a line address, used as tag) whose set is chosen from
+    /// `set_line` (the line index used for set selection).
+    pub fn find(&self, line: u64, set_line: u64) -> Option<usize> {
+        let b = self.set_base(set_line);
+        (b..b + self.assoc).find(|&w| self.tags[w] == line)
+    }
+
+    pub fn touch(&mut self, way: usize) {
+        self.stamp += 1;
+        self.lru[way] = self.stamp;
+    }
+
+    /// Chooses a way for `line` without changing anything: an invalid way first, else the
+    /// least recently used way with no fill outstanding. `None` if all ways are pending.
+    pub fn pick_victim(&self, set_line: u64) -> Option<Victim> {
+        let b = self.set_base(set_line);
+        let mut best: Option<usize> = None;
+        for w in b..b + self.assoc {
+            if self.tags[w] == INVALID {
+                return Some(Victim {
+                    way: w,
+                    evicted: None,
+                });
+            }
+            let older = match best {
+                None => true,
+                Some(bw) => self.lru[w] < self.lru[bw],
+            };
+            if self.pending[w] == 0 && older {
+                best = Some(w);
+            }
+        }
+        best.map(|w| Victim {
+            way: w,
+            evicted: if self.valid[w] != 0 {
+                Some((self.tags[w], self.dirty[w]))
+            } else {
+                None
+            },
+        })
+    }
+
+    /// Installs `line` in `way` (after `pick_victim`), clearing its state.
+    pub fn install(&mut self, way: usize, line: u64) {
+        self.tags[way] = line;
+        self.valid[way] = 0;
+        self.dirty[way] = 0;
+        self.pending[way] = 0;
+        self.touch(way);
+    }
+
+    pub fn invalidate_all(&mut self) {
+        self.tags.fill(INVALID);
+        self.valid.fill(0);
+        self.dirty.fill(0);
+        self.pending.fill(0);
+    }
+}
+
+/// One MSHR entry: a line with outstanding sectors and the requests waiting on it.
+#[derive(Debug, Clone)]
+pub(crate) struct MshrEntry<W> {
+    pub line: u64,
+    /// Sectors requested from the next level and not yet returned.
+    pub pending: u8,
+    /// Sectors returned so far (since allocation).
+    pub arrived: u8,
+    pub waiters: Vec<W>,
+}
+
+/// Fixed-capacity MSHR table; lookups through a map (never iterated), entries in a slab.
+#[derive(Debug, Clone)]
+pub(crate) struct MshrTable<W> {
+    entries: Vec<MshrEntry<W>>,
+    free: Vec<u32>,
+    index: HashMap<u64, u32>,
+    pub max_merge: usize,
+}
+
+impl<W> MshrTable<W> {
+    pub fn new(entries: usize, max_merge: usize) -> Self {
+        let entries = entries.max(1);
+        let max_merge = max_merge.max(1);
+        Self {
+            entries: (0..entries)
+                .map(|_| MshrEntry {
+                    line: 0,
+                    pending: 0,
+                    arrived: 0,
+                    waiters: Vec::with_capacity(max_merge),
+                })
+                .collect(),
+            free: (0..entries as u32).rev().collect(),
+            index: HashMap::with_capacity(entries * 2),
+            max_merge,
+        }
+    }
+
+    pub fn free_entries(&self) -> usize {
+        self.free.len()
+    }
+
+    pub fn get(&self, line: u64) -> Option<u32> {
+        self.index.get(&line).copied()
+    }
+
+    pub fn entry(&self, i: u32) -> &MshrEntry<W> {
+        &self.entries[i as usize]
+    }
+
+    pub fn entry_mut(&mut self, i: u32) -> &mut MshrEntry<W> {
+        &mut self.entries[i as usize]
+    }
+
+    /// Allocates an entry for `line` (caller checked `free_entries() > 0`).
+    pub fn alloc(&mut self, line: u64) -> u32 {
+        let i = self.free.pop().expect("MSHR table full");
+        let e = &mut self.entries[i as usize];
+        e.line = line;
+        e.pending = 0;
+        e.arrived = 0;
+        e.waiters.clear();
+        self.index.insert(line, i);
+        i
+    }
+
+    pub fn release(&mut self, i: u32) {
+        let line = self.entries[i as usize].line;
+        self.index.remove(&line);
+        self.entries[i as usize].waiters.clear();
+        self.free.push(i);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+}

@@ -1,0 +1,288 @@
+//! DRAM channel: bank state machines with the usual timing constraints behind an FR-FCFS
+//! scheduler (row hits first, then oldest), open-page policy, one command per cycle.
+
+use std::collections::VecDeque;
+
+use crate::config::DramConfig;
+
+/// One 32-byte burst request (an L2 sector) in the scheduler queue.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DramReq {
+    /// Line address (`addr >> line_shift`) and set-selection line of the L2 slice.
+    pub line: u64,
+    pub set_line: u64,
+    pub sector: u8,
+    pub write: bool,
+    pub slice: u16,
+    pub bank: u8,
+    pub bank_group: u8,
+    pub row: u32,
+    /// DRAM cycle the request entered the scheduler queue.
+    pub arrival: u64,
+    caused_act: bool,
+    caused_pre: bool,
+}
+
+impl DramReq {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        line: u64,
+        set_line: u64,
+        sector: u8,
+        write: bool,
+        slice: usize,
+        bank: u32,
+        bank_group: u32,
+        row: u32,
+    ) -> Self {
+        Self {
+            line,
+            set_line,
+            sector,
+            write,
+            slice: slice as u16,
+            bank: bank as u8,
+            bank_group: bank_group as u8,
+            row,
+            arrival: 0,
+            caused_act: false,
+            caused_pre: false,
+        }
+    }
+}
+
+/// A completed read, on its way back to the L2 slice.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DramDone {
+    pub line: u64,
+    pub set_line: u64,
+    pub sectors: u8,
+    pub slice: u16,
+}
+
+/// DRAM counters (summed over channels in [`crate::MemStats`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DramStats {
+    pub reads: u64,
+    pub writes: u64,
+    /// Column commands to an already open row.
+    pub row_hits: u64,
+    /// Column commands that needed an activate of a closed bank.
+    pub row_misses: u64,
+    /// Column commands that needed a precharge of another row and an activate.
+    pub row_conflicts: u64,
+    pub activates: u64,
+    pub precharges: u64,
+    pub bytes: u64,
+    /// Data-bus busy cycles (DRAM command clock).
+    pub busy_cycles: u64,
+    /// DRAM command-clock cycles simulated (per channel).
+    pub cycles: u64,
+    /// Sum over reads of (data end − arrival in the scheduler queue), DRAM cycles.
+    pub read_latency_sum: u64,
+    /// Cycles the scheduler queue was full when a request was waiting to enter.
+    pub queue_full_cycles: u64,
+    /// Cycles a completed read could not return (L2 return queue full).
+    pub return_stall_cycles: u64,
+}
+
+const CLOSED: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy)]
+struct Bank {
+    open: u32,
+    act_ready: u64,
+    col_ready: u64,
+    pre_ready: u64,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct DramChannel {
+    t_ccd: u64,
+    t_ccdl: u64,
+    t_rrd: u64,
+    t_rcd: u64,
+    t_ras: u64,
+    t_rp: u64,
+    t_rc: u64,
+    t_cl: u64,
+    t_wl: u64,
+    t_wtr: u64,
+    t_wr: u64,
+    t_rtw: u64,
+    t_rtp: u64,
+    burst: u64,
+    burst_bytes: u64,
+    cap: usize,
+    pub queue: Vec<DramReq>,
+    banks: Vec<Bank>,
+    next_act_any: u64,
+    next_col_any: u64,
+    next_col_bg: Vec<u64>,
+    next_rd: u64,
+    next_wr: u64,
+    bus_free: u64,
+    pub inflight: VecDeque<(u64, DramDone)>,
+    pub stats: DramStats,
+}
+
+impl DramChannel {
+    pub fn new(cfg: &DramConfig) -> Self {
+        let t = &cfg.timing;
+        let cap = cfg.sched_queue_entries.max(1) as usize;
+        Self {
+            t_ccd: t.t_ccd as u64,
+            t_ccdl: t.t_ccdl as u64,
+            t_rrd: t.t_rrd as u64,
+            t_rcd: t.t_rcd as u64,
+            t_ras: t.t_ras as u64,
+            t_rp: t.t_rp as u64,
+            t_rc: t.t_rc as u64,
+            t_cl: t.t_cl as u64,
+            t_wl: t.t_wl as u64,
+            t_wtr: t.t_wtr as u64,
+            t_wr: t.t_wr as u64,
+            t_rtw: t.t_rtw as u64,
+            t_rtp: t.t_rtp as u64,
+            burst: cfg.burst_cycles() as u64,
+            burst_bytes: cfg.burst_bytes() as u64,
+            cap,
+            queue: Vec::with_capacity(cap),
+            banks: vec![
+                Bank {
+                    open: CLOSED,
+                    act_ready: 0,
+                    col_ready: 0,
+                    pre_ready: 0
+                };
+                cfg.banks as usize
+            ],
+            next_act_any: 0,
+            next_col_any: 0,
+            next_col_bg: vec![0; cfg.bank_groups.max(1) as usize],
+            next_rd: 0,
+            next_wr: 0,
+            bus_free: 0,
+            inflight: VecDeque::with_capacity(cap + 8),
+            stats: DramStats::default(),
+        }
+    }
+
+    pub fn has_room(&self) -> bool {
+        self.queue.len() < self.cap
+    }
+
+    pub fn enqueue(&mut self, now: u64, mut r: DramReq) {
+        r.arrival = now;
+        self.queue.push(r);
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.queue.is_empty() && self.inflight.is_empty()
+    }
+
+    fn col_ok(&self, r: &DramReq, now: u64) -> bool {
+        let b = &self.banks[r.bank as usize];
+        if now < b.col_ready || now < self.next_col_any || now < self.next_col_bg[r.bank_group as usize] {
+            return false;
+        }
+        if r.write {
+            now >= self.next_wr && self.bus_free <= now + self.t_wl
+        } else {
+            now >= self.next_rd && self.bus_free <= now + self.t_cl
+        }
+    }
+
+    /// Issues at most one command at DRAM cycle `now`.
+    pub fn schedule(&mut self, now: u64) {
+        self.stats.cycles += 1;
+        if self.queue.is_empty() {
+            return;
+        }
+        let mut has_hit = [false; 64];
+        let mut pick = None;
+        for (i, r) in self.queue.iter().enumerate() {
+            if self.banks[r.bank as usize].open == r.row {
+                has_hit[r.bank as usize] = true;
+                if pick.is_none() && self.col_ok(r, now) {
+                    pick = Some(i);
+                }
+            }
+        }
+        if let Some(i) = pick {
+            let r = self.queue.remove(i);
+            self.issue_column(r, now);
+            return;
+        }
+        // No issuable row hit: open the row of the oldest request of each bank that has no
+        // pending hits on its open row.
+        let mut tried = [false; 64];
+        for i in 0..self.queue.len() {
+            let r = self.queue[i];
+            let bi = r.bank as usize;
+            if tried[bi] || has_hit[bi] {
+                continue;
+            }
+            tried[bi] = true;
+            let b = self.banks[bi];
+            if b.open != CLOSED {
+                if now >= b.pre_ready {
+                    let b = &mut self.banks[bi];
+                    b.open = CLOSED;
+                    b.act_ready = b.act_ready.max(now + self.t_rp);
+                    self.queue[i].caused_pre = true;
+                    self.stats.precharges += 1;
+                    return;
+                }
+            } else if now >= b.act_ready && now >= self.next_act_any {
+                let b = &mut self.banks[bi];
+                b.open = r.row;
+                b.col_ready = now + self.t_rcd;
+                b.pre_ready = b.pre_ready.max(now + self.t_ras);
+                b.act_ready = now + self.t_rc;
+                self.next_act_any = now + self.t_rrd;
+                self.queue[i].caused_act = true;
+                self.stats.activates += 1;
+                return;
+            }
+        }
+    }
+
+    fn issue_column(&mut self, r: DramReq, now: u64) {
+        if r.caused_pre {
+            self.stats.row_conflicts += 1;
+        } else if r.caused_act {
+            self.stats.row_misses += 1;
+        } else {
+            self.stats.row_hits += 1;
+        }
+        self.next_col_any = now + self.t_ccd;
+        self.next_col_bg[r.bank_group as usize] = now + self.t_ccdl;
+        self.stats.busy_cycles += self.burst;
+        self.stats.bytes += self.burst_bytes;
+        let bank = &mut self.banks[r.bank as usize];
+        if r.write {
+            let end = now + self.t_wl + self.burst;
+            self.bus_free = end;
+            self.next_rd = self.next_rd.max(end + self.t_wtr);
+            bank.pre_ready = bank.pre_ready.max(end + self.t_wr);
+            self.stats.writes += 1;
+        } else {
+            let end = now + self.t_cl + self.burst;
+            self.bus_free = end;
+            self.next_wr = self.next_wr.max(now + self.t_rtw);
+            bank.pre_ready = bank.pre_ready.max(now + self.t_rtp);
+            self.stats.reads += 1;
+            self.stats.read_latency_sum += end - r.arrival;
+            self.inflight.push_back((
+                end,
+                DramDone {
+                    line: r.line,
+                    set_line: r.set_line,
+                    sectors: 1 << r.sector,
+                    slice: r.slice,
+                },
+            ));
+        }
+    }
+}

@@ -1,0 +1,660 @@
+//! Per-SM L1 data cache and shared memory.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::cache::{MshrTable, SectorCache};
+use crate::config::{MemoryConfig, WritePolicy};
+use crate::types::{AccessKind, AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest};
+
+/// Counters of one SM's L1D and shared memory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct L1Stats {
+    /// Warp accesses accepted (global/local/shared).
+    pub accesses: u64,
+    pub global_loads: u64,
+    pub local_loads: u64,
+    pub stores: u64,
+    pub global_atomics: u64,
+    /// Line (128 B) requests after coalescing, loads only.
+    pub line_accesses: u64,
+    /// Lines whose requested sectors were all present.
+    pub hits: u64,
+    /// Lines absent from the cache.
+    pub misses: u64,
+    /// Lines present with some requested sectors missing.
+    pub sector_misses: u64,
+    /// Requested sectors that missed (line or sector misses).
+    pub sectors_missed: u64,
+    /// Missing lines merged into an outstanding MSHR entry.
+    pub mshr_merges: u64,
+    /// Rejected accesses, total and by cause.
+    pub reservation_fails: u64,
+    pub fail_mshr: u64,
+    pub fail_miss_queue: u64,
+    pub fail_pending_table: u64,
+    pub fail_no_victim: u64,
+    /// Requests handed to the interconnect, by kind.
+    pub l2_reads: u64,
+    pub l2_writes: u64,
+    pub l2_writebacks: u64,
+    pub l2_atomics: u64,
+    /// Cycles the miss queue head could not be sent (interconnect full).
+    pub icnt_stall_cycles: u64,
+    pub fills: u64,
+    pub evictions: u64,
+    pub dirty_evictions: u64,
+    /// Stores that found the line (write hits) / wrote into a write-back line.
+    pub write_hits: u64,
+    pub write_misses: u64,
+    /// Shared memory.
+    pub shared_accesses: u64,
+    pub shared_atomics: u64,
+    /// Wavefronts (bank-array passes) executed.
+    pub shared_wavefronts: u64,
+    /// Extra cycles from bank conflicts (wavefronts beyond the first).
+    pub bank_conflict_cycles: u64,
+    /// Accesses with at least one bank conflict.
+    pub bank_conflict_accesses: u64,
+    /// Extra cycles from same-address shared atomics.
+    pub shared_atomic_conflict_cycles: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct L1Waiter {
+    slot: u32,
+    need: u8,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    id: u64,
+    remaining: u32,
+    ready: u64,
+    live: bool,
+}
+
+/// One coalesced line of a warp access.
+#[derive(Debug, Clone, Copy, Default)]
+struct LineReq {
+    line: u64,
+    sectors: u8,
+    bytes: u32,
+    lanes: u16,
+}
+
+const MAX_LINES: usize = 64;
+const NO_TAG: u32 = u32::MAX;
+
+/// L1 data cache + shared memory of one SM.
+#[derive(Debug, Clone)]
+pub struct SmMemory {
+    line_shift: u32,
+    sector_shift: u32,
+    latency: u64,
+    fill_latency: u64,
+    miss_latency: u64,
+    requests_per_cycle: u32,
+    write_policy: WritePolicy,
+    miss_queue_cap: usize,
+    cache: SectorCache,
+    mshr: MshrTable<L1Waiter>,
+    miss_queue: VecDeque<(u64, L2Request)>,
+    slots: Vec<Slot>,
+    free_slots: Vec<u32>,
+    completed: BinaryHeap<Reverse<(u64, u64, u64)>>,
+    seq: u64,
+    // Shared memory.
+    sh_banks: u32,
+    sh_width: u64,
+    sh_latency: u64,
+    sh_atomic_latency: u64,
+    sh_atomic_conflict: f64,
+    sh_busy_until: u64,
+    stats: L1Stats,
+}
+
+/// Alias kept for callers that think of it as the L1.
+pub type L1Cache = SmMemory;
+
+impl SmMemory {
+    pub fn new(cfg: &MemoryConfig) -> Self {
+        let l1 = &cfg.l1d;
+        let lines = (cfg.l1d_bytes() / l1.line_bytes as u64).max(1);
+        let sets = (l1.sets as u64).clamp(1, lines);
+        let assoc = (lines / sets).max(1) as usize;
+        let slots = l1.max_pending_requests.max(1) as usize;
+        let mq = l1.miss_queue_entries.max(1) as usize;
+        Self {
+            line_shift: l1.line_bytes.trailing_zeros(),
+            sector_shift: l1.sector_bytes.trailing_zeros(),
+            latency: l1.latency as u64,
+            fill_latency: l1.fill_latency as u64,
+            miss_latency: l1.miss_latency as u64,
+            requests_per_cycle: l1.requests_per_cycle.max(1),
+            write_policy: l1.write_policy,
+            miss_queue_cap: mq,
+            cache: SectorCache::new(sets, assoc, l1.hashing),
+            mshr: MshrTable::new(l1.mshr_entries as usize, l1.mshr_max_merge as usize),
+            miss_queue: VecDeque::with_capacity(mq + 2 * MAX_LINES),
+            slots: vec![Slot::default(); slots],
+            free_slots: (0..slots as u32).rev().collect(),
+            completed: BinaryHeap::with_capacity(slots),
+            seq: 0,
+            sh_banks: cfg.shared.banks,
+            sh_width: cfg.shared.bank_width_bytes as u64,
+            sh_latency: cfg.shared.latency as u64,
+            sh_atomic_latency: cfg.shared.atomic_latency as u64,
+            sh_atomic_conflict: cfg.shared.atomic_conflict_cycles,
+            sh_busy_until: 0,
+            stats: L1Stats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> &L1Stats {
+        &self.stats
+    }
+
+    /// True when nothing is outstanding (no MSHR, queued request or completion).
+    pub fn is_idle(&self) -> bool {
+        self.mshr.is_empty()
+            && self.miss_queue.is_empty()
+            && self.completed.is_empty()
+            && self.free_slots.len() == self.slots.len()
+    }
+
+    /// Invalidates the L1 (kernel boundary, `-gpgpu_flush_l1_cache 1`); dirty data is
+    /// dropped (local memory does not outlive a kernel).
+    pub fn invalidate(&mut self) {
+        self.cache.invalidate_all();
+    }
+
+    /// A coalesced warp access arriving at the SM's shared structures at `now`.
+    pub fn access(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
+        if req.active == 0 {
+            self.stats.accesses += 1;
+            return AccessOutcome::Done { ready_at: now + 1 };
+        }
+        match req.space {
+            MemSpace::Shared => self.shared_access(now, req),
+            MemSpace::Global | MemSpace::Local => match req.kind {
+                AccessKind::Load => self.load(now, req),
+                AccessKind::Store => self.store(now, req),
+                AccessKind::Atomic => self.atomic(now, req),
+            },
+        }
+    }
+
+    // ---------------------------------------------------------------- shared memory
+
+    fn shared_access(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
+        let width = self.sh_width.max(1);
+        let words_per_lane = (req.bytes_per_lane as u64).div_ceil(width).clamp(1, 4);
+        let mut words = [0u64; 128];
+        let mut addrs = [0u64; 32];
+        let (mut nw, mut na) = (0usize, 0usize);
+        for lane in 0..32 {
+            if req.active & (1 << lane) == 0 {
+                continue;
+            }
+            let a = req.addrs[lane];
+            addrs[na] = a;
+            na += 1;
+            let w0 = a / width;
+            for k in 0..words_per_lane {
+                words[nw] = w0 + k;
+                nw += 1;
+            }
+        }
+        let words = &mut words[..nw];
+        words.sort_unstable();
+        let mut per_bank = [0u32; 64];
+        let banks = self.sh_banks.clamp(1, 64) as u64;
+        let mut prev = u64::MAX;
+        let mut wavefronts = 1u32;
+        for &w in words.iter() {
+            if w == prev {
+                continue; // same word: broadcast
+            }
+            prev = w;
+            let b = (w % banks) as usize;
+            per_bank[b] += 1;
+            wavefronts = wavefronts.max(per_bank[b]);
+        }
+        let start = now.max(self.sh_busy_until);
+        self.sh_busy_until = start + wavefronts as u64;
+        let mut ready = start + self.sh_latency + wavefronts as u64 - 1;
+        self.stats.accesses += 1;
+        self.stats.shared_accesses += 1;
+        self.stats.shared_wavefronts += wavefronts as u64;
+        self.stats.bank_conflict_cycles += wavefronts as u64 - 1;
+        if wavefronts > 1 {
+            self.stats.bank_conflict_accesses += 1;
+        }
+        if req.kind == AccessKind::Atomic {
+            let addrs = &mut addrs[..na];
+            addrs.sort_unstable();
+            let max_same = max_run(addrs);
+            let extra = ((max_same - 1) as f64 * self.sh_atomic_conflict).round() as u64;
+            ready += self.sh_atomic_latency + extra;
+            self.sh_busy_until += extra;
+            self.stats.shared_atomics += 1;
+            self.stats.shared_atomic_conflict_cycles += extra;
+        }
+        AccessOutcome::Done { ready_at: ready }
+    }
+
+    // ---------------------------------------------------------------- global / local
+
+    fn coalesce(&self, req: &WarpMemRequest, out: &mut [LineReq; MAX_LINES]) -> usize {
+        let mut n = 0usize;
+        let bytes = req.bytes_per_lane.max(1) as u64;
+        let lmask = (1u64 << self.line_shift) - 1;
+        for lane in 0..32 {
+            if req.active & (1 << lane) == 0 {
+                continue;
+            }
+            let a = req.addrs[lane];
+            let end = a + bytes - 1;
+            let mut line_addr = a & !lmask;
+            while line_addr <= end {
+                let lo = a.max(line_addr);
+                let hi = end.min(line_addr + lmask);
+                let s0 = (lo & lmask) >> self.sector_shift;
+                let s1 = (hi & lmask) >> self.sector_shift;
+                let mask = (((1u32 << (s1 + 1)) - 1) & !((1u32 << s0) - 1)) as u8;
+                let line = line_addr >> self.line_shift;
+                let b = (hi - lo + 1) as u32;
+                match out[..n].iter_mut().find(|l| l.line == line) {
+                    Some(l) => {
+                        l.sectors |= mask;
+                        l.bytes += b;
+                        l.lanes += 1;
+                    }
+                    None if n < MAX_LINES => {
+                        out[n] = LineReq {
+                            line,
+                            sectors: mask,
+                            bytes: b,
+                            lanes: 1,
+                        };
+                        n += 1;
+                    }
+                    None => {}
+                }
+                line_addr += lmask + 1;
+            }
+        }
+        n
+    }
+
+    fn mq_fits(&self, needed: usize) -> bool {
+        needed == 0 || self.miss_queue.is_empty() || self.miss_queue.len() + needed <= self.miss_queue_cap
+    }
+
+    fn reject(&mut self, cause: fn(&mut L1Stats)) -> AccessOutcome {
+        self.stats.reservation_fails += 1;
+        cause(&mut self.stats);
+        AccessOutcome::Rejected
+    }
+
+    fn enqueue(&mut self, now: u64, r: L2Request) {
+        self.miss_queue.push_back((now + self.miss_latency, r));
+    }
+
+    fn l2req(&self, line: u64, sectors: u8, kind: L2ReqKind, bytes: u32, tag: u32) -> L2Request {
+        L2Request {
+            addr: line << self.line_shift,
+            sectors,
+            kind,
+            bytes,
+            atomic_lanes: 0,
+            atomic_max_same: 0,
+            tag,
+        }
+    }
+
+    fn evict_writeback(&mut self, now: u64, evicted: Option<(u64, u8)>) {
+        if let Some((line, dirty)) = evicted {
+            self.stats.evictions += 1;
+            if dirty != 0 {
+                self.stats.dirty_evictions += 1;
+                let bytes = dirty.count_ones() << self.sector_shift;
+                let r = self.l2req(line, dirty, L2ReqKind::WriteBack, bytes, NO_TAG);
+                self.enqueue(now, r);
+            }
+        }
+    }
+
+    fn load(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
+        let mut lines = [LineReq::default(); MAX_LINES];
+        let n = self.coalesce(req, &mut lines);
+        // Pass 1: resources, no state change.
+        let (mut new_mshr, mut mq, mut misses) = (0usize, 0usize, 0usize);
+        for l in &lines[..n] {
+            let way = self.cache.find(l.line, l.line);
+            let valid = way.map_or(0, |w| self.cache.valid[w]);
+            let missing = l.sectors & !valid;
+            if missing == 0 {
+                continue;
+            }
+            misses += 1;
+            match self.mshr.get(l.line) {
+                Some(e) => {
+                    let e = self.mshr.entry(e);
+                    if e.waiters.len() >= self.mshr.max_merge {
+                        return self.reject(|s| s.fail_mshr += 1);
+                    }
+                    if missing & !e.pending != 0 {
+                        mq += 1;
+                    }
+                }
+                None => {
+                    new_mshr += 1;
+                    mq += 1;
+                    if way.is_none() {
+                        match self.cache.pick_victim(l.line) {
+                            None => return self.reject(|s| s.fail_no_victim += 1),
+                            Some(v) => {
+                                if v.evicted.is_some_and(|(_, d)| d != 0) {
+                                    mq += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if new_mshr > self.mshr.free_entries() {
+            return self.reject(|s| s.fail_mshr += 1);
+        }
+        if !self.mq_fits(mq) {
+            return self.reject(|s| s.fail_miss_queue += 1);
+        }
+        if misses > 0 && self.free_slots.is_empty() {
+            return self.reject(|s| s.fail_pending_table += 1);
+        }
+        // Pass 2: apply.
+        self.stats.accesses += 1;
+        match req.space {
+            MemSpace::Local => self.stats.local_loads += 1,
+            _ => self.stats.global_loads += 1,
+        }
+        let ready_hit = now + self.latency + n.saturating_sub(1) as u64;
+        let slot = if misses > 0 {
+            let s = self.free_slots.pop().expect("checked");
+            self.slots[s as usize] = Slot {
+                id: req.id,
+                remaining: 0,
+                ready: ready_hit,
+                live: true,
+            };
+            s
+        } else {
+            NO_TAG
+        };
+        for l in &lines[..n] {
+            self.stats.line_accesses += 1;
+            let mut way = self.cache.find(l.line, l.line);
+            let valid = way.map_or(0, |w| self.cache.valid[w]);
+            let missing = l.sectors & !valid;
+            if let Some(w) = way {
+                self.cache.touch(w);
+            }
+            if missing == 0 {
+                self.stats.hits += 1;
+                continue;
+            }
+            if way.is_some() {
+                self.stats.sector_misses += 1;
+            } else {
+                self.stats.misses += 1;
+            }
+            self.stats.sectors_missed += missing.count_ones() as u64;
+            self.slots[slot as usize].remaining += 1;
+            let e = match self.mshr.get(l.line) {
+                Some(e) => {
+                    self.stats.mshr_merges += 1;
+                    e
+                }
+                None => {
+                    if way.is_none() {
+                        if let Some(v) = self.cache.pick_victim(l.line) {
+                            self.evict_writeback(now, v.evicted);
+                            self.cache.install(v.way, l.line);
+                            way = Some(v.way);
+                        }
+                    }
+                    self.mshr.alloc(l.line)
+                }
+            };
+            let entry = self.mshr.entry_mut(e);
+            let new = missing & !entry.pending;
+            entry.pending |= new;
+            entry.arrived &= !new;
+            entry.waiters.push(L1Waiter { slot, need: missing });
+            if let Some(w) = way {
+                self.cache.pending[w] |= new;
+            }
+            if new != 0 {
+                let r = self.l2req(l.line, new, L2ReqKind::Read, 0, NO_TAG);
+                self.enqueue(now, r);
+            }
+        }
+        if misses == 0 {
+            AccessOutcome::Done { ready_at: ready_hit }
+        } else {
+            AccessOutcome::Pending
+        }
+    }
+
+    fn store(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
+        let mut lines = [LineReq::default(); MAX_LINES];
+        let n = self.coalesce(req, &mut lines);
+        let write_back = match self.write_policy {
+            WritePolicy::WriteBack => true,
+            WritePolicy::WriteThrough => false,
+            WritePolicy::LocalWbGlobalWt => req.space == MemSpace::Local,
+        };
+        let mut mq = 0usize;
+        for l in &lines[..n] {
+            if !write_back {
+                mq += 1;
+            } else if self.cache.find(l.line, l.line).is_none() {
+                match self.cache.pick_victim(l.line) {
+                    None => mq += 1, // written through instead
+                    Some(v) => mq += v.evicted.is_some_and(|(_, d)| d != 0) as usize,
+                }
+            }
+        }
+        if !self.mq_fits(mq) {
+            return self.reject(|s| s.fail_miss_queue += 1);
+        }
+        self.stats.accesses += 1;
+        self.stats.stores += 1;
+        for l in &lines[..n] {
+            let way = self.cache.find(l.line, l.line);
+            if way.is_some() {
+                self.stats.write_hits += 1;
+            } else {
+                self.stats.write_misses += 1;
+            }
+            if write_back {
+                let w = match way {
+                    Some(w) => Some(w),
+                    None => self.cache.pick_victim(l.line).map(|v| {
+                        self.evict_writeback(now, v.evicted);
+                        self.cache.install(v.way, l.line);
+                        v.way
+                    }),
+                };
+                if let Some(w) = w {
+                    self.cache.valid[w] |= l.sectors;
+                    self.cache.dirty[w] |= l.sectors;
+                    self.cache.touch(w);
+                    continue;
+                }
+            }
+            // Write-through, no allocate: the L1 copy (if any) is updated in place.
+            if let Some(w) = way {
+                self.cache.touch(w);
+            }
+            let r = self.l2req(l.line, l.sectors, L2ReqKind::Write, l.bytes, NO_TAG);
+            self.enqueue(now, r);
+        }
+        AccessOutcome::Done {
+            ready_at: now + self.latency,
+        }
+    }
+
+    fn atomic(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
+        let mut lines = [LineReq::default(); MAX_LINES];
+        let n = self.coalesce(req, &mut lines);
+        if !self.mq_fits(n) {
+            return self.reject(|s| s.fail_miss_queue += 1);
+        }
+        if self.free_slots.is_empty() {
+            return self.reject(|s| s.fail_pending_table += 1);
+        }
+        // Largest number of lanes on one address, per line.
+        let mut sorted = [0u64; 32];
+        let mut na = 0;
+        for lane in 0..32 {
+            if req.active & (1 << lane) != 0 {
+                sorted[na] = req.addrs[lane];
+                na += 1;
+            }
+        }
+        let sorted = &mut sorted[..na];
+        sorted.sort_unstable();
+        self.stats.accesses += 1;
+        self.stats.global_atomics += 1;
+        let s = self.free_slots.pop().expect("checked");
+        self.slots[s as usize] = Slot {
+            id: req.id,
+            remaining: n as u32,
+            ready: now + self.latency,
+            live: true,
+        };
+        for l in &lines[..n] {
+            // The atomic is performed at L2; drop any stale L1 copy of the sectors.
+            if let Some(w) = self.cache.find(l.line, l.line) {
+                self.cache.valid[w] &= !l.sectors;
+            }
+            let mut max_same = 1u16;
+            let mut run = 0u16;
+            let mut prev = u64::MAX;
+            for &a in sorted.iter().filter(|&&a| a >> self.line_shift == l.line) {
+                run = if a == prev { run + 1 } else { 1 };
+                prev = a;
+                max_same = max_same.max(run);
+            }
+            let mut r = self.l2req(l.line, l.sectors, L2ReqKind::Atomic, l.bytes, s);
+            r.atomic_lanes = l.lanes;
+            r.atomic_max_same = max_same;
+            self.enqueue(now, r);
+        }
+        AccessOutcome::Pending
+    }
+
+    /// Sends up to `requests_per_cycle` queued misses to the interconnect through `l2`,
+    /// which returns false when the interconnect cannot accept.
+    pub fn tick(&mut self, now: u64, l2: &mut dyn FnMut(L2Request) -> bool) {
+        for _ in 0..self.requests_per_cycle {
+            let Some(&(ready, r)) = self.miss_queue.front() else {
+                return;
+            };
+            if ready > now {
+                return;
+            }
+            if !l2(r) {
+                self.stats.icnt_stall_cycles += 1;
+                return;
+            }
+            self.miss_queue.pop_front();
+            match r.kind {
+                L2ReqKind::Read => self.stats.l2_reads += 1,
+                L2ReqKind::Write => self.stats.l2_writes += 1,
+                L2ReqKind::WriteBack => self.stats.l2_writebacks += 1,
+                L2ReqKind::Atomic => self.stats.l2_atomics += 1,
+            }
+        }
+    }
+
+    fn finish_one(&mut self, slot: u32, now: u64) {
+        let s = &mut self.slots[slot as usize];
+        debug_assert!(s.live && s.remaining > 0);
+        s.remaining -= 1;
+        if s.remaining == 0 {
+            let ready = s.ready.max(now + self.fill_latency);
+            let id = s.id;
+            s.live = false;
+            self.seq += 1;
+            self.completed.push(Reverse((ready, self.seq, id)));
+            self.free_slots.push(slot);
+        }
+    }
+
+    /// An L2 response arriving at the SM at `now`.
+    pub fn fill(&mut self, now: u64, resp: L2Response) {
+        match resp.kind {
+            L2ReqKind::Write | L2ReqKind::WriteBack => {}
+            L2ReqKind::Atomic => {
+                self.stats.fills += 1;
+                if resp.tag != NO_TAG {
+                    self.finish_one(resp.tag, now);
+                }
+            }
+            L2ReqKind::Read => {
+                self.stats.fills += 1;
+                let line = resp.addr >> self.line_shift;
+                if let Some(w) = self.cache.find(line, line) {
+                    let arrived = resp.sectors & self.cache.pending[w];
+                    self.cache.valid[w] |= arrived;
+                    self.cache.pending[w] &= !resp.sectors;
+                }
+                let Some(e) = self.mshr.get(line) else { return };
+                let entry = self.mshr.entry_mut(e);
+                entry.pending &= !resp.sectors;
+                entry.arrived |= resp.sectors;
+                let arrived = entry.arrived;
+                let mut i = 0;
+                while i < self.mshr.entry(e).waiters.len() {
+                    let w = self.mshr.entry(e).waiters[i];
+                    if w.need & !arrived == 0 {
+                        self.mshr.entry_mut(e).waiters.swap_remove(i);
+                        self.finish_one(w.slot, now);
+                    } else {
+                        i += 1;
+                    }
+                }
+                let entry = self.mshr.entry(e);
+                if entry.pending == 0 {
+                    debug_assert!(entry.waiters.is_empty());
+                    self.mshr.release(e);
+                }
+            }
+        }
+    }
+
+    /// Next completed missed access (`id`, ready cycle) with ready cycle ≤ `now`.
+    pub fn pop_completed(&mut self, now: u64) -> Option<(u64, u64)> {
+        match self.completed.peek() {
+            Some(Reverse((ready, _, _))) if *ready <= now => {
+                let Reverse((ready, _, id)) = self.completed.pop().expect("peeked");
+                Some((id, ready))
+            }
+            _ => None,
+        }
+    }
+}
+
+fn max_run(sorted: &[u64]) -> u32 {
+    let (mut best, mut run, mut prev) = (1u32, 0u32, u64::MAX);
+    for &a in sorted {
+        run = if a == prev { run + 1 } else { 1 };
+        prev = a;
+        best = best.max(run);
+    }
+    best
+}

@@ -1,0 +1,452 @@
+//! One L2 slice (memory sub-partition): sectored write-back write-allocate cache,
+//! MSHRs, atomic unit, queues to and from its DRAM channel.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::cache::{MshrTable, SectorCache};
+use crate::config::MemoryConfig;
+use crate::dram::{DramDone, DramReq};
+use crate::hash::{AddressMapping, Location};
+use crate::types::{L2ReqKind, L2Request, L2Response};
+
+/// L2 counters (summed over slices in [`crate::MemStats`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct L2Stats {
+    pub accesses: u64,
+    pub read_hits: u64,
+    pub read_misses: u64,
+    /// Reads/atomics whose line was present but some sectors were not.
+    pub sector_misses: u64,
+    pub write_hits: u64,
+    pub write_misses: u64,
+    pub atomic_hits: u64,
+    pub atomic_misses: u64,
+    /// Misses merged into an outstanding MSHR entry.
+    pub mshr_merges: u64,
+    /// Cycles the head request could not be processed (MSHR, way, DRAM queue, output).
+    pub reservation_fails: u64,
+    pub evictions: u64,
+    pub dirty_evictions: u64,
+    /// Sector reads / writes sent to DRAM.
+    pub dram_read_sectors: u64,
+    pub dram_write_sectors: u64,
+    /// Responses sent to SMs.
+    pub responses: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Waiter {
+    sm: u16,
+    tag: u32,
+    kind: L2ReqKind,
+    /// Sectors requested (returned in the response) and the subset that missed.
+    sectors: u8,
+    need: u8,
+    atomic_max_same: u16,
+}
+
+/// A request as it travels through the request network.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct InReq {
+    pub sm: u16,
+    pub req: L2Request,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OutResp {
+    pub ready: u64,
+    pub seq: u64,
+    pub sm: u16,
+    pub bytes: u32,
+    pub resp: L2Response,
+}
+
+impl PartialEq for OutResp {
+    fn eq(&self, o: &Self) -> bool {
+        (self.ready, self.seq) == (o.ready, o.seq)
+    }
+}
+impl Eq for OutResp {}
+impl PartialOrd for OutResp {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for OutResp {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (self.ready, self.seq).cmp(&(o.ready, o.seq))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct L2Slice {
+    index: usize,
+    line_shift: u32,
+    sector_shift: u32,
+    latency: u64,
+    fill_latency: u64,
+    hit_latency: u64,
+    port_bytes: u32,
+    header_bytes: u32,
+    atomic_latency: u64,
+    atomic_conflict: f64,
+    dram_latency: u64,
+    cache: SectorCache,
+    mshr: MshrTable<Waiter>,
+    port_free: u64,
+    atomic_busy: u64,
+    seq: u64,
+    pub resp: BinaryHeap<Reverse<OutResp>>,
+    resp_cap: usize,
+    pub to_dram: VecDeque<(u64, DramReq)>,
+    to_dram_cap: usize,
+    pub from_dram: VecDeque<DramDone>,
+    pub from_dram_cap: usize,
+    /// ROP/tag pipeline: requests wait `latency` cycles before the tag lookup
+    /// (GPGPU-Sim's `-gpgpu_l2_rop_latency` delay queue), so hits and misses both pay it.
+    pub rop: VecDeque<(u64, InReq)>,
+    rop_cap: usize,
+    pub stats: L2Stats,
+}
+
+impl L2Slice {
+    pub fn new(cfg: &MemoryConfig, index: usize) -> Self {
+        let l2 = &cfg.l2;
+        let slice_bytes = l2.size_kb as u64 * 1024 / cfg.l2_slices().max(1) as u64;
+        let lines = (slice_bytes / l2.line_bytes as u64).max(1);
+        let assoc = (l2.assoc as u64).clamp(1, lines);
+        let sets = lines / assoc;
+        let resp_cap = l2.queue_l2_to_icnt.max(1) as usize;
+        let mshr_entries = l2.mshr_entries as usize;
+        Self {
+            index,
+            line_shift: l2.line_bytes.trailing_zeros(),
+            sector_shift: l2.sector_bytes.trailing_zeros(),
+            latency: l2.latency as u64,
+            fill_latency: l2.fill_latency as u64,
+            hit_latency: l2.fill_latency as u64,
+            port_bytes: l2.data_port_bytes.max(1),
+            header_bytes: cfg.icnt.header_bytes,
+            atomic_latency: l2.atomic_latency as u64,
+            atomic_conflict: l2.atomic_conflict_cycles,
+            dram_latency: cfg.dram.latency as u64,
+            cache: SectorCache::new(sets, assoc as usize, l2.set_hashing),
+            mshr: MshrTable::new(mshr_entries, l2.mshr_max_merge as usize),
+            port_free: 0,
+            atomic_busy: 0,
+            seq: 0,
+            resp: BinaryHeap::with_capacity(resp_cap + mshr_entries + 8),
+            resp_cap,
+            to_dram: VecDeque::with_capacity(l2.queue_l2_to_dram.max(1) as usize + 16),
+            to_dram_cap: l2.queue_l2_to_dram.max(1) as usize,
+            from_dram: VecDeque::with_capacity(cfg.dram.return_queue_entries.max(1) as usize),
+            from_dram_cap: cfg.dram.return_queue_entries.max(1) as usize,
+            rop: VecDeque::with_capacity((l2.latency + l2.queue_icnt_to_l2.max(1)) as usize),
+            rop_cap: (l2.latency + l2.queue_icnt_to_l2.max(1)) as usize,
+            stats: L2Stats::default(),
+        }
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.rop.is_empty()
+            && self.resp.is_empty()
+            && self.to_dram.is_empty()
+            && self.from_dram.is_empty()
+            && self.mshr.is_empty()
+    }
+
+    /// Whether a request may enter the ROP pipeline this cycle.
+    pub fn rop_has_room(&self) -> bool {
+        self.rop.len() < self.rop_cap
+    }
+
+    pub fn rop_push(&mut self, now: u64, r: InReq) {
+        self.rop.push_back((now + self.latency, r));
+    }
+
+    /// Tag lookup of the ROP pipeline's head, if it is due and the port is free.
+    pub fn lookup(&mut self, now: u64, map: &AddressMapping) {
+        if self.port_free > now || self.resp.len() >= self.resp_cap {
+            return;
+        }
+        let Some(&(ready, r)) = self.rop.front() else {
+            return;
+        };
+        if ready <= now && self.process(now, &r, map) {
+            self.rop.pop_front();
+        }
+    }
+
+    fn respond(&mut self, ready: u64, sm: u16, resp: L2Response, bytes: u32) {
+        self.seq += 1;
+        self.stats.responses += 1;
+        self.resp.push(Reverse(OutResp {
+            ready,
+            seq: self.seq,
+            sm,
+            bytes: self.header_bytes + bytes,
+            resp,
+        }));
+    }
+
+    fn atomic_ready(&mut self, base: u64, max_same: u16) -> u64 {
+        let occ = 1 + ((max_same.max(1) - 1) as f64 * self.atomic_conflict).round() as u64;
+        let start = base.max(self.atomic_busy);
+        self.atomic_busy = start + occ;
+        start + self.atomic_latency + occ - 1
+    }
+
+    fn dram_req(&self, line: u64, set_line: u64, sector: u8, write: bool, loc: &Location) -> DramReq {
+        DramReq::new(
+            line,
+            set_line,
+            sector,
+            write,
+            self.index,
+            loc.bank,
+            loc.bank_group,
+            loc.row,
+        )
+    }
+
+    fn push_dram(&mut self, now: u64, map: &AddressMapping, line: u64, set_line: u64, mask: u8, write: bool) {
+        let base = line << self.line_shift;
+        for s in 0..8u8 {
+            if mask & (1 << s) != 0 {
+                let loc = map.locate(base + ((s as u64) << self.sector_shift));
+                let r = self.dram_req(line, set_line, s, write, &loc);
+                self.to_dram.push_back((now + self.dram_latency, r));
+                if write {
+                    self.stats.dram_write_sectors += 1;
+                } else {
+                    self.stats.dram_read_sectors += 1;
+                }
+            }
+        }
+    }
+
+    fn dram_room(&self) -> usize {
+        self.to_dram_cap.saturating_sub(self.to_dram.len())
+    }
+
+    /// Processes the request at the head of the input queue; false = stall (retry).
+    fn process(&mut self, now: u64, inr: &InReq, map: &AddressMapping) -> bool {
+        let req = &inr.req;
+        let line = req.addr >> self.line_shift;
+        let set_line = map.slice_line(req.addr);
+        let way = self.cache.find(line, set_line);
+        let nsec = req.sectors.count_ones().max(1);
+        let occupancy = ((nsec << self.sector_shift).div_ceil(self.port_bytes)).max(1) as u64;
+        match req.kind {
+            L2ReqKind::Read | L2ReqKind::Atomic => {
+                let is_atomic = req.kind == L2ReqKind::Atomic;
+                let valid = way.map_or(0, |w| self.cache.valid[w]);
+                let missing = req.sectors & !valid;
+                if missing == 0 {
+                    let w = way.expect("hit");
+                    self.cache.touch(w);
+                    let mut ready = now + self.hit_latency;
+                    let bytes = if is_atomic {
+                        self.cache.dirty[w] |= req.sectors;
+                        ready = self.atomic_ready(ready, req.atomic_max_same);
+                        self.stats.atomic_hits += 1;
+                        req.bytes
+                    } else {
+                        self.stats.read_hits += 1;
+                        nsec << self.sector_shift
+                    };
+                    let resp = L2Response {
+                        addr: req.addr,
+                        sectors: req.sectors,
+                        kind: req.kind,
+                        tag: req.tag,
+                    };
+                    self.respond(ready, inr.sm, resp, bytes);
+                } else {
+                    // Miss: check resources first.
+                    let entry = self.mshr.get(line);
+                    let (new, victim) = match entry {
+                        Some(e) => {
+                            let e = self.mshr.entry(e);
+                            if e.waiters.len() >= self.mshr.max_merge {
+                                self.stats.reservation_fails += 1;
+                                return false;
+                            }
+                            (missing & !e.pending, None)
+                        }
+                        None => {
+                            if self.mshr.free_entries() == 0 {
+                                self.stats.reservation_fails += 1;
+                                return false;
+                            }
+                            let v = if way.is_none() {
+                                match self.cache.pick_victim(set_line) {
+                                    Some(v) => Some(v),
+                                    None => {
+                                        self.stats.reservation_fails += 1;
+                                        return false;
+                                    }
+                                }
+                            } else {
+                                None
+                            };
+                            (missing, v)
+                        }
+                    };
+                    let wb = victim.and_then(|v| v.evicted).map_or(0, |(_, d)| d.count_ones());
+                    if (new.count_ones() + wb) as usize > self.dram_room() {
+                        self.stats.reservation_fails += 1;
+                        return false;
+                    }
+                    // Commit.
+                    if way.is_some() {
+                        self.stats.sector_misses += 1;
+                    }
+                    if is_atomic {
+                        self.stats.atomic_misses += 1;
+                    } else {
+                        self.stats.read_misses += 1;
+                    }
+                    let w = match (way, victim) {
+                        (Some(w), _) => w,
+                        (None, Some(v)) => {
+                            self.evict(now, map, v.evicted);
+                            self.cache.install(v.way, line);
+                            v.way
+                        }
+                        (None, None) => unreachable!("victim checked"),
+                    };
+                    self.cache.touch(w);
+                    let e = match entry {
+                        Some(e) => {
+                            self.stats.mshr_merges += 1;
+                            e
+                        }
+                        None => self.mshr.alloc(line),
+                    };
+                    let en = self.mshr.entry_mut(e);
+                    en.pending |= new;
+                    en.arrived &= !new;
+                    en.waiters.push(Waiter {
+                        sm: inr.sm,
+                        tag: req.tag,
+                        kind: req.kind,
+                        sectors: req.sectors,
+                        need: missing,
+                        atomic_max_same: req.atomic_max_same,
+                    });
+                    self.cache.pending[w] |= new;
+                    if new != 0 {
+                        self.push_dram(now, map, line, set_line, new, false);
+                    }
+                }
+            }
+            L2ReqKind::Write | L2ReqKind::WriteBack => {
+                let w = match way {
+                    Some(w) => {
+                        self.stats.write_hits += 1;
+                        w
+                    }
+                    None => {
+                        let Some(v) = self.cache.pick_victim(set_line) else {
+                            self.stats.reservation_fails += 1;
+                            return false;
+                        };
+                        let wb = v.evicted.map_or(0, |(_, d)| d.count_ones());
+                        if wb as usize > self.dram_room() {
+                            self.stats.reservation_fails += 1;
+                            return false;
+                        }
+                        self.stats.write_misses += 1;
+                        self.evict(now, map, v.evicted);
+                        self.cache.install(v.way, line);
+                        v.way
+                    }
+                };
+                // Write-allocate without fetch: written sectors become valid and dirty.
+                self.cache.valid[w] |= req.sectors;
+                self.cache.dirty[w] |= req.sectors;
+                self.cache.touch(w);
+                if req.kind == L2ReqKind::Write {
+                    let resp = L2Response {
+                        addr: req.addr,
+                        sectors: req.sectors,
+                        kind: req.kind,
+                        tag: req.tag,
+                    };
+                    self.respond(now + self.hit_latency, inr.sm, resp, 0);
+                }
+            }
+        }
+        self.stats.accesses += 1;
+        self.port_free = now + occupancy;
+        true
+    }
+
+    fn evict(&mut self, now: u64, map: &AddressMapping, evicted: Option<(u64, u8)>) {
+        if let Some((vline, dirty)) = evicted {
+            self.stats.evictions += 1;
+            if dirty != 0 {
+                self.stats.dirty_evictions += 1;
+                let set_line = map.slice_line(vline << self.line_shift);
+                self.push_dram(now, map, vline, set_line, dirty, true);
+            }
+        }
+    }
+
+    /// Applies one DRAM read completion (head of `from_dram`); false = output full.
+    pub fn fill(&mut self, now: u64) -> bool {
+        let Some(&d) = self.from_dram.front() else {
+            return false;
+        };
+        if self.resp.len() >= self.resp_cap {
+            return false;
+        }
+        self.from_dram.pop_front();
+        if let Some(w) = self.cache.find(d.line, d.set_line) {
+            self.cache.valid[w] |= d.sectors & self.cache.pending[w];
+            self.cache.pending[w] &= !d.sectors;
+        }
+        let Some(e) = self.mshr.get(d.line) else {
+            return true;
+        };
+        let en = self.mshr.entry_mut(e);
+        en.pending &= !d.sectors;
+        en.arrived |= d.sectors;
+        let arrived = en.arrived;
+        let addr = d.line << self.line_shift;
+        let mut i = 0;
+        while i < self.mshr.entry(e).waiters.len() {
+            let w = self.mshr.entry(e).waiters[i];
+            if w.need & !arrived != 0 {
+                i += 1;
+                continue;
+            }
+            self.mshr.entry_mut(e).waiters.remove(i);
+            let mut ready = now + self.fill_latency;
+            let nsec = w.sectors.count_ones();
+            let bytes = if w.kind == L2ReqKind::Atomic {
+                ready = self.atomic_ready(ready, w.atomic_max_same);
+                if let Some(way) = self.cache.find(d.line, d.set_line) {
+                    self.cache.dirty[way] |= w.sectors;
+                }
+                4 * nsec.max(1)
+            } else {
+                nsec << self.sector_shift
+            };
+            // The response carries every sector the request asked for (hits included).
+            let resp = L2Response {
+                addr,
+                sectors: w.sectors,
+                kind: w.kind,
+                tag: w.tag,
+            };
+            self.respond(ready, w.sm, resp, bytes);
+        }
+        if self.mshr.entry(e).pending == 0 {
+            self.mshr.release(e);
+        }
+        true
+    }
+}

@@ -1,0 +1,85 @@
+//! Requests and responses exchanged with the SM pipeline and between components.
+
+/// Address space of a warp access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemSpace {
+    Global,
+    Shared,
+    Local,
+}
+
+/// Kind of a warp access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AccessKind {
+    Load,
+    Store,
+    Atomic,
+}
+
+/// A warp memory access as it arrives at the SM's shared memory structures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarpMemRequest {
+    /// Caller-chosen identifier, returned by [`crate::SmMemory::pop_completed`].
+    pub id: u64,
+    pub warp: u32,
+    pub space: MemSpace,
+    pub kind: AccessKind,
+    /// Byte address per lane (only lanes set in `active` are used).
+    pub addrs: [u64; 32],
+    /// Active-lane mask.
+    pub active: u32,
+    /// Bytes accessed per lane (1, 2, 4, 8 or 16).
+    pub bytes_per_lane: u32,
+}
+
+/// Result of [`crate::SmMemory::access`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessOutcome {
+    /// Served inside the SM (L1 hit, shared memory incl. bank-conflict replays, stores);
+    /// data ready for write-back at `ready_at` (core cycles).
+    Done { ready_at: u64 },
+    /// At least one line missed; completion is reported by `pop_completed`.
+    Pending,
+    /// A structural resource (MSHR, miss queue, pending-request table, replaceable way)
+    /// is exhausted; nothing changed, retry in a later cycle.
+    Rejected,
+}
+
+/// Kind of a request between L1 and L2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum L2ReqKind {
+    /// Read the sectors in `sectors`.
+    Read,
+    /// Write-through store of the sectors (acknowledged).
+    Write,
+    /// Eviction of dirty sectors from a write-back L1 (not acknowledged).
+    WriteBack,
+    /// Read-modify-write performed at the L2 atomic unit (returns data).
+    Atomic,
+}
+
+/// A request of one 128-byte line (with a sector mask) from an SM to the L2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2Request {
+    /// Line-aligned address.
+    pub addr: u64,
+    /// Sector mask inside the line (bit i = sector i).
+    pub sectors: u8,
+    pub kind: L2ReqKind,
+    /// Payload bytes carried to L2 (store / atomic operand data).
+    pub bytes: u32,
+    /// Atomics: lanes in the request and the largest number of lanes on one address.
+    pub atomic_lanes: u16,
+    pub atomic_max_same: u16,
+    /// Opaque L1 bookkeeping tag, echoed in the response.
+    pub tag: u32,
+}
+
+/// A response from L2 to an SM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2Response {
+    pub addr: u64,
+    pub sectors: u8,
+    pub kind: L2ReqKind,
+    pub tag: u32,
+}
