@@ -171,6 +171,8 @@ pub struct IssueConfig {
     pub dependence_counter_max: u32,
     /// Minimum cycles between two clock-reading instructions (CS2R SR_CLOCK...) of a sub-core.
     pub clock_read_min_interval: u32,
+    /// A DEPBAR blocks the warp this many cycles after its issue (it needs stall >= this).
+    pub depbar_effect_cycles: u32,
 }
 
 /// `[regfile]`: register file, ports and register-file cache.

@@ -53,41 +53,8 @@ impl CacheGeom {
     }
 }
 
-/// Latencies of the memory pipeline, relative to the instruction's arrival in the
-/// sub-core memory queue (two cycles after issue: Issue → Control → queue).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemPipeConfig {
-    /// Memory queue entries per sub-core (4) — rule 34.
-    pub queue_entries: u32,
-    /// Dispatch latch in front of the queue (1) — rule 34.
-    pub dispatch_latch: u32,
-    /// Cycles between address calculations with regular-register addresses (4) — rule 35.
-    pub addr_interval_regular: u32,
-    /// Cycles between address calculations with uniform addresses.
-    pub addr_interval_uniform: u32,
-    /// Cycles between requests accepted by the SM-shared structures (2) — rule 36.
-    pub shared_accept_interval: u32,
-    /// Queue arrival → sources read, uniform / regular global address.
-    pub global_src_read_uniform: u32,
-    pub global_src_read_regular: u32,
-    /// Queue arrival → sources read for shared-memory and constant (LDC) accesses.
-    pub shared_src_read: u32,
-    /// Extra cycle of per-thread address processing after the read with regular addresses.
-    pub per_thread_addr_extra: u32,
-    /// Cycles to read 1024 bits of store data from the register file (512 b/cycle → 2).
-    pub store_data_cycles_per_1024b: u32,
-    /// Extra address-read cycles of LDGSTS (two addresses).
-    pub ldgsts_extra_src_cycles: u32,
-    /// Memory → register file transfer width for global/local/const data (512).
-    pub mem_to_rf_bits_per_cycle: u32,
-    /// Shared memory → register file transfer width and minimum cycles (fitted, docs/model.md).
-    pub shared_to_rf_bits_per_cycle: u32,
-    pub shared_to_rf_min_cycles: u32,
-    /// LDC with a register offset releases its sources only at write-back (Table 2: WAR 29).
-    pub ldc_indexed_war_at_writeback: bool,
-    /// LDGSTS: shared-memory write after the global data arrives.
-    pub ldgsts_shared_write_cycles: u32,
-}
+/// Memory-pipeline parameters: the preset's `[mem_pipeline]` section as it is.
+pub type MemPipeConfig = sassim_config::MemPipelineConfig;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnitConfig {
@@ -100,7 +67,7 @@ pub struct UnitConfig {
     pub initiation_interval: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CoreConfig {
     pub subcores: u32,
     pub warp_size: u32,
@@ -126,7 +93,8 @@ pub struct CoreConfig {
     pub errbar_stall_cycles: u32,
     pub const_miss_switch_cycles: u32,
     pub depbar_effect_delay: u32,
-    pub yield_enabled: bool,
+    pub stall_special_threshold: u32,
+    pub clock_read_min_interval: u32,
     pub control_stage_cycles: u32,
     // Register file (§5.3).
     pub rf_banks: u32,
@@ -140,99 +108,164 @@ pub struct CoreConfig {
     // Constant caches.
     pub l0c_fl: CacheGeom,
     pub l0c_fl_miss_latency: u32,
+    pub perfect_const_cache: bool,
     // Units.
     pub units: Vec<UnitConfig>,
+    /// FP32 instructions may also use the INT/FP32 pipe (Ampere, Blackwell: M25 footnote 1).
+    pub fp32_in_int_pipe: bool,
     pub mem: MemPipeConfig,
 }
 
-impl Default for MemPipeConfig {
+impl Default for CoreConfig {
+    /// The default preset (RTX A6000).
     fn default() -> Self {
-        MemPipeConfig {
-            queue_entries: 4,
-            dispatch_latch: 1,
-            addr_interval_regular: 4,
-            addr_interval_uniform: 2,
-            shared_accept_interval: 2,
-            global_src_read_uniform: 7,
-            global_src_read_regular: 9,
-            shared_src_read: 7,
-            per_thread_addr_extra: 1,
-            store_data_cycles_per_1024b: 2,
-            ldgsts_extra_src_cycles: 2,
-            mem_to_rf_bits_per_cycle: 512,
-            shared_to_rf_bits_per_cycle: 1024,
-            shared_to_rf_min_cycles: 2,
-            ldc_indexed_war_at_writeback: true,
-            ldgsts_shared_write_cycles: 7,
+        CoreConfig::from_gpu(&sassim_config::GpuConfig::default_preset())
+    }
+}
+
+/// Hit latencies of the SM-shared memory structures, from arbiter grant to data at the
+/// register-file write port (before the transfer).
+pub fn hit_latencies(g: &sassim_config::GpuConfig) -> crate::mem::HitLatencies {
+    let m = &g.mem_pipeline;
+    crate::mem::HitLatencies {
+        l1_hit: m.l1_hit_path,
+        shared: m.shared_path,
+        constant: m.const_vl_hit_path,
+        shared_atomic: m.shared_path + g.units.misc.latency,
+        global_atomic: m.l1_hit_path + g.l2.latency,
+    }
+}
+
+impl CoreConfig {
+    /// Core parameters of a GPU preset.
+    pub fn from_gpu(g: &sassim_config::GpuConfig) -> Self {
+        use sassim_config::{DependenceMode, SchedulerPolicy};
+        let u = &g.units;
+        let unit = |name: &str, c: &sassim_config::UnitConfig| UnitConfig {
+            name: name.to_string(),
+            lanes: c.lanes,
+            shared_by_sm: c.shared_by_sm,
+            initiation_interval: c.initiation_interval,
+        };
+        let f = &g.frontend;
+        let i = &g.issue;
+        let r = &g.regfile;
+        CoreConfig {
+            subcores: g.gpu.subcores_per_sm,
+            warp_size: g.gpu.warp_size,
+            max_warps: g.gpu.max_warps_per_sm,
+            ib_entries: f.ib_entries,
+            fetch_to_issue_stages: f.fetch_decode_stages,
+            l0i: CacheGeom {
+                size_bytes: f.l0i_size_bytes,
+                line_bytes: f.l0i_line_bytes,
+                assoc: f.l0i_assoc,
+            },
+            stream_buffer_entries: f.stream_buffer_entries,
+            perfect_icache: f.perfect_icache,
+            l1i: CacheGeom {
+                size_bytes: f.l1i_size_bytes,
+                line_bytes: f.l1i_line_bytes,
+                assoc: f.l1i_assoc,
+            },
+            l1i_latency: f.l1i_latency + f.l1i_reply_latency,
+            l1i_miss_latency: f.l1i_latency + f.l1i_reply_latency + g.l2.latency,
+            l1i_requests_per_cycle: f.l1i_requests_per_cycle,
+            scheduler: match i.scheduler {
+                SchedulerPolicy::Cggty => SchedPolicy::Cggty,
+                SchedulerPolicy::Gto => SchedPolicy::Gto,
+                SchedulerPolicy::Lrr => SchedPolicy::Lrr,
+                SchedulerPolicy::TwoLevel => SchedPolicy::TwoLevel,
+            },
+            two_level_active_warps: i.two_level_active_warps,
+            dependence: match i.dependence {
+                DependenceMode::ControlBits => DepMode::ControlBits,
+                DependenceMode::Scoreboard => DepMode::Scoreboard,
+                DependenceMode::Hybrid => DepMode::Hybrid,
+            },
+            scoreboard_max_consumers: i.scoreboard_max_consumers,
+            stall_expiry: match i.stall_expiry {
+                sassim_config::StallExpiry::Listing2 => StallExpiry::Listing2,
+                sassim_config::StallExpiry::Figure4 => StallExpiry::Figure4,
+            },
+            stall_special_threshold: i.stall_special_threshold,
+            stall_gt11_without_yield_cycles: i.stall_gt11_without_yield_cycles,
+            errbar_stall_cycles: i.errbar_stall_cycles,
+            const_miss_switch_cycles: i.const_miss_switch_cycles,
+            depbar_effect_delay: i.depbar_effect_cycles,
+            clock_read_min_interval: i.clock_read_min_interval,
+            control_stage_cycles: i.control_stage_delay,
+            rf_banks: r.banks,
+            rf_read_ports_per_bank: r.read_ports_per_bank,
+            rf_read_cycles: r.read_cycles,
+            rf_ideal: r.ideal,
+            rfc_enabled: r.rfc_enabled,
+            rfc_slots: r.rfc_slots,
+            var_consumer_extra_cycles: g.result_queue.var_latency_consumer_extra,
+            load_wb_conflict_delay: g.result_queue.load_vs_fixed_wb_delay,
+            l0c_fl: CacheGeom {
+                size_bytes: g.const_cache.l0_fl.size_bytes,
+                line_bytes: g.const_cache.l0_fl.line_bytes,
+                assoc: g.const_cache.l0_fl.assoc,
+            },
+            l0c_fl_miss_latency: g.const_cache.fl_miss_penalty,
+            perfect_const_cache: g.const_cache.perfect,
+            units: vec![
+                unit("fp32", &u.fp32),
+                unit("int", &u.int),
+                unit("fp16", &u.fp16),
+                unit("sfu", &u.sfu),
+                unit("fp64", &u.fp64),
+                UnitConfig {
+                    name: "tensor".into(),
+                    lanes: u.tensor.lanes,
+                    shared_by_sm: u.tensor.shared_by_sm,
+                    initiation_interval: u.tensor.initiation_interval,
+                },
+                unit("uniform", &u.uniform),
+                unit("branch", &u.branch),
+                unit("misc", &u.misc),
+                UnitConfig {
+                    name: "mem".into(),
+                    lanes: g.gpu.warp_size,
+                    shared_by_sm: false,
+                    initiation_interval: 1,
+                },
+            ],
+            fp32_in_int_pipe: u.fp32_in_int_pipe,
+            mem: g.mem_pipeline.clone(),
         }
     }
 }
 
-impl Default for CoreConfig {
-    fn default() -> Self {
-        let unit = |name: &str, lanes, shared| UnitConfig {
-            name: name.to_string(),
-            lanes,
-            shared_by_sm: shared,
-            initiation_interval: 1,
-        };
-        CoreConfig {
-            subcores: 4,
-            warp_size: 32,
-            max_warps: 48,
-            ib_entries: 3,
-            fetch_to_issue_stages: 2,
-            l0i: CacheGeom {
-                size_bytes: 16 * 1024,
-                line_bytes: 128,
-                assoc: 4,
-            },
-            stream_buffer_entries: 8,
-            perfect_icache: false,
-            l1i: CacheGeom {
-                size_bytes: 128 * 1024,
-                line_bytes: 128,
-                assoc: 8,
-            },
-            l1i_latency: 20,
-            l1i_miss_latency: 200,
-            l1i_requests_per_cycle: 1,
-            scheduler: SchedPolicy::Cggty,
-            two_level_active_warps: 8,
-            dependence: DepMode::ControlBits,
-            scoreboard_max_consumers: 63,
-            stall_expiry: StallExpiry::Listing2,
-            stall_gt11_without_yield_cycles: 2,
-            errbar_stall_cycles: 45,
-            const_miss_switch_cycles: 4,
-            depbar_effect_delay: 4,
-            yield_enabled: true,
-            control_stage_cycles: 1,
-            rf_banks: 2,
-            rf_read_ports_per_bank: 1,
-            rf_read_cycles: 3,
-            rf_ideal: false,
-            rfc_enabled: true,
-            rfc_slots: 3,
-            var_consumer_extra_cycles: 1,
-            load_wb_conflict_delay: 1,
-            l0c_fl: CacheGeom {
-                size_bytes: 2048,
-                line_bytes: 64,
-                assoc: 4,
-            },
-            l0c_fl_miss_latency: 79,
-            units: vec![
-                unit("fp32", 32, false),
-                unit("int", 16, false),
-                unit("sfu", 4, false),
-                unit("fp64", 2, true),
-                unit("tensor", 32, false),
-                unit("uniform", 32, false),
-                unit("branch", 32, false),
-                unit("mem", 32, false),
-            ],
-            mem: MemPipeConfig::default(),
-        }
-    }
+/// The opcode-table class of an instruction, for [`crate::inst::decode_kernel`].
+/// Returns the class and whether the opcode was known to the table.
+pub fn classify(
+    table: &sassim_config::OpcodeTable,
+    ins: &sassim_isa::Instruction,
+) -> (crate::inst::InstClass, bool) {
+    use sassim_config::{LatencyKind, UnitKind};
+    let mods: Vec<&str> = ins.opcode.mods.iter().map(String::as_str).collect();
+    let l = table.lookup(&ins.opcode.base, &mods);
+    let unit = match l.info.unit {
+        UnitKind::Fp32 => "fp32",
+        UnitKind::Int => "int",
+        UnitKind::Fp16 => "fp16",
+        UnitKind::Sfu => "sfu",
+        UnitKind::Fp64 => "fp64",
+        UnitKind::Tensor => "tensor",
+        UnitKind::Uniform => "uniform",
+        UnitKind::Branch => "branch",
+        UnitKind::Misc => "misc",
+        UnitKind::Mem => "mem",
+    };
+    (
+        crate::inst::InstClass {
+            unit: unit.to_string(),
+            fixed: l.info.kind == LatencyKind::Fixed,
+            latency: l.info.latency,
+            latch_cycles: Some(l.info.issue_cycles),
+        },
+        l.known,
+    )
 }

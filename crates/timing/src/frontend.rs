@@ -66,7 +66,10 @@ impl TagCache {
             w.1 = t;
             return;
         }
-        if let Some(w) = set.iter_mut().min_by_key(|w| if w.0 == INVALID { 0 } else { w.1 }) {
+        if let Some(w) = set
+            .iter_mut()
+            .min_by_key(|w| if w.0 == INVALID { 0 } else { w.1 })
+        {
             *w = (line, t);
         }
     }

@@ -179,7 +179,9 @@ fn special(ins: &Instruction) -> Special {
         "ERRBAR" => Special::Errbar,
         "EXIT" => Special::Exit,
         "BAR" => Special::Barrier,
-        "BRA" if ins.guard.is_none() && ins.target().and_then(|t| t.addr()) == Some(ins.pc) => Special::SelfBranch,
+        "BRA" if ins.guard.is_none() && ins.target().and_then(|t| t.addr()) == Some(ins.pc) => {
+            Special::SelfBranch
+        }
         _ => Special::None,
     }
 }
@@ -210,7 +212,10 @@ pub fn decode_kernel(
                             reuse,
                         },
                         OperandKind::Mem(a) => {
-                            let r = a.regs.iter().find(|t| t.reg.file == RegFile::R && !t.reg.is_zero());
+                            let r = a
+                                .regs
+                                .iter()
+                                .find(|t| t.reg.file == RegFile::R && !t.reg.is_zero());
                             SrcSlot {
                                 reg: r.map(|t| t.reg.idx),
                                 width: r.map_or(1, |t| t.reg.width.max(1)),

@@ -195,6 +195,8 @@ pub struct Sm<W> {
     finished: Vec<u32>,
     uses_control_bits: bool,
     now: u64,
+    fp32_unit: Option<usize>,
+    int_unit: Option<usize>,
 }
 
 impl<W> Sm<W> {
@@ -227,6 +229,8 @@ impl<W> Sm<W> {
             })
             .collect();
         let warps = (0..cfg.max_warps).map(|_| Warp::new()).collect();
+        let fp32_unit = cfg.units.iter().position(|u| u.name == "fp32");
+        let int_unit = cfg.units.iter().position(|u| u.name == "int");
         Sm {
             l1i: TagCache::new(&cfg.l1i),
             shared_unit_free: vec![0; cfg.units.len()],
@@ -252,6 +256,8 @@ impl<W> Sm<W> {
             finished: Vec::new(),
             uses_control_bits: true,
             now: 0,
+            fp32_unit,
+            int_unit,
         }
     }
 
@@ -331,12 +337,21 @@ impl<W> Sm<W> {
         self.warps.get(slot).map(|w| &w.log)
     }
 
+    /// Issue logs of the warps (slot, log), when `record` is on.
     pub fn take_logs(&mut self) -> Vec<(usize, WarpLog)> {
+        self.take_logs_with_ids()
+            .into_iter()
+            .map(|(s, _, l)| (s, l))
+            .collect()
+    }
+
+    /// Issue logs with the executor warp id of each slot: (slot, warp id, log).
+    pub fn take_logs_with_ids(&mut self) -> Vec<(usize, u32, WarpLog)> {
         self.warps
             .iter_mut()
             .enumerate()
             .filter(|(_, w)| !w.log.issues.is_empty())
-            .map(|(i, w)| (i, std::mem::take(&mut w.log)))
+            .map(|(i, w)| (i, w.exec_id, std::mem::take(&mut w.log)))
             .collect()
     }
 
@@ -451,9 +466,7 @@ impl<W> Sm<W> {
                         ex.commit(self.warps[slot].exec_id, w);
                     }
                     self.release_write(slot, sidx);
-                    if self.code[sidx].mem.is_some_and(|m| m.indexed_const)
-                        && self.cfg.mem.ldc_indexed_war_at_writeback
-                    {
+                    if self.code[sidx].mem.is_some_and(|m| m.indexed_const) {
                         self.schedule(now, Event::ReadDone { slot, sidx });
                     }
                     let w = &mut self.warps[slot];
@@ -499,14 +512,14 @@ impl<W> Sm<W> {
             None => return,
         };
         let mp = &self.cfg.mem;
+        let bits = m.bits * self.cfg.warp_size;
         let wb_cycles = match (m.kind, m.space) {
             (MemKind::Store, _) => 0,
-            (MemKind::Ldgsts, _) => mp.ldgsts_shared_write_cycles as u64,
-            (_, MemSpace::Shared) => {
-                let bits = m.bits * self.cfg.warp_size;
-                (bits.div_ceil(mp.shared_to_rf_bits_per_cycle.max(1))).max(mp.shared_to_rf_min_cycles) as u64
+            (MemKind::Ldgsts, _) => mp.ldgsts_smem_fill as u64,
+            (_, MemSpace::Shared | MemSpace::Const) => {
+                (bits.div_ceil(mp.shared_to_rf_bits_per_cycle.max(1))).max(mp.wb_min_cycles) as u64
             }
-            _ => (m.bits * self.cfg.warp_size).div_ceil(mp.mem_to_rf_bits_per_cycle.max(1)) as u64,
+            _ => (bits.div_ceil(mp.mem_to_rf_bits_per_cycle.max(1))).max(mp.wb_min_cycles) as u64,
         };
         self.schedule(ready + wb_cycles, Event::Writeback { slot, sidx, writes });
     }
@@ -622,7 +635,13 @@ impl<W> Sm<W> {
             start = start.max(self.shared_unit_free[unit]);
             self.shared_unit_free[unit] = start + self.cfg.units[unit].initiation_interval.max(1) as u64;
         }
-        self.schedule(now + read_cycles as u64 - 1, Event::ReadDone { slot: st.slot, sidx: st.sidx });
+        self.schedule(
+            now + read_cycles as u64 - 1,
+            Event::ReadDone {
+                slot: st.slot,
+                sidx: st.sidx,
+            },
+        );
         self.schedule(
             start + lat,
             Event::Writeback {
@@ -634,7 +653,7 @@ impl<W> Sm<W> {
     }
 
     fn mem_addr_stage(&mut self, sc: usize, now: u64) {
-        let mp = self.cfg.mem;
+        let mp = self.cfg.mem.clone();
         let idx = {
             let s = &self.subcores[sc];
             if now < s.addr_free {
@@ -654,29 +673,52 @@ impl<W> Sm<W> {
             uniform_addr: true,
             indexed_const: false,
         });
-        let mut src = match (m.space, m.uniform_addr) {
-            (MemSpace::Shared, _) => mp.shared_src_read,
-            (_, true) => mp.global_src_read_uniform,
-            (_, false) => mp.global_src_read_regular,
-        } as u64;
-        if m.kind == MemKind::Store || (m.kind == MemKind::Atomic && m.space == MemSpace::Shared) {
-            let bits = m.bits * self.cfg.warp_size;
-            src += (bits.div_ceil(1024) * mp.store_data_cycles_per_1024b) as u64;
-        }
-        if m.kind == MemKind::Ldgsts {
-            src += mp.ldgsts_extra_src_cycles as u64;
-        }
+        // Cycles from arrival in the queue (two cycles after issue) to the sources
+        // being read (WAR release) and to the request being ready for the arbiter.
+        let base = mp.src_release_base.saturating_sub(2) as u64;
+        let bits = (m.bits * self.cfg.warp_size) as u64;
+        let link = |b: u64| b.div_ceil(mp.store_link_bits_per_cycle.max(1) as u64);
+        let regular_extra = if m.uniform_addr {
+            0
+        } else {
+            mp.global_addr_calc_regular_extra as u64
+        };
+        let coalesce = if m.uniform_addr {
+            0
+        } else {
+            mp.regular_addr_coalesce_extra as u64
+        };
+        let (src, arb) = match (m.space, m.kind) {
+            (MemSpace::Const, _) if m.indexed_const => (base, base + mp.ldc_indexed_extra as u64),
+            (MemSpace::Const, _) => (base + mp.ldc_imm_war_extra as u64, base),
+            (MemSpace::Shared, MemKind::Store | MemKind::Atomic) => {
+                (base + link(bits), base + link(bits) + coalesce)
+            }
+            (MemSpace::Shared, _) => (base, base + coalesce),
+            (_, MemKind::Store | MemKind::Atomic) => {
+                let s = base + regular_extra + link(bits);
+                (s, s + coalesce)
+            }
+            // LDGSTS also reads the shared-memory address through the link.
+            (_, MemKind::Ldgsts) => {
+                let s = base + regular_extra + link(self.cfg.warp_size as u64 * 32);
+                (s, s + coalesce)
+            }
+            _ => (base + regular_extra, base + regular_extra + coalesce),
+        };
         let src_done = now + src;
-        let extra = if m.uniform_addr { 0 } else { mp.per_thread_addr_extra as u64 };
+        let extra = 0;
+        let arb_at = now + arb;
         let s = &mut self.subcores[sc];
-        s.mem_q[idx].arb_ready = Some(src_done + extra);
+        s.mem_q[idx].arb_ready = Some(arb_at + extra);
         s.addr_free = now
             + if m.uniform_addr {
-                mp.addr_interval_uniform
+                mp.addr_calc_interval_uniform
             } else {
-                mp.addr_interval_regular
+                mp.addr_calc_interval
             } as u64;
-        if !(m.indexed_const && mp.ldc_indexed_war_at_writeback) {
+        // A register-indexed LDC releases its sources only at write-back (Table 2: WAR 29).
+        if !m.indexed_const {
             self.schedule(src_done, Event::ReadDone { slot, sidx });
         }
     }
@@ -752,7 +794,11 @@ impl<W> Sm<W> {
                 w.sb_staged[s as usize % 6] += 1;
             }
         }
-        let access = if is_mem { self.accesses[st.writes].take() } else { None };
+        let access = if is_mem {
+            self.accesses[st.writes].take()
+        } else {
+            None
+        };
         let s = &mut self.subcores[sc];
         let moved = if is_mem {
             let e = MemEntry {
@@ -783,7 +829,13 @@ impl<W> Sm<W> {
     }
 
     /// Readiness of one warp at `now`: Ok(()) or the reason it cannot issue.
-    fn ready<E: Executor<Writes = W>>(&mut self, ex: &E, sc: usize, slot: usize, now: u64) -> Result<(), StallReason> {
+    fn ready<E: Executor<Writes = W>>(
+        &mut self,
+        ex: &E,
+        sc: usize,
+        slot: usize,
+        now: u64,
+    ) -> Result<(), StallReason> {
         let w = &self.warps[slot];
         if !w.used || w.exited {
             return Err(StallReason::Idle);
@@ -813,7 +865,8 @@ impl<W> Sm<W> {
             }
             if let Some((from, sb, le, ids)) = w.depbar {
                 if now >= from {
-                    let ok = w.sb[sb as usize % 6] <= le && (0..6).all(|k| ids & (1 << k) == 0 || w.sb[k] == 0);
+                    let ok =
+                        w.sb[sb as usize % 6] <= le && (0..6).all(|k| ids & (1 << k) == 0 || w.sb[k] == 0);
                     if !ok {
                         return Err(StallReason::DependenceCounters);
                     }
@@ -821,7 +874,11 @@ impl<W> Sm<W> {
             }
         } else {
             let max = self.cfg.scoreboard_max_consumers;
-            let raw = inst.reads.iter().chain(inst.writes.iter()).any(|r| w.sb_write[reg_index(r)] > 0);
+            let raw = inst
+                .reads
+                .iter()
+                .chain(inst.writes.iter())
+                .any(|r| w.sb_write[reg_index(r)] > 0);
             let war = inst.writes.iter().any(|r| w.sb_read[reg_index(r)] > 0);
             let full = max > 0 && inst.reads.iter().any(|r| w.sb_read[reg_index(r)] as u32 >= max);
             if raw || war || full {
@@ -829,7 +886,8 @@ impl<W> Sm<W> {
             }
         }
         let s = &self.subcores[sc];
-        if inst.special == Special::ClockRead && s.last_clock_issue.is_some_and(|c| c + 1 == now) {
+        let min_gap = self.cfg.clock_read_min_interval as u64;
+        if inst.special == Special::ClockRead && s.last_clock_issue.is_some_and(|c| now < c + min_gap) {
             return Err(StallReason::StallCounter);
         }
         if let Some(m) = inst.mem {
@@ -838,17 +896,32 @@ impl<W> Sm<W> {
                 return Err(StallReason::MemQueueFull);
             }
         } else if inst.fixed {
-            let shared = self.cfg.units.get(inst.unit).is_some_and(|u| u.shared_by_sm);
+            let unit = self.latch_unit(sc, inst.unit);
+            let shared = self.cfg.units.get(unit).is_some_and(|u| u.shared_by_sm);
             let free = if shared {
-                self.shared_unit_free[inst.unit]
+                self.shared_unit_free[unit]
             } else {
-                s.unit_free[inst.unit]
+                self.subcores[sc].unit_free[unit]
             };
             if free > now {
                 return Err(StallReason::ExecUnitLatch);
             }
         }
         Ok(())
+    }
+
+    /// The execution unit whose input latch an instruction of `unit` would use at `now`:
+    /// FP32 instructions may take the INT/FP32 pipe when its latch is free first.
+    fn latch_unit(&self, sc: usize, unit: usize) -> usize {
+        if self.cfg.fp32_in_int_pipe && self.fp32_unit == Some(unit) {
+            if let Some(alt) = self.int_unit {
+                let s = &self.subcores[sc];
+                if s.unit_free[alt] < s.unit_free[unit] {
+                    return alt;
+                }
+            }
+        }
+        unit
     }
 
     fn index_of(&self, pc: u64) -> Option<usize> {
@@ -885,7 +958,9 @@ impl<W> Sm<W> {
             (0..n).map(|k| pool[(start + k) % n]).find(|&x| ok(x))
         };
         // Greedy: the warp that issued in the previous cycle (MICRO'25 A5.3).
-        let greedy = s.last_issued.filter(|&l| ok(l) && s.last_issue_cycle.wrapping_add(1) == now);
+        let greedy = s
+            .last_issued
+            .filter(|&l| ok(l) && s.last_issue_cycle.wrapping_add(1) == now);
         match self.cfg.scheduler {
             SchedPolicy::Cggty => greedy.or_else(youngest),
             SchedPolicy::Gto => greedy.or_else(oldest),
@@ -934,7 +1009,12 @@ impl<W> Sm<W> {
         let _ = now;
     }
 
-    fn issue_stage<E: Executor<Writes = W>>(&mut self, ex: &mut E, sc: usize, now: u64) -> Result<(), String> {
+    fn issue_stage<E: Executor<Writes = W>>(
+        &mut self,
+        ex: &mut E,
+        sc: usize,
+        now: u64,
+    ) -> Result<(), String> {
         if self.subcores[sc].warps.is_empty() {
             self.stats.stall_slots[StallReason::Idle as usize] += 1;
             return Ok(());
@@ -990,8 +1070,10 @@ impl<W> Sm<W> {
             return Ok(());
         };
         let pc = self.warps[slot].ib.front().map(|x| x.0).unwrap_or_default();
-        let sidx = self.index_of(pc).ok_or_else(|| format!("no instruction at pc {pc:#x}"))?;
-        if self.code[sidx].fixed && !self.cfg.perfect_icache {
+        let sidx = self
+            .index_of(pc)
+            .ok_or_else(|| format!("no instruction at pc {pc:#x}"))?;
+        if self.code[sidx].fixed && !self.cfg.perfect_const_cache {
             if let Some((bank, off)) = self.code[sidx].const_operand {
                 let line = ((bank as u64) << 32 | off) / self.cfg.l0c_fl.line_bytes.max(1) as u64;
                 if self.subcores[sc].l0c.probe(line) {
@@ -1084,6 +1166,11 @@ impl<W> Sm<W> {
         let cbits = self.uses_control_bits;
         let reads = if cbits { Vec::new() } else { inst.reads.clone() };
         let writes_regs = if cbits { Vec::new() } else { inst.writes.clone() };
+        let unit = if is_fixed && !is_mem {
+            self.latch_unit(sc, unit)
+        } else {
+            unit
+        };
         let s = &mut self.subcores[sc];
         s.last_issued = Some(slot);
         s.last_issue_cycle = now;
@@ -1115,6 +1202,7 @@ impl<W> Sm<W> {
         self.accesses[wslot] = issued.mem;
         let cfg_expiry = self.cfg.stall_expiry;
         let gt11 = self.cfg.stall_gt11_without_yield_cycles as u64;
+        let special_threshold = self.cfg.stall_special_threshold as u64;
         let errbar = self.cfg.errbar_stall_cycles as u64;
         let depbar_delay = self.cfg.depbar_effect_delay as u64;
         let w = &mut self.warps[slot];
@@ -1128,7 +1216,7 @@ impl<W> Sm<W> {
                 StallExpiry::Listing2 => now + stall.max(1),
                 StallExpiry::Figure4 => now + stall + 1,
             };
-            if stall > 11 && !ctrl.yield_ {
+            if stall > special_threshold && !ctrl.yield_ {
                 until = now + gt11;
             }
             if (special == Special::Errbar || special == Special::SelfBranch) && stall == 0 && ctrl.yield_ {
@@ -1187,16 +1275,13 @@ impl<W> Sm<W> {
             w.used && !w.exited && w.fetch_wait_line.is_none() && (w.ib.len() as u32 + w.inflight_fetch) < cap
         };
         let s = &self.subcores[sc];
-        let chosen = s
-            .last_issued
-            .filter(|&l| has_room(&self.warps[l]))
-            .or_else(|| {
-                s.warps
-                    .iter()
-                    .copied()
-                    .filter(|&x| has_room(&self.warps[x]))
-                    .max_by_key(|&x| self.warps[x].age)
-            });
+        let chosen = s.last_issued.filter(|&l| has_room(&self.warps[l])).or_else(|| {
+            s.warps
+                .iter()
+                .copied()
+                .filter(|&x| has_room(&self.warps[x]))
+                .max_by_key(|&x| self.warps[x].age)
+        });
         let Some(slot) = chosen else {
             return;
         };

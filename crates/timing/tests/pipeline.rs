@@ -57,7 +57,10 @@ fn indep_cc(n: usize, second: &str, other: &str) -> String {
 #[test]
 fn figure4b_stall_switches_youngest() {
     let (_, logs) = run(&indep(32, "[B------:R-:W-:-:S04]"), &[0, 4, 8, 12], perfect());
-    let first: Vec<Vec<u64>> = [12, 8, 4, 0].iter().map(|&s| issue_cycles(&logs, s)[1..4].to_vec()).collect();
+    let first: Vec<Vec<u64>> = [12, 8, 4, 0]
+        .iter()
+        .map(|&s| issue_cycles(&logs, s)[1..4].to_vec())
+        .collect();
     // W3 (slot 12, youngest) issues first, two instructions, then W2, W1 and W0 in turn.
     assert!(first[0][1] < first[1][0] && first[1][1] < first[2][0] && first[2][1] < first[3][0]);
     assert_eq!(first[1][0], first[0][1] + 1);
@@ -77,7 +80,11 @@ fn figure4b_stall_switches_youngest() {
     let w0 = issue_cycles(&logs, 0);
     assert_eq!(w0[3] - w0[2], 5);
     let w3 = issue_cycles(&logs, 12);
-    assert_eq!(w3[3] - w3[2], 5, "W3: 2nd instruction at t, 3rd at t+5 as in Figure 4(b)");
+    assert_eq!(
+        w3[3] - w3[2],
+        5,
+        "W3: 2nd instruction at t, 3rd at t+5 as in Figure 4(b)"
+    );
 }
 
 /// Figure 4(c): yield on the 2nd instruction switches to the youngest other warp.
@@ -96,7 +103,10 @@ fn figure4c_yield_switches() {
 fn figure4a_greedy_youngest_first() {
     let (_, logs) = run(&indep(32, "[B------:R-:W-:-:S01]"), &[0, 4, 8, 12], perfect());
     let w3 = issue_cycles(&logs, 12);
-    assert!(w3[1..].windows(2).all(|p| p[1] == p[0] + 1), "W3 issues back to back: {w3:?}");
+    assert!(
+        w3[1..].windows(2).all(|p| p[1] == p[0] + 1),
+        "W3 issues back to back: {w3:?}"
+    );
     let w2 = issue_cycles(&logs, 8);
     assert!(w2[1] > *w3.last().unwrap());
 }
@@ -104,7 +114,8 @@ fn figure4a_greedy_youngest_first() {
 /// Yield with no other ready warp: a 1-cycle bubble (rule 7).
 #[test]
 fn yield_alone_bubble() {
-    let src = "[B------:R-:W-:Y:S01] IADD3 R1, R2, R3, RZ\n[B------:R-:W-:-:S01] IADD3 R5, R7, R9, RZ\nEXIT\n";
+    let src =
+        "[B------:R-:W-:Y:S01] IADD3 R1, R2, R3, RZ\n[B------:R-:W-:-:S01] IADD3 R5, R7, R9, RZ\nEXIT\n";
     let (_, logs) = run(src, &[0], perfect());
     let c = issue_cycles(&logs, 0);
     assert_eq!(c[1] - c[0], 2);
@@ -114,7 +125,11 @@ fn yield_alone_bubble() {
 /// right behind its producer escapes unless the producer has stall ≥ 2 or yield.
 #[test]
 fn dependence_counter_visibility() {
-    for (cc, waits) in [("[B------:R-:W0:-:S01]", false), ("[B------:R-:W0:-:S02]", true), ("[B------:R-:W0:Y:S01]", true)] {
+    for (cc, waits) in [
+        ("[B------:R-:W0:-:S01]", false),
+        ("[B------:R-:W0:-:S02]", true),
+        ("[B------:R-:W0:Y:S01]", true),
+    ] {
         let src = format!("{cc} LDG.E R4, [R2.64]\n[B0-----:R-:W-:-:S01] IADD3 R5, R4, R7, RZ\nEXIT\n");
         let (_, logs) = run(&src, &[0], perfect());
         let c = issue_cycles(&logs, 0);
@@ -156,6 +171,12 @@ fn read_port_bubbles() {
     assert_eq!(base, n as u64 + 3);
     let fmul = steady("FMUL R1, R2, R4", n);
     let ffma = steady("FFMA R1, R2, R4, R6", n);
-    assert!((fmul - base) as i64 - n as i64 >= -2 && fmul - base <= n as u64, "fmul {fmul} base {base}");
-    assert!((ffma - base) as i64 - 2 * n as i64 >= -3 && ffma - base <= 2 * n as u64, "ffma {ffma}");
+    assert!(
+        (fmul - base) as i64 - n as i64 >= -2 && fmul - base <= n as u64,
+        "fmul {fmul} base {base}"
+    );
+    assert!(
+        (ffma - base) as i64 - 2 * n as i64 >= -3 && ffma - base <= 2 * n as u64,
+        "ffma {ffma}"
+    );
 }

@@ -1,7 +1,9 @@
 //! A mock executor: straight-line code, every warp runs every instruction, no values.
 #![allow(dead_code)]
 
-use sassim_timing::{decode_kernel, CoreConfig, Executor, FixedLatencyMemory, InstClass, Issued, Sm, WarpLog};
+use sassim_timing::{
+    decode_kernel, CoreConfig, Executor, FixedLatencyMemory, InstClass, Issued, Sm, WarpLog,
+};
 
 pub struct Mock {
     pub pcs: Vec<u64>,
@@ -79,9 +81,15 @@ pub fn run(src: &str, slots: &[usize], cfg: CoreConfig) -> (Sm<()>, Vec<(usize, 
 }
 
 pub fn clocks(logs: &[(usize, WarpLog)], slot: usize) -> Vec<u64> {
-    logs.iter().find(|l| l.0 == slot).map(|l| l.1.clocks.clone()).unwrap_or_default()
+    logs.iter()
+        .find(|l| l.0 == slot)
+        .map(|l| l.1.clocks.clone())
+        .unwrap_or_default()
 }
 
 pub fn issue_cycles(logs: &[(usize, WarpLog)], slot: usize) -> Vec<u64> {
-    logs.iter().find(|l| l.0 == slot).map(|l| l.1.issues.iter().map(|x| x.0).collect()).unwrap_or_default()
+    logs.iter()
+        .find(|l| l.0 == slot)
+        .map(|l| l.1.issues.iter().map(|x| x.0).collect())
+        .unwrap_or_default()
 }

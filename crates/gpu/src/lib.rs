@@ -1,0 +1,385 @@
+//! `sassim-gpu`: the GPU around the SMs — CTA scheduling with occupancy limits, kernel
+//! sequencing, the cycle loop, deadlock detection, and the microbenchmark runner.
+
+pub mod engine;
+pub mod microbench;
+pub mod workload;
+
+use engine::EngineExec;
+use sassim_config::GpuConfig;
+use sassim_functional::{KernelExec, PendingWrites, WarpId};
+use sassim_isa::{ArchReg, Kernel};
+use sassim_timing::config::{classify, hit_latencies};
+use sassim_timing::{decode_kernel, CoreConfig, CoreStats, FixedLatencyMemory, Sm, StaticInst};
+use std::collections::BTreeMap;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("{0}")]
+    Exec(String),
+    #[error("deadlock: {0}")]
+    Deadlock(String),
+    #[error("kernel {kernel} cannot run: {why}")]
+    Launch { kernel: String, why: String },
+    #[error("cycle limit of {0} reached")]
+    CycleLimit(u64),
+}
+
+/// A kernel decoded for the timing model.
+#[derive(Debug, Clone)]
+pub struct PreparedKernel {
+    pub code: Vec<StaticInst>,
+    /// Opcodes the opcode table does not know, with their static counts.
+    pub unknown_opcodes: BTreeMap<String, u64>,
+    /// Registers per thread (highest register written or read + 1, plus the two the
+    /// ABI reserves, rounded to the allocation granularity).
+    pub regs_per_thread: u32,
+}
+
+pub fn prepare(kernel: &Kernel, g: &GpuConfig, core: &CoreConfig) -> PreparedKernel {
+    let table = g.opcode_table();
+    let mut unknown = BTreeMap::new();
+    let code = decode_kernel(&kernel.instructions, core, &mut |ins| {
+        let (c, known) = classify(table, ins);
+        if !known {
+            *unknown.entry(ins.opcode.base.clone()).or_insert(0) += 1;
+        }
+        c
+    });
+    let mut max_reg = 0u32;
+    for ins in &kernel.instructions {
+        for r in sassim_isa::regs_written(ins)
+            .iter()
+            .chain(sassim_isa::regs_read(ins).iter())
+        {
+            if let ArchReg::R(i) = r {
+                max_reg = max_reg.max(*i as u32 + 1);
+            }
+        }
+    }
+    let gran = g.gpu.reg_alloc_granularity.max(1);
+    let regs = (max_reg + 2).div_ceil(gran) * gran;
+    PreparedKernel {
+        code,
+        unknown_opcodes: unknown,
+        regs_per_thread: regs.clamp(gran, g.gpu.max_regs_per_thread.max(gran)),
+    }
+}
+
+/// Options of one timing run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Stop with an error after this many cycles (0 = no limit).
+    pub max_cycles: u64,
+    /// A deadlock is reported when no warp issues for this many cycles.
+    pub deadlock_cycles: u64,
+    /// Record per-warp issue logs (microbenchmarks).
+    pub record: bool,
+    /// Place warps in the SM slot equal to their index within the CTA
+    /// (microbenchmarks' `.active_warps`; sub-core = slot % 4).
+    pub slot_by_warp_index: bool,
+    /// Shared memory bytes per CTA (for occupancy).
+    pub shared_per_cta: u32,
+    /// Sample IPC every this many cycles (0 = off).
+    pub ipc_sample_interval: u64,
+    /// Whether the kernel's control bits are real (false: hybrid mode uses scoreboards).
+    pub has_control_bits: bool,
+    /// Keep the registers of finished CTAs (to report them).
+    pub keep_cta_state: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            max_cycles: 0,
+            deadlock_cycles: 200_000,
+            record: false,
+            slot_by_warp_index: false,
+            shared_per_cta: 0,
+            ipc_sample_interval: 1000,
+            has_control_bits: true,
+            keep_cta_state: false,
+        }
+    }
+}
+
+/// Result of timing one kernel.
+#[derive(Debug, Clone, Default)]
+pub struct KernelRun {
+    pub name: String,
+    pub cycles: u64,
+    pub stats: CoreStats,
+    pub ctas: u32,
+    pub ctas_per_sm: u32,
+    pub sms_used: u32,
+    /// Average active warps per SM-cycle divided by the maximum.
+    pub occupancy: f64,
+    pub warnings: Vec<String>,
+    /// (cycle, thread instructions per cycle over the last interval)
+    pub ipc_timeline: Vec<(u64, f64)>,
+    /// Per-warp logs when `record` was set: (sm, slot, executor warp id, log).
+    pub logs: Vec<(usize, usize, u32, sassim_timing::WarpLog)>,
+}
+
+/// The simulated GPU.
+pub struct Gpu {
+    pub cfg: GpuConfig,
+    pub core: CoreConfig,
+    kernels_launched: u64,
+}
+
+impl Gpu {
+    pub fn new(cfg: GpuConfig) -> Self {
+        let core = CoreConfig::from_gpu(&cfg);
+        Gpu {
+            cfg,
+            core,
+            kernels_launched: 0,
+        }
+    }
+
+    /// CTAs of this kernel that fit on one SM at once.
+    pub fn ctas_per_sm(
+        &self,
+        warps_per_cta: u32,
+        threads_per_cta: u32,
+        regs_per_thread: u32,
+        shared: u32,
+    ) -> u32 {
+        let g = &self.cfg.gpu;
+        let by_warps = g.max_warps_per_sm / warps_per_cta.max(1);
+        let by_threads = g.max_threads_per_sm / threads_per_cta.max(1);
+        let regs_per_cta = regs_per_thread * g.warp_size * warps_per_cta;
+        let by_regs = g.regs_per_sm / regs_per_cta.max(1);
+        let by_shared = if shared == 0 {
+            u32::MAX
+        } else {
+            g.shared_mem_per_sm_max_kb * 1024 / shared
+        };
+        g.max_ctas_per_sm
+            .min(by_warps)
+            .min(by_threads)
+            .min(by_regs)
+            .min(by_shared)
+    }
+
+    /// Time one kernel launch whose functional state is `exec`. `on_cta` runs after each
+    /// CTA's warps are created (microbenchmark initialisation).
+    pub fn run_kernel(
+        &mut self,
+        exec: &mut KernelExec,
+        kernel: &Kernel,
+        opts: &RunOptions,
+        on_cta: &mut dyn FnMut(&mut KernelExec, &[WarpId]),
+    ) -> Result<KernelRun, SimError> {
+        let prepared = prepare(kernel, &self.cfg, &self.core);
+        let mut run = KernelRun {
+            name: kernel.name.clone(),
+            ..Default::default()
+        };
+        if !prepared.unknown_opcodes.is_empty() {
+            let list: Vec<String> = prepared
+                .unknown_opcodes
+                .iter()
+                .map(|(k, v)| format!("{k} ({v})"))
+                .collect();
+            run.warnings.push(format!(
+                "opcodes unknown to the {} opcode table ran with the default class: {}",
+                self.cfg.gpu.arch,
+                list.join(", ")
+            ));
+        }
+        let launch = exec.launch().clone();
+        let warps_per_cta = match &exec.options().active_warps {
+            Some(a) => a.len() as u32,
+            None => launch.warps_per_cta(),
+        };
+        let per_sm = self.ctas_per_sm(
+            launch.warps_per_cta(),
+            launch.threads_per_cta(),
+            prepared.regs_per_thread,
+            opts.shared_per_cta,
+        );
+        if per_sm == 0 {
+            return Err(SimError::Launch {
+                kernel: kernel.name.clone(),
+                why: format!(
+                    "a CTA of {} threads with {} registers/thread and {} B shared memory does not fit on an SM",
+                    launch.threads_per_cta(),
+                    prepared.regs_per_thread,
+                    opts.shared_per_cta
+                ),
+            });
+        }
+        let num_ctas = launch.num_ctas();
+        run.ctas = num_ctas;
+        run.ctas_per_sm = per_sm;
+        let num_sms = (self.cfg.gpu.num_sms as usize).min(num_ctas.div_ceil(per_sm).max(1) as usize);
+        run.sms_used = num_sms as u32;
+        let code_base = self.cfg.frontend.kernel_code_base
+            + self.kernels_launched * self.cfg.frontend.kernel_code_spacing;
+        self.kernels_launched += 1;
+        let lat = hit_latencies(&self.cfg);
+        let mut sms: Vec<Sm<PendingWrites>> = (0..num_sms)
+            .map(|_| {
+                let mut sm = Sm::new(self.core.clone(), Box::new(FixedLatencyMemory { lat }));
+                sm.record = opts.record;
+                sm.set_kernel(prepared.code.clone(), code_base, opts.has_control_bits);
+                sm
+            })
+            .collect();
+        let start_pc = kernel.instructions.first().map_or(0, |i| i.pc);
+        let mut cs = CtaSched {
+            next_cta: 0,
+            num_ctas,
+            per_sm,
+            ctas_on_sm: vec![0; num_sms],
+            warp_cta: BTreeMap::new(),
+            cta_left: BTreeMap::new(),
+            start_pc,
+            slot_by_warp_index: opts.slot_by_warp_index,
+        };
+        let mut done_ctas = 0u32;
+        // Initial placement: round-robin over the SMs.
+        'fill: loop {
+            let mut any = false;
+            for s in 0..num_sms {
+                if cs.next_cta >= num_ctas {
+                    break 'fill;
+                }
+                any |= cs.launch(s, &mut sms, exec, on_cta);
+            }
+            if !any {
+                break;
+            }
+        }
+        let mut ex = EngineExec { k: exec, issued: 0 };
+        let mut cycle: u64 = 0;
+        let mut last_progress = 0u64;
+        let mut last_issued = 0u64;
+        let mut occ_sum: u64 = 0;
+        let mut sample_insts = 0u64;
+        let max_warps = self.core.max_warps as u64;
+        let _ = warps_per_cta;
+        while done_ctas < num_ctas {
+            for (s, sm) in sms.iter_mut().enumerate() {
+                if sm.is_idle() {
+                    continue;
+                }
+                occ_sum += sm.active_warps() as u64;
+                sm.tick(&mut ex).map_err(SimError::Exec)?;
+                for w in sm.take_finished() {
+                    if let Some(cta) = cs.warp_cta.remove(&w) {
+                        let left = cs.cta_left.entry(cta).or_insert(1);
+                        *left -= 1;
+                        if *left == 0 {
+                            if !opts.keep_cta_state {
+                                ex.k.retire_cta_of(WarpId(w));
+                            }
+                            done_ctas += 1;
+                            cs.ctas_on_sm[s] -= 1;
+                        }
+                    }
+                }
+            }
+            // Refill SMs that have room.
+            if cs.next_cta < num_ctas {
+                for s in 0..num_sms {
+                    while cs.launch(s, &mut sms, ex.k, on_cta) {}
+                }
+            }
+            cycle += 1;
+            if ex.issued != last_issued {
+                last_issued = ex.issued;
+                last_progress = cycle;
+            } else if cycle - last_progress > opts.deadlock_cycles {
+                let mut waiting = Vec::new();
+                for &w in cs.warp_cta.keys().take(16) {
+                    let why =
+                        ex.k.stuck_reason(WarpId(w))
+                            .unwrap_or_else(|| "no progress".into());
+                    waiting.push(format!("warp {w}: {why}"));
+                }
+                return Err(SimError::Deadlock(format!(
+                    "no instruction issued for {} cycles at cycle {cycle}; {}",
+                    opts.deadlock_cycles,
+                    waiting.join("; ")
+                )));
+            }
+            if opts.ipc_sample_interval > 0 && cycle % opts.ipc_sample_interval == 0 {
+                let total: u64 = sms.iter().map(|s| s.stats.thread_insts).sum();
+                run.ipc_timeline.push((
+                    cycle,
+                    (total - sample_insts) as f64 / opts.ipc_sample_interval as f64,
+                ));
+                sample_insts = total;
+            }
+            if opts.max_cycles > 0 && cycle >= opts.max_cycles {
+                return Err(SimError::CycleLimit(opts.max_cycles));
+            }
+        }
+        run.cycles = cycle;
+        for (s, sm) in sms.iter_mut().enumerate() {
+            run.stats.add(&sm.stats);
+            if opts.record {
+                for (slot, id, log) in sm.take_logs_with_ids() {
+                    run.logs.push((s, slot, id, log));
+                }
+            }
+        }
+        run.stats.cycles = cycle;
+        run.occupancy = if cycle == 0 {
+            0.0
+        } else {
+            occ_sum as f64 / (cycle * num_sms as u64 * max_warps) as f64
+        };
+        Ok(run)
+    }
+}
+
+/// CTA placement state of one kernel launch.
+struct CtaSched {
+    next_cta: u32,
+    num_ctas: u32,
+    per_sm: u32,
+    ctas_on_sm: Vec<u32>,
+    /// executor warp id -> CTA
+    warp_cta: BTreeMap<u32, u32>,
+    cta_left: BTreeMap<u32, u32>,
+    start_pc: u64,
+    slot_by_warp_index: bool,
+}
+
+impl CtaSched {
+    /// Launch the next CTA on SM `sm` if it has room.
+    fn launch(
+        &mut self,
+        sm: usize,
+        sms: &mut [Sm<PendingWrites>],
+        exec: &mut KernelExec,
+        on_cta: &mut dyn FnMut(&mut KernelExec, &[WarpId]),
+    ) -> bool {
+        if self.next_cta >= self.num_ctas || self.ctas_on_sm[sm] >= self.per_sm {
+            return false;
+        }
+        if sms[sm].free_warp_slots() < exec.launch().warps_per_cta() as usize && !self.slot_by_warp_index {
+            return false;
+        }
+        let id = self.next_cta;
+        self.next_cta += 1;
+        let warps = exec.start_cta(id);
+        on_cta(exec, &warps);
+        for (k, w) in warps.iter().enumerate() {
+            if self.slot_by_warp_index {
+                let idx = exec.options().active_warps.as_ref().map_or(k as u32, |a| a[k]);
+                sms[sm].add_warp_at(idx as usize, w.0, self.start_pc);
+            } else {
+                sms[sm].add_warp(w.0, self.start_pc);
+            }
+            self.warp_cta.insert(w.0, id);
+        }
+        self.cta_left.insert(id, warps.len() as u32);
+        self.ctas_on_sm[sm] += 1;
+        true
+    }
+}

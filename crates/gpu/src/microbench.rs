@@ -1,0 +1,173 @@
+//! `sassim microbench`: a microbenchmark-dialect file through functional execution and
+//! the timing model, with per-warp issue logs, clock values, registers and RFC outcomes
+//! (JSON schema in docs/microbench.md).
+
+use crate::{Gpu, RunOptions, SimError};
+use sassim_config::GpuConfig;
+use sassim_functional::{ControlFlowKind, ExecOptions, KernelExec, Launch, WarpId};
+use sassim_isa::ArchReg;
+use sassim_sass::microbench::{InitValue, Microbench};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IssueRec {
+    pub cycle: u64,
+    pub pc: u64,
+    pub op: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RfcRec {
+    pub pc: u64,
+    pub hits: Vec<bool>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WarpResult {
+    pub warp: u32,
+    pub subcore: u32,
+    pub issues: Vec<IssueRec>,
+    pub clocks: Vec<u64>,
+    pub regs: BTreeMap<String, Vec<u32>>,
+    pub rfc: Vec<RfcRec>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MicrobenchResult {
+    pub gpu: String,
+    pub total_cycles: u64,
+    pub warps: Vec<WarpResult>,
+    /// The error that stopped the run (e.g. an illegal address), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+fn init_vals(v: &InitValue, warp: u32, block_x: u32) -> [u32; 32] {
+    let mut out = [0u32; 32];
+    for (lane, o) in out.iter_mut().enumerate() {
+        let lane = lane as u32;
+        *o = match v {
+            InitValue::Int(i) => *i as u32,
+            InitValue::Float(f) => (*f as f32).to_bits(),
+            InitValue::TidX => (warp * 32 + lane) % block_x.max(1),
+            InitValue::Lane => lane,
+            InitValue::Warp => warp,
+        };
+    }
+    out
+}
+
+/// Run a microbenchmark on `cfg`. Functional errors (an illegal address…) are returned
+/// in `error` together with everything recorded up to that point.
+pub fn run_microbench(
+    mb: &Microbench,
+    cfg: &GpuConfig,
+    cf: ControlFlowKind,
+) -> Result<MicrobenchResult, SimError> {
+    let kernel = Arc::new(mb.kernel.clone());
+    let launch = Launch {
+        shared_bytes: 48 * 1024,
+        ..Launch::new(mb.grid, mb.block, Vec::new())
+    };
+    let opts = ExecOptions {
+        active_warps: mb.active_warps.clone(),
+        ..ExecOptions::default()
+    };
+    let mut exec = KernelExec::new(kernel.clone(), &cfg.gpu.arch, launch, cf, opts)
+        .map_err(|e| SimError::Exec(e.to_string()))?;
+    for g in &mb.global {
+        exec.memory().map_at(g.addr, g.bytes.len() as u64);
+        exec.memory().write(g.addr, &g.bytes);
+    }
+    let mut gpu = Gpu::new(cfg.clone());
+    let ropts = RunOptions {
+        record: true,
+        slot_by_warp_index: true,
+        ipc_sample_interval: 0,
+        deadlock_cycles: 100_000,
+        keep_cta_state: true,
+        ..RunOptions::default()
+    };
+    let block_x = mb.block[0];
+    let inits = mb.inits.clone();
+    let shared = mb.shared.clone();
+    let mut on_cta = |k: &mut KernelExec, warps: &[WarpId]| {
+        for &w in warps {
+            let (_, in_cta) = k.warp_location(w);
+            for i in &inits {
+                let reg = match i.reg.file {
+                    sassim_isa::RegFile::R => ArchReg::R(i.reg.idx),
+                    sassim_isa::RegFile::UR => ArchReg::UR(i.reg.idx),
+                };
+                k.set_reg(w, reg, init_vals(&i.value, in_cta, block_x));
+            }
+        }
+        if let Some(&w0) = warps.first() {
+            for s in &shared {
+                let mem = k.shared_mut(w0);
+                let a = s.addr as usize;
+                if a + s.bytes.len() <= mem.len() {
+                    mem[a..a + s.bytes.len()].copy_from_slice(&s.bytes);
+                }
+            }
+        }
+    };
+    let (run, error) = match gpu.run_kernel(&mut exec, &kernel, &ropts, &mut on_cta) {
+        Ok(r) => (Some(r), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    // Registers written by the code, reported for every warp.
+    let mut written: Vec<ArchReg> = Vec::new();
+    for ins in &kernel.instructions {
+        for r in sassim_isa::regs_written(ins) {
+            if matches!(r, ArchReg::R(_)) && !written.contains(&r) {
+                written.push(r);
+            }
+        }
+    }
+    written.sort();
+    let mut warps = Vec::new();
+    let subcores = gpu.core.subcores.max(1);
+    if let Some(run) = &run {
+        for (_, slot, id, log) in &run.logs {
+            let mut regs = BTreeMap::new();
+            for r in &written {
+                if let ArchReg::R(i) = r {
+                    regs.insert(format!("R{i}"), exec.regs(WarpId(*id), *r).to_vec());
+                }
+            }
+            warps.push(WarpResult {
+                warp: *slot as u32,
+                subcore: *slot as u32 % subcores,
+                issues: log
+                    .issues
+                    .iter()
+                    .map(|(c, pc, op)| IssueRec {
+                        cycle: *c,
+                        pc: *pc,
+                        op: op.clone(),
+                    })
+                    .collect(),
+                clocks: log.clocks.clone(),
+                regs,
+                rfc: log
+                    .rfc
+                    .iter()
+                    .map(|(pc, h)| RfcRec {
+                        pc: *pc,
+                        hits: h.clone(),
+                    })
+                    .collect(),
+            });
+        }
+        warps.sort_by_key(|w| w.warp);
+    }
+    Ok(MicrobenchResult {
+        gpu: cfg.gpu.name.clone(),
+        total_cycles: run.as_ref().map_or(0, |r| r.cycles),
+        warps,
+        error,
+    })
+}
