@@ -14,7 +14,7 @@ pub struct PortSchedule {
 
 impl PortSchedule {
     pub fn new(banks: u32, ports: u32) -> Self {
-        let horizon = 16;
+        let horizon = 64;
         PortSchedule {
             banks: banks.max(1) as usize,
             ports: ports.clamp(1, 255) as u8,

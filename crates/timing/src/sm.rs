@@ -548,11 +548,20 @@ impl<W> Sm<W> {
                     need[b as usize] += 1;
                 }
             }
-            if !s.ports.fits(now + 1, read_cycles, &need[..banks as usize]) {
+            // An operand costs warp-width / port-width port-cycles; the reads take at least
+            // `read_cycles` and longer when one bank needs more port-cycles than that.
+            let per_op = (self.cfg.warp_size * 32).div_ceil(self.cfg.rf_port_width_bits.max(32)) as u8;
+            let ports = self.cfg.rf_read_ports_per_bank.max(1);
+            let mut window = read_cycles;
+            for n in need.iter_mut().take(banks as usize) {
+                *n = n.saturating_mul(per_op);
+                window = window.max((*n as u32).div_ceil(ports));
+            }
+            if !s.ports.fits(now + 1, window, &need[..banks as usize]) {
                 self.stats.allocate_stall_cycles += 1;
                 return;
             }
-            s.ports.reserve(now + 1, read_cycles, &need[..banks as usize]);
+            s.ports.reserve(now + 1, window, &need[..banks as usize]);
         }
         let mut hits = Vec::new();
         for (k, b, r) in inst.bank_reads(banks) {

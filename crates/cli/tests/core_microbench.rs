@@ -1,0 +1,304 @@
+//! The paper's microbenchmarks through `sassim microbench` (issues 4 and 5).
+//! M25 = the MICRO'25 reference (`modern-gpu-cores-micro25.md`), T4P = the T4 report.
+
+mod common;
+use common::*;
+
+const PERFECT_I: [&str; 2] = ["--set", "frontend.perfect_icache=true"];
+
+fn paper(name: &str) -> std::path::PathBuf {
+    root().join("fixtures/sass-samples/microbench").join(name)
+}
+
+/// M25 A4.1, Listing 2: target stall 1 → 5 cycles and a stale R1 (R5 = 2);
+/// stall 4 → 8 cycles and R5 = 6.
+#[test]
+fn listing2_stall_counter_semantics() {
+    for (f, cycles, r5) in [("listing2_stall_s1.sass", 5, 2.0f32), ("listing2_stall_s4.sass", 8, 6.0)] {
+        let (v, ok) = mb_file(&paper(f), &[]);
+        assert!(ok, "{f}: {v}");
+        assert_eq!(elapsed(&v), cycles, "{f}");
+        assert!(reg(&v, 0, "R5").iter().all(|&x| f32::from_bits(x) == r5), "{f}: R5");
+    }
+}
+
+/// M25 A3, Listing 1: 5 / 6 / 7 cycles for odd-odd / even-odd / even-even.
+#[test]
+fn listing1_register_bank_conflicts() {
+    for (f, cycles) in [
+        ("listing1_rf_conflict_odd_odd.sass", 5),
+        ("listing1_rf_conflict_even_odd.sass", 6),
+        ("listing1_rf_conflict_even_even.sass", 7),
+    ] {
+        let (v, ok) = mb_file(&paper(f), &[]);
+        assert!(ok);
+        assert_eq!(elapsed(&v), cycles, "{f}");
+    }
+}
+
+/// M25 A8, Listing 3: stall 4 on the MOV feeding the LDG reads a stale address register
+/// and faults; stall 5 works (variable-latency consumers need one more cycle).
+#[test]
+fn listing3_bypass_and_variable_latency_consumer() {
+    let (v, ok) = mb_file(&paper("listing3_bypass_s4.sass"), &[]);
+    assert!(!ok);
+    assert!(v["error"].as_str().unwrap_or("").contains("illegal address"), "{v}");
+    let (v, ok) = mb_file(&paper("listing3_bypass_s5.sass"), &[]);
+    assert!(ok, "{v}");
+}
+
+/// Listing 3's first half: stall 4 suffices for a fixed-latency consumer of the MOV.
+#[test]
+fn fixed_latency_consumer_bypass() {
+    let src = ".init R17 = 7\n[B------:R-:W-:-:S04] MOV R43, R17 ;\n[B------:R-:W-:-:S01] MOV R41, R43 ;\n\
+               [B------:R-:W-:-:S03] MOV R44, R43 ;\n[B------:R-:W-:-:S05] EXIT ;\n";
+    let (v, ok) = mb("bypass4.sass", src, &[]);
+    assert!(ok);
+    assert_eq!(reg(&v, 0, "R41")[0], 7);
+    let src3 = src.replace("S04] MOV R43", "S03] MOV R43");
+    let (v, _) = mb("bypass3.sass", &src3, &[]);
+    assert_eq!(reg(&v, 0, "R41")[0], 0, "stall 3 reads the old R43");
+}
+
+/// M25 A8, Listing 4: the annotated RFC hit/miss of every operand (JSON `rfc`).
+#[test]
+fn listing4_register_file_cache() {
+    // (file, hits of the 2nd and 3rd instruction's slot holding R2)
+    let cases = [
+        ("listing4_rfc_ex1.sass", [true, false], [0usize, 0usize]),
+        ("listing4_rfc_ex2.sass", [true, true], [0, 0]),
+        ("listing4_rfc_ex3.sass", [false, true], [1, 0]),
+        ("listing4_rfc_ex4.sass", [false, false], [0, 0]),
+    ];
+    for (f, expect, slots) in cases {
+        let (v, ok) = mb_file(&paper(f), &[]);
+        assert!(ok, "{f}");
+        let rfc = warp(&v, 0)["rfc"].as_array().expect("rfc").clone();
+        let iadd_ffma: Vec<&serde_json::Value> = rfc
+            .iter()
+            .filter(|r| {
+                let pc = r["pc"].as_u64().unwrap_or(0);
+                warp(&v, 0)["issues"].as_array().unwrap().iter().any(|i| {
+                    i["pc"].as_u64() == Some(pc) && (i["op"] == "FFMA" || i["op"] == "IADD3")
+                })
+            })
+            .collect();
+        assert!(iadd_ffma.len() >= 3, "{f}: {rfc:?}");
+        for k in 0..2 {
+            let hits = iadd_ffma[k + 1]["hits"].as_array().unwrap();
+            assert_eq!(hits[slots[k]].as_bool(), Some(expect[k]), "{f}: instruction {}", k + 2);
+        }
+        // Example 4: the FFMA's R4 misses too.
+        if f.ends_with("ex4.sass") {
+            assert_eq!(iadd_ffma[1]["hits"][0].as_bool(), Some(false));
+        }
+    }
+}
+
+fn fig4(second: &str, other: &str) -> String {
+    let mut s = String::from(".block 512\n.active_warps 0,4,8,12\n[B------:R-:W-:-:S06] BAR.SYNC 0x0 ;\n");
+    for i in 0..32 {
+        let cc = if i == 1 { second } else { other };
+        s += &format!("{cc} FADD R{}, R{}, R{} ;\n", 2 * i + 20, 2 * i + 1, 2 * i + 2);
+    }
+    s + "EXIT ;\n"
+}
+
+/// Issue cycles of the 32 instructions (after the barrier) for W3, W2, W1, W0.
+fn fig4_cycles(v: &serde_json::Value) -> Vec<Vec<u64>> {
+    [12, 8, 4, 0].iter().map(|&s| cycles(v, s)[1..33].to_vec()).collect()
+}
+
+/// Figure 4(a) in words (seed paper §5.1.2): W3 issues until it misses in the I-cache,
+/// then W2 (reusing W3's lines) runs to the end, then W3, then W1, then W0.
+#[test]
+fn figure4a_no_stalls_icache() {
+    let (v, ok) = mb("fig4a.sass", &fig4("[B------:R-:W-:-:S01]", "[B------:R-:W-:-:S01]"), &[]);
+    assert!(ok);
+    let c = fig4_cycles(&v);
+    let (w3, w2, w1, w0) = (&c[0], &c[1], &c[2], &c[3]);
+    // W3 issues back to back until it stops (I-cache miss), with W2 taking over next cycle.
+    let stop = w3.windows(2).position(|p| p[1] != p[0] + 1).expect("W3 stops") + 1;
+    assert!(stop < 32);
+    assert_eq!(w2[0], w3[stop - 1] + 1, "W2 takes over when W3 misses");
+    let before = w2.iter().filter(|&&c| c < w3[stop]).count();
+    assert!(before >= 24, "W2 runs (almost) to the end before W3 resumes: {before} of 32");
+    assert!(w3.last() < w1.first() && w1.last() < w0.first(), "then W3, W1, W0");
+}
+
+/// Figure 4(b): stall 4 on the 2nd instruction of every warp: W3→W2→W1 every two cycles,
+/// back to W3 once its stall counter is zero; W0 alone at the end makes bubbles.
+#[test]
+fn figure4b_stall_counter() {
+    let (v, ok) = mb("fig4b.sass", &fig4("[B------:R-:W-:-:S04]", "[B------:R-:W-:-:S01]"), &PERFECT_I);
+    assert!(ok);
+    let c = fig4_cycles(&v);
+    let t = c[0][0];
+    assert_eq!(&c[0][..3], &[t, t + 1, t + 6]);
+    assert_eq!(&c[1][..2], &[t + 2, t + 3]);
+    assert_eq!(&c[2][..2], &[t + 4, t + 5]);
+    // W0 runs last and alone: stall 4 → 3 bubbles (Listing 2 semantics, docs/model.md).
+    assert_eq!(c[3][2] - c[3][1], 4);
+    let (v, _) = mb(
+        "fig4b-f4.sass",
+        &fig4("[B------:R-:W-:-:S04]", "[B------:R-:W-:-:S00]"),
+        &["--set", "frontend.perfect_icache=true", "--set", "issue.stall_expiry=figure4"],
+    );
+    let c = fig4_cycles(&v);
+    assert_eq!(c[3][2] - c[3][1], 5, "Figure 4(b)'s four bubbles under the figure4 option");
+}
+
+/// Figure 4(c): yield on the 2nd instruction switches to the youngest other warp.
+#[test]
+fn figure4c_yield() {
+    let (v, ok) = mb("fig4c.sass", &fig4("[B------:R-:W-:Y:S01]", "[B------:R-:W-:-:S01]"), &PERFECT_I);
+    assert!(ok);
+    let c = fig4_cycles(&v);
+    let t = c[0][0];
+    assert_eq!(&c[0][..3], &[t, t + 1, t + 4], "W3, then W2's two, then W3 again");
+    assert_eq!(&c[1][..2], &[t + 2, t + 3]);
+}
+
+/// M25 A4: yield with no other warp ready → a 1-cycle bubble.
+#[test]
+fn yield_alone_one_bubble() {
+    let body = "[B------:R-:W-:Y:S01] FADD R1, R2, R3 ;\n[B------:R-:W-:-:S01] FADD R5, R6, R7 ;";
+    let (v, _) = mb("yield1.sass", &timed(body), &PERFECT_I);
+    let (v0, _) = mb("yield0.sass", &timed(&body.replace(":Y:", ":-:")), &PERFECT_I);
+    assert_eq!(elapsed(&v), elapsed(&v0) + 1);
+}
+
+/// M25 rule 9: a consumer right behind its producer escapes the dependence counter
+/// unless the producer has stall ≥ 2 or yield (it then waits for the load).
+#[test]
+fn dependence_counter_needs_stall2_or_yield() {
+    for (cc, waits) in [("[B------:R-:W0:-:S01]", false), ("[B------:R-:W0:-:S02]", true), ("[B------:R-:W0:Y:S01]", true)] {
+        let src = format!(
+            ".global.fill 0x1000 = u32 64 5\n.init R2 = 0x1000\n.init R3 = 0\n{cc} LDG.E R4, [R2.64] ;\n\
+             [B0-----:R-:W-:-:S01] IADD3 R5, R4, RZ, RZ ;\n[B------:R-:W-:-:S05] EXIT ;\n"
+        );
+        let (v, ok) = mb("sb.sass", &src, &PERFECT_I);
+        assert!(ok);
+        let c = cycles(&v, 0);
+        assert_eq!(c[1] - c[0] > 10, waits, "{cc}: {c:?}");
+        assert_eq!(reg(&v, 0, "R5")[0] == 5, waits, "{cc}: the early consumer reads the old R4");
+    }
+}
+
+/// M25 rule 10: DEPBAR blocks its successor only with a stall of at least 4.
+#[test]
+fn depbar_needs_stall4() {
+    for (s, blocks) in [(1, false), (3, false), (4, true), (6, true)] {
+        let src = format!(
+            ".global.fill 0x1000 = u32 64 5\n.init R2 = 0x1000\n.init R3 = 0\n\
+             [B------:R-:W0:-:S02] LDG.E R4, [R2.64] ;\n[B------:R-:W-:-:S{s:02}] DEPBAR.LE SB0, 0x0 ;\n\
+             [B------:R-:W-:-:S01] FADD R5, R6, R7 ;\n[B------:R-:W-:-:S05] EXIT ;\n"
+        );
+        let (v, ok) = mb("depbar.sass", &src, &PERFECT_I);
+        assert!(ok);
+        let c = cycles(&v, 0);
+        assert_eq!(c[2] - c[0] > 12, blocks, "stall {s}: {c:?}");
+    }
+}
+
+fn repeat(ins: &str, n: usize) -> String {
+    (0..n).map(|_| format!("[B------:R-:W-:-:S01] {ins} ;\n")).collect()
+}
+
+/// M25 A8: back-to-back FMULs with both sources in one bank add one bubble each,
+/// FFMAs with all three add two; other bank assignments add none.
+#[test]
+fn read_port_bubbles_fmul_ffma() {
+    let n = 16;
+    let t = |ins: &str| {
+        let (v, _) = mb("ports.sass", &timed(&repeat(ins, n)), &PERFECT_I);
+        elapsed(&v)
+    };
+    let base = t("FMUL R1, R2, R3");
+    assert_eq!(base, n as u64 + 2);
+    let fmul = t("FMUL R1, R2, R4");
+    let ffma = t("FFMA R1, R2, R4, R6");
+    let ffma_mixed = t("FFMA R1, R2, R3, R4");
+    // One (two) bubbles per instruction in steady state; the first instructions of the
+    // sequence still find free port-slots in the read windows of the NOP before them.
+    let n64 = n as u64;
+    assert!((n64 - 4..=n64).contains(&(fmul - base)), "fmul {fmul} vs {base}");
+    assert!((2 * n64 - 4..=2 * n64).contains(&(ffma - base)), "ffma {ffma} vs {base}");
+    // With two single-ported banks any FFMA has two sources in one bank: one bubble, as
+    // for the FMUL (which is why 2 read ports speed MaxFlops up by ~45%, M25 Table 6).
+    assert_eq!(ffma_mixed, fmul, "mixed-bank FFMA {ffma_mixed} vs same-bank FMUL {fmul}");
+}
+
+/// M25 A8: FADD, FMUL and FFMA have the same latency whatever their banks: a dependent
+/// consumer is correct with stall 4 and wrong with stall 3.
+#[test]
+fn latency_independent_of_banks() {
+    for ins in ["FADD R8, R2, R4", "FMUL R8, R2, R4", "FFMA R8, R2, R4, R6", "FFMA R8, R2, R3, R5"] {
+        for (stall, ok_value) in [(4, true), (3, false)] {
+            let src = format!(
+                ".init R2 = 2.0\n.init R3 = 2.0\n.init R4 = 2.0\n.init R5 = 2.0\n.init R6 = 2.0\n\
+                 [B------:R-:W-:-:S{stall:02}] {ins} ;\n[B------:R-:W-:-:S01] FADD R9, R8, RZ ;\n\
+                 [B------:R-:W-:-:S05] EXIT ;\n"
+            );
+            let (v, _) = mb("lat.sass", &src, &PERFECT_I);
+            let r9 = f32::from_bits(reg(&v, 0, "R9")[0]);
+            assert_eq!(r9 != 0.0, ok_value, "{ins} stall {stall}: R9 = {r9}");
+        }
+    }
+}
+
+/// M25 A8 rule 23: HADD2 (latency 5) then FFMA (latency 4) to the same bank finish in the
+/// same cycle and are both on time; consumers with the nominal stalls read both results.
+#[test]
+fn result_queue_absorbs_fixed_wb_conflict() {
+    let src = ".init R2 = 1.0\n.init R3 = 0x3c003c00\n\
+               [B------:R-:W-:-:S01] HADD2 R10, R3, R3 ;\n[B------:R-:W-:-:S04] FFMA R12, R2, R2, R2 ;\n\
+               [B------:R-:W-:-:S01] FADD R14, R12, RZ ;\n[B------:R-:W-:-:S01] HADD2 R16, R10, RZ ;\n\
+               [B------:R-:W-:-:S05] EXIT ;\n";
+    let (v, ok) = mb("rq.sass", src, &PERFECT_I);
+    assert!(ok);
+    assert_eq!(f32::from_bits(reg(&v, 0, "R14")[0]), 2.0);
+    assert_eq!(reg(&v, 0, "R16")[0], 0x4000_4000, "HADD2 result (2.0, 2.0) bypassed on time");
+}
+
+/// T4P §3.5.1 on the T4 preset: `FFMA R6, R97, R99, RX` conflicts exactly when RX is odd;
+/// `FFMA R6, R98, R99, RX` never.
+#[test]
+fn t4_ffma_bank_rule() {
+    let n = 12;
+    let run = |ins: &str| {
+        let (v, _) = mb("t4.sass", &timed(&repeat(ins, n)), &["--gpu", "t4", "--set", "frontend.perfect_icache=true"]);
+        elapsed(&v)
+    };
+    let ref_time = run("FFMA R6, R98, R99, R100");
+    for rx in [100u32, 101, 102, 103] {
+        let a = run(&format!("FFMA R6, R97, R99, R{rx}"));
+        let b = run(&format!("FFMA R6, R98, R99, R{rx}"));
+        assert_eq!(a > ref_time, rx % 2 == 1, "R97, R99, R{rx}: {a} vs {ref_time}");
+        assert_eq!(b, ref_time, "R98, R99, R{rx}");
+    }
+}
+
+/// M25 §7.4 alternatives: 2 read ports or an ideal register file remove the FFMA
+/// bubbles; turning the RFC off makes reused operands cost ports.
+#[test]
+fn register_file_alternatives() {
+    let body = repeat("FFMA R1, R2, R4, R6", 16);
+    let t = |extra: &[&str]| {
+        let mut args = PERFECT_I.to_vec();
+        args.extend_from_slice(extra);
+        let (v, _) = mb("alt.sass", &timed(&body), &args);
+        elapsed(&v)
+    };
+    let base = t(&[]);
+    let two = t(&["--set", "regfile.read_ports_per_bank=2"]);
+    let ideal = t(&["--set", "regfile.ideal=true"]);
+    assert!(two < base && ideal < base, "{base} {two} {ideal}");
+    assert_eq!(ideal, 16 + 2);
+    let reuse = repeat("FFMA R1, R2.reuse, R4.reuse, R6", 16);
+    let (on, _) = mb("rfc-on.sass", &timed(&reuse), &PERFECT_I);
+    let mut off_args = PERFECT_I.to_vec();
+    off_args.extend_from_slice(&["--set", "regfile.rfc_enabled=false"]);
+    let (off, _) = mb("rfc-off.sass", &timed(&reuse), &off_args);
+    assert!(elapsed(&on) < elapsed(&off), "RFC on {} off {}", elapsed(&on), elapsed(&off));
+}
