@@ -14,11 +14,17 @@ fn paper(name: &str) -> std::path::PathBuf {
 /// stall 4 → 8 cycles and R5 = 6.
 #[test]
 fn listing2_stall_counter_semantics() {
-    for (f, cycles, r5) in [("listing2_stall_s1.sass", 5, 2.0f32), ("listing2_stall_s4.sass", 8, 6.0)] {
+    for (f, cycles, r5) in [
+        ("listing2_stall_s1.sass", 5, 2.0f32),
+        ("listing2_stall_s4.sass", 8, 6.0),
+    ] {
         let (v, ok) = mb_file(&paper(f), &[]);
         assert!(ok, "{f}: {v}");
         assert_eq!(elapsed(&v), cycles, "{f}");
-        assert!(reg(&v, 0, "R5").iter().all(|&x| f32::from_bits(x) == r5), "{f}: R5");
+        assert!(
+            reg(&v, 0, "R5").iter().all(|&x| f32::from_bits(x) == r5),
+            "{f}: R5"
+        );
     }
 }
 
@@ -42,7 +48,10 @@ fn listing1_register_bank_conflicts() {
 fn listing3_bypass_and_variable_latency_consumer() {
     let (v, ok) = mb_file(&paper("listing3_bypass_s4.sass"), &[]);
     assert!(!ok);
-    assert!(v["error"].as_str().unwrap_or("").contains("illegal address"), "{v}");
+    assert!(
+        v["error"].as_str().unwrap_or("").contains("illegal address"),
+        "{v}"
+    );
     let (v, ok) = mb_file(&paper("listing3_bypass_s5.sass"), &[]);
     assert!(ok, "{v}");
 }
@@ -78,15 +87,22 @@ fn listing4_register_file_cache() {
             .iter()
             .filter(|r| {
                 let pc = r["pc"].as_u64().unwrap_or(0);
-                warp(&v, 0)["issues"].as_array().unwrap().iter().any(|i| {
-                    i["pc"].as_u64() == Some(pc) && (i["op"] == "FFMA" || i["op"] == "IADD3")
-                })
+                warp(&v, 0)["issues"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|i| i["pc"].as_u64() == Some(pc) && (i["op"] == "FFMA" || i["op"] == "IADD3"))
             })
             .collect();
         assert!(iadd_ffma.len() >= 3, "{f}: {rfc:?}");
         for k in 0..2 {
             let hits = iadd_ffma[k + 1]["hits"].as_array().unwrap();
-            assert_eq!(hits[slots[k]].as_bool(), Some(expect[k]), "{f}: instruction {}", k + 2);
+            assert_eq!(
+                hits[slots[k]].as_bool(),
+                Some(expect[k]),
+                "{f}: instruction {}",
+                k + 2
+            );
         }
         // Example 4: the FFMA's R4 misses too.
         if f.ends_with("ex4.sass") {
@@ -106,14 +122,21 @@ fn fig4(second: &str, other: &str) -> String {
 
 /// Issue cycles of the 32 instructions (after the barrier) for W3, W2, W1, W0.
 fn fig4_cycles(v: &serde_json::Value) -> Vec<Vec<u64>> {
-    [12, 8, 4, 0].iter().map(|&s| cycles(v, s)[1..33].to_vec()).collect()
+    [12, 8, 4, 0]
+        .iter()
+        .map(|&s| cycles(v, s)[1..33].to_vec())
+        .collect()
 }
 
 /// Figure 4(a) in words (seed paper §5.1.2): W3 issues until it misses in the I-cache,
 /// then W2 (reusing W3's lines) runs to the end, then W3, then W1, then W0.
 #[test]
 fn figure4a_no_stalls_icache() {
-    let (v, ok) = mb("fig4a.sass", &fig4("[B------:R-:W-:-:S01]", "[B------:R-:W-:-:S01]"), &[]);
+    let (v, ok) = mb(
+        "fig4a.sass",
+        &fig4("[B------:R-:W-:-:S01]", "[B------:R-:W-:-:S01]"),
+        &[],
+    );
     assert!(ok);
     let c = fig4_cycles(&v);
     let (w3, w2, w1, w0) = (&c[0], &c[1], &c[2], &c[3]);
@@ -122,15 +145,25 @@ fn figure4a_no_stalls_icache() {
     assert!(stop < 32);
     assert_eq!(w2[0], w3[stop - 1] + 1, "W2 takes over when W3 misses");
     let before = w2.iter().filter(|&&c| c < w3[stop]).count();
-    assert!(before >= 24, "W2 runs (almost) to the end before W3 resumes: {before} of 32");
-    assert!(w3.last() < w1.first() && w1.last() < w0.first(), "then W3, W1, W0");
+    assert!(
+        before >= 24,
+        "W2 runs (almost) to the end before W3 resumes: {before} of 32"
+    );
+    assert!(
+        w3.last() < w1.first() && w1.last() < w0.first(),
+        "then W3, W1, W0"
+    );
 }
 
 /// Figure 4(b): stall 4 on the 2nd instruction of every warp: W3→W2→W1 every two cycles,
 /// back to W3 once its stall counter is zero; W0 alone at the end makes bubbles.
 #[test]
 fn figure4b_stall_counter() {
-    let (v, ok) = mb("fig4b.sass", &fig4("[B------:R-:W-:-:S04]", "[B------:R-:W-:-:S01]"), &PERFECT_I);
+    let (v, ok) = mb(
+        "fig4b.sass",
+        &fig4("[B------:R-:W-:-:S04]", "[B------:R-:W-:-:S01]"),
+        &PERFECT_I,
+    );
     assert!(ok);
     let c = fig4_cycles(&v);
     let t = c[0][0];
@@ -142,16 +175,29 @@ fn figure4b_stall_counter() {
     let (v, _) = mb(
         "fig4b-f4.sass",
         &fig4("[B------:R-:W-:-:S04]", "[B------:R-:W-:-:S00]"),
-        &["--set", "frontend.perfect_icache=true", "--set", "issue.stall_expiry=figure4"],
+        &[
+            "--set",
+            "frontend.perfect_icache=true",
+            "--set",
+            "issue.stall_expiry=figure4",
+        ],
     );
     let c = fig4_cycles(&v);
-    assert_eq!(c[3][2] - c[3][1], 5, "Figure 4(b)'s four bubbles under the figure4 option");
+    assert_eq!(
+        c[3][2] - c[3][1],
+        5,
+        "Figure 4(b)'s four bubbles under the figure4 option"
+    );
 }
 
 /// Figure 4(c): yield on the 2nd instruction switches to the youngest other warp.
 #[test]
 fn figure4c_yield() {
-    let (v, ok) = mb("fig4c.sass", &fig4("[B------:R-:W-:Y:S01]", "[B------:R-:W-:-:S01]"), &PERFECT_I);
+    let (v, ok) = mb(
+        "fig4c.sass",
+        &fig4("[B------:R-:W-:Y:S01]", "[B------:R-:W-:-:S01]"),
+        &PERFECT_I,
+    );
     assert!(ok);
     let c = fig4_cycles(&v);
     let t = c[0][0];
@@ -172,7 +218,11 @@ fn yield_alone_one_bubble() {
 /// unless the producer has stall ≥ 2 or yield (it then waits for the load).
 #[test]
 fn dependence_counter_needs_stall2_or_yield() {
-    for (cc, waits) in [("[B------:R-:W0:-:S01]", false), ("[B------:R-:W0:-:S02]", true), ("[B------:R-:W0:Y:S01]", true)] {
+    for (cc, waits) in [
+        ("[B------:R-:W0:-:S01]", false),
+        ("[B------:R-:W0:-:S02]", true),
+        ("[B------:R-:W0:Y:S01]", true),
+    ] {
         let src = format!(
             ".global.fill 0x1000 = u32 64 5\n.init R2 = 0x1000\n.init R3 = 0\n{cc} LDG.E R4, [R2.64] ;\n\
              [B0-----:R-:W-:-:S01] IADD3 R5, R4, RZ, RZ ;\n[B------:R-:W-:-:S05] EXIT ;\n"
@@ -181,7 +231,11 @@ fn dependence_counter_needs_stall2_or_yield() {
         assert!(ok);
         let c = cycles(&v, 0);
         assert_eq!(c[1] - c[0] > 10, waits, "{cc}: {c:?}");
-        assert_eq!(reg(&v, 0, "R5")[0] == 5, waits, "{cc}: the early consumer reads the old R4");
+        assert_eq!(
+            reg(&v, 0, "R5")[0] == 5,
+            waits,
+            "{cc}: the early consumer reads the old R4"
+        );
     }
 }
 
@@ -202,7 +256,9 @@ fn depbar_needs_stall4() {
 }
 
 fn repeat(ins: &str, n: usize) -> String {
-    (0..n).map(|_| format!("[B------:R-:W-:-:S01] {ins} ;\n")).collect()
+    (0..n)
+        .map(|_| format!("[B------:R-:W-:-:S01] {ins} ;\n"))
+        .collect()
 }
 
 /// M25 A8: back-to-back FMULs with both sources in one bank add one bubble each,
@@ -223,17 +279,28 @@ fn read_port_bubbles_fmul_ffma() {
     // sequence still find free port-slots in the read windows of the NOP before them.
     let n64 = n as u64;
     assert!((n64 - 4..=n64).contains(&(fmul - base)), "fmul {fmul} vs {base}");
-    assert!((2 * n64 - 4..=2 * n64).contains(&(ffma - base)), "ffma {ffma} vs {base}");
+    assert!(
+        (2 * n64 - 4..=2 * n64).contains(&(ffma - base)),
+        "ffma {ffma} vs {base}"
+    );
     // With two single-ported banks any FFMA has two sources in one bank: one bubble, as
     // for the FMUL (which is why 2 read ports speed MaxFlops up by ~45%, M25 Table 6).
-    assert_eq!(ffma_mixed, fmul, "mixed-bank FFMA {ffma_mixed} vs same-bank FMUL {fmul}");
+    assert_eq!(
+        ffma_mixed, fmul,
+        "mixed-bank FFMA {ffma_mixed} vs same-bank FMUL {fmul}"
+    );
 }
 
 /// M25 A8: FADD, FMUL and FFMA have the same latency whatever their banks: a dependent
 /// consumer is correct with stall 4 and wrong with stall 3.
 #[test]
 fn latency_independent_of_banks() {
-    for ins in ["FADD R8, R2, R4", "FMUL R8, R2, R4", "FFMA R8, R2, R4, R6", "FFMA R8, R2, R3, R5"] {
+    for ins in [
+        "FADD R8, R2, R4",
+        "FMUL R8, R2, R4",
+        "FFMA R8, R2, R4, R6",
+        "FFMA R8, R2, R3, R5",
+    ] {
         for (stall, ok_value) in [(4, true), (3, false)] {
             let src = format!(
                 ".init R2 = 2.0\n.init R3 = 2.0\n.init R4 = 2.0\n.init R5 = 2.0\n.init R6 = 2.0\n\
@@ -258,7 +325,11 @@ fn result_queue_absorbs_fixed_wb_conflict() {
     let (v, ok) = mb("rq.sass", src, &PERFECT_I);
     assert!(ok);
     assert_eq!(f32::from_bits(reg(&v, 0, "R14")[0]), 2.0);
-    assert_eq!(reg(&v, 0, "R16")[0], 0x4000_4000, "HADD2 result (2.0, 2.0) bypassed on time");
+    assert_eq!(
+        reg(&v, 0, "R16")[0],
+        0x4000_4000,
+        "HADD2 result (2.0, 2.0) bypassed on time"
+    );
 }
 
 /// T4P §3.5.1 on the T4 preset: `FFMA R6, R97, R99, RX` conflicts exactly when RX is odd;
@@ -267,7 +338,11 @@ fn result_queue_absorbs_fixed_wb_conflict() {
 fn t4_ffma_bank_rule() {
     let n = 12;
     let run = |ins: &str| {
-        let (v, _) = mb("t4.sass", &timed(&repeat(ins, n)), &["--gpu", "t4", "--set", "frontend.perfect_icache=true"]);
+        let (v, _) = mb(
+            "t4.sass",
+            &timed(&repeat(ins, n)),
+            &["--gpu", "t4", "--set", "frontend.perfect_icache=true"],
+        );
         elapsed(&v)
     };
     let ref_time = run("FFMA R6, R98, R99, R100");
@@ -300,5 +375,10 @@ fn register_file_alternatives() {
     let mut off_args = PERFECT_I.to_vec();
     off_args.extend_from_slice(&["--set", "regfile.rfc_enabled=false"]);
     let (off, _) = mb("rfc-off.sass", &timed(&reuse), &off_args);
-    assert!(elapsed(&on) < elapsed(&off), "RFC on {} off {}", elapsed(&on), elapsed(&off));
+    assert!(
+        elapsed(&on) < elapsed(&off),
+        "RFC on {} off {}",
+        elapsed(&on),
+        elapsed(&off)
+    );
 }

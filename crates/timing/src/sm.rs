@@ -1132,8 +1132,12 @@ impl<W> Sm<W> {
         sidx: usize,
         now: u64,
     ) -> Result<(), String> {
-        let fixed = self.code[sidx].fixed && self.code[sidx].mem.is_none();
-        // Commit results that are visible to this consumer (bypass for fixed-latency).
+        // Results reach fixed-latency consumers through the result queue's bypass; memory
+        // instructions read the register file one cycle later (M25 rule 24, Listing 3).
+        // Other variable-latency instructions (MUFU, conversions) read like fixed-latency
+        // ones: the compiler places FFMA → F2I at stall 4 (docs/model.md).
+        let fixed = self.code[sidx].mem.is_none();
+        // Commit results that are visible to this consumer.
         {
             let id = self.warps[slot].exec_id;
             let w = &mut self.warps[slot];

@@ -34,7 +34,10 @@ pub fn mb_file(p: &std::path::Path, args: &[&str]) -> (Value, bool) {
         .expect("run sassim");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!("bad JSON ({e}): {stdout}\nstderr: {}", String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "bad JSON ({e}): {stdout}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
     });
     (v, out.status.success())
 }
