@@ -44,6 +44,8 @@ pub fn dest_count(ins: &Instruction) -> usize {
     match base {
         // BAR.SYNC 0x0 writes nothing; BAR.RED.POPC R0, ... writes R0.
         "BAR" => usize::from(is_reg(0)),
+        // LOP3.LUT P0, R4, ... writes the predicate and the register.
+        "LOP3" | "ULOP3" => 1 + usize::from(is_pred(0) && ops.len() > 2),
         // SHFL.DOWN PT, R3, R2, 0x1, 0x1f: predicate and register.
         "SHFL" => 1 + usize::from(is_pred(0)),
         // VOTE.ANY R0, PT, P1 (register and predicate) or VOTE.ALL P0, P1? / VOTEU likewise.
@@ -174,13 +176,22 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
 
 /// Fill in [`crate::operand::Reg::width`] for every register operand (also inside addresses).
 pub fn infer_widths(ins: &mut Instruction) {
+    let extended = ins.opcode.has("E")
+        && matches!(
+            ins.opcode.base.as_str(),
+            "LDG" | "STG" | "LD" | "ST" | "ATOMG" | "ATOM" | "RED" | "REDG" | "LDGSTS"
+        );
     for i in 0..ins.operands.len() {
         let w = operand_width(ins, i);
         match &mut ins.operands[i].kind {
             OperandKind::Reg(r) => r.width = if r.is_zero() { 1 } else { w },
             OperandKind::Mem(a) => {
-                for t in &mut a.regs {
-                    t.reg.width = if t.wide && !t.reg.is_zero() { 2 } else { 1 };
+                // With `.E` a global address register is a 64-bit pair even when written
+                // without `.64` (the MICRO'25 listings write `LDG.E R36, [R40]`).
+                let e64 = extended && a.desc.is_none();
+                for (k, t) in a.regs.iter_mut().enumerate() {
+                    let pair = t.wide || (e64 && k == 0 && t.reg.file == RegFile::R);
+                    t.reg.width = if pair && !t.reg.is_zero() { 2 } else { 1 };
                 }
             }
             OperandKind::Const(c) => {
@@ -267,4 +278,64 @@ pub fn regs_read(ins: &Instruction) -> Vec<ArchReg> {
         push_operand_regs(&mut out, &o.kind);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operand::*;
+    use crate::{ControlBits, Opcode};
+
+    fn ins(op: &str, operands: Vec<OperandKind>) -> Instruction {
+        let mut i = Instruction {
+            pc: 0,
+            guard: None,
+            opcode: Opcode::parse(op),
+            operands: operands.into_iter().map(Operand::new).collect(),
+            ctrl: ControlBits::default(),
+            encoding: None,
+        };
+        infer_widths(&mut i);
+        i
+    }
+
+    #[test]
+    fn lop3_with_predicate_output_writes_both() {
+        let p0 = OperandKind::Pred(PredReg { uniform: false, idx: 0 });
+        let i = ins(
+            "LOP3.LUT",
+            vec![
+                p0,
+                OperandKind::Reg(Reg::r(4)),
+                OperandKind::Reg(Reg::r(2)),
+                OperandKind::Reg(Reg::r(3)),
+                OperandKind::Reg(Reg::r(RZ)),
+                OperandKind::Imm(Imm::Int(0xc0)),
+            ],
+        );
+        assert_eq!(regs_written(&i), vec![ArchReg::P(0), ArchReg::R(4)]);
+        assert_eq!(regs_read(&i), vec![ArchReg::R(2), ArchReg::R(3)]);
+    }
+
+    #[test]
+    fn extended_global_address_is_a_pair() {
+        let addr = |wide| {
+            OperandKind::Mem(Address {
+                desc: None,
+                regs: vec![AddrReg {
+                    reg: Reg::r(40),
+                    wide,
+                    scale: 1,
+                    suffix: None,
+                }],
+                offset: 0,
+            })
+        };
+        let i = ins("LDG.E", vec![OperandKind::Reg(Reg::r(36)), addr(false)]);
+        assert_eq!(regs_read(&i), vec![ArchReg::R(40), ArchReg::R(41)]);
+        let i = ins("LDS", vec![OperandKind::Reg(Reg::r(36)), addr(false)]);
+        assert_eq!(regs_read(&i), vec![ArchReg::R(40)]);
+        let i = ins("STG.E.64", vec![addr(true), OperandKind::Reg(Reg::r(6))]);
+        assert_eq!(regs_read(&i), vec![ArchReg::R(40), ArchReg::R(41), ArchReg::R(6), ArchReg::R(7)]);
+    }
 }

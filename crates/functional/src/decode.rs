@@ -1,0 +1,1406 @@
+//! Pre-decoding: every [`Instruction`] of a kernel is turned once into a compact [`DInst`]
+//! (an [`Op`] with its parameters and decoded operands) so that execution does no string
+//! matching and no allocation.
+//!
+//! Decoding never fails: an opcode or modifier the engine does not implement becomes
+//! [`Op::Unsupported`] and is reported (opcode and PC) when a warp executes it.
+
+use sassim_isa::{ConstBank, Imm, Instruction, OperandKind, RegFile};
+
+/// Special registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SReg {
+    Tid(u8),
+    Ctaid(u8),
+    Ntid(u8),
+    Nctaid(u8),
+    LaneId,
+    WarpId,
+    VirtId,
+    SmId,
+    ClockLo,
+    ClockHi,
+    GlobalTimerLo,
+    GlobalTimerHi,
+    CgaCtaId,
+    LtMask,
+    LeMask,
+    EqMask,
+    GtMask,
+    GeMask,
+    Zero,
+}
+
+impl SReg {
+    fn parse(s: &str) -> Option<SReg> {
+        let dim = |c: &str| match c {
+            "X" => Some(0u8),
+            "Y" => Some(1),
+            "Z" => Some(2),
+            _ => None,
+        };
+        if let Some(d) = s.strip_prefix("SR_TID.") {
+            return dim(d).map(SReg::Tid);
+        }
+        if let Some(d) = s.strip_prefix("SR_CTAID.") {
+            return dim(d).map(SReg::Ctaid);
+        }
+        if let Some(d) = s.strip_prefix("SR_NTID.") {
+            return dim(d).map(SReg::Ntid);
+        }
+        if let Some(d) = s.strip_prefix("SR_NCTAID.") {
+            return dim(d).map(SReg::Nctaid);
+        }
+        Some(match s {
+            "SR_LANEID" => SReg::LaneId,
+            "SR_WARPID" => SReg::WarpId,
+            "SR_VIRTID" => SReg::VirtId,
+            "SR_SMID" => SReg::SmId,
+            "SR_CLOCKLO" | "SR_CLOCK0" | "SR_CLOCK" => SReg::ClockLo,
+            "SR_CLOCKHI" | "SR_CLOCK1" => SReg::ClockHi,
+            "SR_GLOBALTIMERLO" | "SR_GLOBALTIMER" => SReg::GlobalTimerLo,
+            "SR_GLOBALTIMERHI" => SReg::GlobalTimerHi,
+            "SR_CgaCtaId" | "SR_CGACTAID" => SReg::CgaCtaId,
+            "SR_LTMASK" => SReg::LtMask,
+            "SR_LEMASK" => SReg::LeMask,
+            "SR_EQMASK" => SReg::EqMask,
+            "SR_GTMASK" => SReg::GtMask,
+            "SR_GEMASK" => SReg::GeMask,
+            "SRZ" => SReg::Zero,
+            _ => return None,
+        })
+    }
+    pub fn is_clock(self) -> bool {
+        matches!(
+            self,
+            SReg::ClockLo | SReg::ClockHi | SReg::GlobalTimerLo | SReg::GlobalTimerHi
+        )
+    }
+}
+
+/// One register term of an address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ATerm {
+    pub uniform: bool,
+    pub idx: u8,
+    /// `.64` (a register pair).
+    pub wide: bool,
+    pub scale: u8,
+}
+
+/// A decoded address expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemAddr {
+    pub terms: [ATerm; 3],
+    pub n: u8,
+    pub offset: i64,
+}
+
+/// Half-precision operand selector (`.H0_H0`, `.H1_H1`); `H1H0` = both halves as is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HSel {
+    H1H0,
+    H0H0,
+    H1H1,
+    /// `.F32`: a single-precision value converted to both halves.
+    F32,
+}
+
+/// Decoded operand kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum K {
+    R(u8),
+    UR(u8),
+    P(u8),
+    UP(u8),
+    B(u8),
+    /// Integer immediate: its 32-bit pattern (and full value for 64-bit uses).
+    Imm(i64),
+    /// Float immediate as written (decimal).
+    ImmF(f64),
+    /// `c[bank][...]`.
+    Const {
+        bank: u32,
+        addr: MemAddr,
+    },
+    SR(SReg),
+    Mem(MemAddr),
+    Target(u64),
+    PredBits,
+    /// Something the engine does not interpret (dependence counters, `cx[UR]` banks...).
+    Other,
+}
+
+/// A decoded operand with its modifiers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct D {
+    pub k: K,
+    pub neg: bool,
+    pub abs: bool,
+    pub not: bool,
+    pub h: HSel,
+}
+
+impl D {
+    pub fn is_pred(&self) -> bool {
+        matches!(self.k, K::P(_) | K::UP(_))
+    }
+    pub fn is_reg(&self) -> bool {
+        matches!(self.k, K::R(_) | K::UR(_))
+    }
+    /// A predicate operand that is the constant PT (not negated).
+    pub fn is_pt(&self) -> bool {
+        matches!(self.k, K::P(7) | K::UP(7)) && !self.not
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    F,
+    Lt,
+    Eq,
+    Le,
+    Gt,
+    Ne,
+    Ge,
+    T,
+    // Float-only unordered/ordered variants.
+    Num,
+    Nan,
+    Ltu,
+    Equ,
+    Leu,
+    Gtu,
+    Neu,
+    Geu,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoolOp {
+    And,
+    Or,
+    Xor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImadKind {
+    /// `a*b + c` (also `.MOV`, `.SHL`, `.IADD`, `.U32`).
+    Lo,
+    Wide,
+    Hi,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShfTy {
+    U32,
+    S32,
+    U64,
+    S64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Round {
+    Rn,
+    Rz,
+    Rm,
+    Rp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mufu {
+    Rcp,
+    Rsq,
+    Sqrt,
+    Ex2,
+    Lg2,
+    Sin,
+    Cos,
+    Tanh,
+    Rcp64h,
+    Rsq64h,
+}
+
+/// Numeric types of conversions and memory accesses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    U8,
+    S8,
+    U16,
+    S16,
+    U32,
+    S32,
+    U64,
+    S64,
+    F16,
+    F32,
+    F64,
+}
+
+impl Ty {
+    fn parse(s: &str) -> Option<Ty> {
+        Some(match s {
+            "U8" => Ty::U8,
+            "S8" => Ty::S8,
+            "U16" => Ty::U16,
+            "S16" => Ty::S16,
+            "U32" => Ty::U32,
+            "S32" => Ty::S32,
+            "U64" => Ty::U64,
+            "S64" => Ty::S64,
+            "F16" => Ty::F16,
+            "F32" => Ty::F32,
+            "F64" => Ty::F64,
+            _ => return None,
+        })
+    }
+    pub fn bits(self) -> u32 {
+        match self {
+            Ty::U8 | Ty::S8 => 8,
+            Ty::U16 | Ty::S16 | Ty::F16 => 16,
+            Ty::U32 | Ty::S32 | Ty::F32 => 32,
+            Ty::U64 | Ty::S64 | Ty::F64 => 64,
+        }
+    }
+    pub fn signed(self) -> bool {
+        matches!(self, Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64)
+    }
+}
+
+/// Memory access size and extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MSize {
+    pub bytes: u32,
+    pub signed: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomOp {
+    Add,
+    Min,
+    Max,
+    Inc,
+    Dec,
+    And,
+    Or,
+    Xor,
+    Exch,
+    Cas,
+    /// `.POPC.INC`: +1 per lane.
+    PopcInc,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomTy {
+    U32,
+    S32,
+    U64,
+    S64,
+    F32,
+    F64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemSpace {
+    Global,
+    Shared,
+    Local,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShflMode {
+    Idx,
+    Up,
+    Down,
+    Bfly,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoteMode {
+    All,
+    Any,
+    Eq,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HOp {
+    Add,
+    Mul,
+    Fma,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DOp {
+    Add,
+    Mul,
+    Fma,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FOp {
+    Add,
+    Mul,
+    Fma,
+}
+
+/// Decoded operation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    // ---- integer ----
+    Iadd3 {
+        x: bool,
+    },
+    Viadd,
+    Imad {
+        kind: ImadKind,
+        signed: bool,
+        x: bool,
+    },
+    Lea {
+        hi: bool,
+        x: bool,
+        sx32: bool,
+    },
+    Lop3,
+    Lop {
+        op: BoolOp,
+    },
+    Plop3,
+    Shf {
+        left: bool,
+        ty: ShfTy,
+        hi: bool,
+        wrap: bool,
+    },
+    Shl,
+    Shr {
+        signed: bool,
+    },
+    Isetp {
+        cmp: Cmp,
+        signed: bool,
+        bop: BoolOp,
+        ex: bool,
+    },
+    Iabs,
+    Imnmx {
+        signed: bool,
+    },
+    Popc,
+    Flo {
+        signed: bool,
+        sh: bool,
+    },
+    Brev,
+    Sel,
+    Prmt {
+        mode: u8,
+    },
+    Mov,
+    S2R,
+    Cs2r {
+        bits64: bool,
+    },
+    R2ur,
+    Ldc {
+        size: MSize,
+    },
+    P2r {
+        byte: u8,
+    },
+    R2p {
+        byte: u8,
+    },
+    // ---- float ----
+    F {
+        op: FOp,
+        ftz: bool,
+        sat: bool,
+        rnd: Round,
+    },
+    Fsetp {
+        cmp: Cmp,
+        bop: BoolOp,
+        ftz: bool,
+    },
+    Fsel,
+    Fmnmx {
+        ftz: bool,
+    },
+    Mufu {
+        f: Mufu,
+    },
+    I2f {
+        dst: Ty,
+        src: Ty,
+        rnd: Round,
+    },
+    F2i {
+        dst: Ty,
+        src: Ty,
+        rnd: Round,
+        ftz: bool,
+    },
+    F2f {
+        dst: Ty,
+        src: Ty,
+        rnd: Round,
+        int_round: bool,
+        ftz: bool,
+    },
+    H {
+        op: HOp,
+        ftz: bool,
+        f32_out: bool,
+    },
+    Dop {
+        op: DOp,
+        rnd: Round,
+    },
+    Dsetp {
+        cmp: Cmp,
+        bop: BoolOp,
+    },
+    // ---- memory ----
+    Ld {
+        space: MemSpace,
+        size: MSize,
+    },
+    St {
+        space: MemSpace,
+        size: MSize,
+    },
+    Atom {
+        space: MemSpace,
+        op: AtomOp,
+        ty: AtomTy,
+        ret: bool,
+    },
+    Ldgsts {
+        bytes: u32,
+    },
+    // ---- warp ----
+    Shfl {
+        mode: ShflMode,
+    },
+    Vote {
+        mode: VoteMode,
+    },
+    Match {
+        all: bool,
+        wide: bool,
+    },
+    // ---- barriers / no-ops ----
+    Bar {
+        arrive_only: bool,
+    },
+    Nop,
+    // ---- control flow ----
+    Bra {
+        conv: Option<bool>,
+    },
+    Jmp,
+    Call,
+    Ret,
+    Exit,
+    Bssy,
+    Bsync,
+    Break,
+    Bmov {
+        clear: bool,
+    },
+    Warpsync,
+    Yield,
+    Unsupported(String),
+}
+
+impl Op {
+    /// Whether the operation may change the warp's control flow.
+    pub fn is_control(&self) -> bool {
+        matches!(
+            self,
+            Op::Bra { .. }
+                | Op::Jmp
+                | Op::Call
+                | Op::Ret
+                | Op::Exit
+                | Op::Bssy
+                | Op::Bsync
+                | Op::Break
+                | Op::Bmov { .. }
+                | Op::Warpsync
+                | Op::Yield
+        )
+    }
+}
+
+/// A pre-decoded instruction.
+#[derive(Debug, Clone)]
+pub struct DInst {
+    pub pc: u64,
+    pub op: Op,
+    /// Guard predicate (index, negated, uniform); `None` when absent or `@PT`.
+    pub guard: Option<(u8, bool, bool)>,
+    pub o: Vec<D>,
+    /// Uniform-datapath instruction (writes UR/UP, executes once per warp).
+    pub uniform: bool,
+    /// Opcode text for error messages.
+    pub name: String,
+    /// `.E`: global addresses are 64-bit register pairs.
+    pub e64: bool,
+}
+
+fn dec_addr(a: &sassim_isa::Address) -> Result<MemAddr, String> {
+    let mut m = MemAddr {
+        terms: [ATerm {
+            uniform: false,
+            idx: 255,
+            wide: false,
+            scale: 1,
+        }; 3],
+        n: 0,
+        offset: a.offset,
+    };
+    for t in &a.regs {
+        if t.reg.is_zero() {
+            continue;
+        }
+        if m.n as usize >= 3 {
+            return Err("address with more than 3 register terms".into());
+        }
+        if let Some(s) = &t.suffix {
+            if s != "U32" {
+                return Err(format!("address suffix .{s}"));
+            }
+        }
+        m.terms[m.n as usize] = ATerm {
+            uniform: t.reg.file == RegFile::UR,
+            idx: t.reg.idx,
+            wide: t.wide,
+            scale: t.scale.max(1),
+        };
+        m.n += 1;
+    }
+    Ok(m)
+}
+
+fn dec_operand(o: &sassim_isa::Operand) -> Result<D, String> {
+    let k = match &o.kind {
+        OperandKind::Reg(r) => match r.file {
+            RegFile::R => K::R(r.idx),
+            RegFile::UR => K::UR(r.idx),
+        },
+        OperandKind::Pred(p) => {
+            if p.uniform {
+                K::UP(p.idx)
+            } else {
+                K::P(p.idx)
+            }
+        }
+        OperandKind::BReg(b) => K::B(*b),
+        OperandKind::Special(s) => K::SR(SReg::parse(s).ok_or_else(|| format!("special register {s}"))?),
+        OperandKind::Imm(Imm::Int(v)) => K::Imm(*v),
+        OperandKind::Imm(Imm::Float(v)) => K::ImmF(*v),
+        OperandKind::Const(c) => match c.bank {
+            ConstBank::Imm(b) => K::Const {
+                bank: b,
+                addr: dec_addr(&c.addr)?,
+            },
+            ConstBank::UReg(_) => K::Other,
+        },
+        OperandKind::Mem(a) => K::Mem(dec_addr(a)?),
+        OperandKind::Target(t) => K::Target(t.addr().ok_or_else(|| format!("unresolved branch target {t}"))?),
+        OperandKind::PredBits => K::PredBits,
+        OperandKind::Sb(_) | OperandKind::SbSet(_) => K::Other,
+    };
+    let mut h = HSel::H1H0;
+    for s in &o.suffixes {
+        match s.as_str() {
+            "H0_H0" => h = HSel::H0H0,
+            "H1_H1" => h = HSel::H1H1,
+            "F32" => h = HSel::F32,
+            "H1_H0" => h = HSel::H1H0,
+            // Byte/half selectors of other instructions are rejected by their decoders.
+            _ => return Err(format!("operand suffix .{s}")),
+        }
+    }
+    Ok(D {
+        k,
+        neg: o.neg,
+        abs: o.abs,
+        not: o.not,
+        h,
+    })
+}
+
+fn parse_cmp(s: &str) -> Option<Cmp> {
+    Some(match s {
+        "F" => Cmp::F,
+        "LT" => Cmp::Lt,
+        "EQ" => Cmp::Eq,
+        "LE" => Cmp::Le,
+        "GT" => Cmp::Gt,
+        "NE" => Cmp::Ne,
+        "GE" => Cmp::Ge,
+        "T" => Cmp::T,
+        "NUM" => Cmp::Num,
+        "NAN" => Cmp::Nan,
+        "LTU" => Cmp::Ltu,
+        "EQU" => Cmp::Equ,
+        "LEU" => Cmp::Leu,
+        "GTU" => Cmp::Gtu,
+        "NEU" => Cmp::Neu,
+        "GEU" => Cmp::Geu,
+        _ => return None,
+    })
+}
+
+fn parse_bop(s: &str) -> Option<BoolOp> {
+    Some(match s {
+        "AND" => BoolOp::And,
+        "OR" => BoolOp::Or,
+        "XOR" => BoolOp::Xor,
+        _ => return None,
+    })
+}
+
+fn parse_round(s: &str) -> Option<Round> {
+    Some(match s {
+        "RN" => Round::Rn,
+        "RZ" => Round::Rz,
+        "RM" => Round::Rm,
+        "RP" => Round::Rp,
+        _ => return None,
+    })
+}
+
+/// Cache / ordering / scope hints that do not change the functional result.
+fn is_hint(m: &str) -> bool {
+    matches!(
+        m,
+        "E" | "CONSTANT"
+            | "STRONG"
+            | "WEAK"
+            | "GPU"
+            | "SYS"
+            | "CTA"
+            | "SM"
+            | "VC"
+            | "EF"
+            | "EL"
+            | "LU"
+            | "EU"
+            | "NA"
+            | "CG"
+            | "CS"
+            | "CI"
+            | "LTC64B"
+            | "LTC128B"
+            | "LTC256B"
+            | "PRIVATE"
+            | "MMIO"
+            | "ZFILL"
+            | "BYPASS"
+            | "ACCESS"
+            | "SC"
+    )
+}
+
+fn msize(mods: &[&str], unknown: &mut Vec<String>) -> MSize {
+    let mut s = MSize {
+        bytes: 4,
+        signed: false,
+    };
+    for m in mods {
+        match *m {
+            "U8" => {
+                s = MSize {
+                    bytes: 1,
+                    signed: false,
+                }
+            }
+            "S8" => {
+                s = MSize {
+                    bytes: 1,
+                    signed: true,
+                }
+            }
+            "U16" => {
+                s = MSize {
+                    bytes: 2,
+                    signed: false,
+                }
+            }
+            "S16" => {
+                s = MSize {
+                    bytes: 2,
+                    signed: true,
+                }
+            }
+            "32" => s.bytes = 4,
+            "64" => s.bytes = 8,
+            "128" => s.bytes = 16,
+            "U" => {} // LDS.U: uniform-address hint
+            m if is_hint(m) => {}
+            m => unknown.push(m.to_string()),
+        }
+    }
+    s
+}
+
+/// Decode one instruction.
+pub fn decode(ins: &Instruction) -> DInst {
+    let name = ins.opcode.to_string();
+    let mut guard = None;
+    if let Some(g) = &ins.guard {
+        if g.reg.idx != 7 || g.neg {
+            guard = Some((g.reg.idx, g.neg, g.reg.uniform));
+        }
+    }
+    let mut o = Vec::with_capacity(ins.operands.len());
+    let mut bad = None;
+    for op in &ins.operands {
+        match dec_operand(op) {
+            Ok(d) => o.push(d),
+            Err(e) => {
+                bad = Some(e);
+                o.push(D {
+                    k: K::Other,
+                    neg: false,
+                    abs: false,
+                    not: false,
+                    h: HSel::H1H0,
+                });
+            }
+        }
+    }
+    let base = ins.opcode.base.as_str();
+    let uniform = base.starts_with('U') || base == "S2UR" || base == "R2UR" || base == "VOTEU";
+    let op = match bad {
+        Some(e) => Op::Unsupported(format!("{name}: {e}")),
+        None => decode_op(ins, &o).unwrap_or_else(|e| Op::Unsupported(e.unwrap_or_else(|| name.clone()))),
+    };
+    DInst {
+        pc: ins.pc,
+        op,
+        guard,
+        o,
+        uniform,
+        name,
+        e64: ins.opcode.has("E"),
+    }
+}
+
+/// Err(None): unsupported modifier combination (reported as the full opcode).
+type R = Result<Op, Option<String>>;
+
+fn decode_op(ins: &Instruction, o: &[D]) -> R {
+    let full = ins.opcode.to_string();
+    let base = ins.opcode.base.as_str();
+    let mods: Vec<&str> = ins.opcode.mods.iter().map(String::as_str).collect();
+    let has = |m: &str| mods.contains(&m);
+    // Every modifier must be understood: `allow` lists the accepted ones.
+    let only = |allowed: &[&str]| -> Result<(), Option<String>> {
+        for m in &mods {
+            if !allowed.contains(m) {
+                return Err(Some(full.clone()));
+            }
+        }
+        Ok(())
+    };
+    let stripped = base.strip_prefix('U').filter(|_| {
+        matches!(
+            base,
+            "UIADD3"
+                | "UIMAD"
+                | "ULEA"
+                | "ULOP3"
+                | "ULOP"
+                | "UPLOP3"
+                | "USHF"
+                | "USHL"
+                | "USHR"
+                | "UISETP"
+                | "USEL"
+                | "UMOV"
+                | "UPOPC"
+                | "UFLO"
+                | "UBREV"
+                | "UPRMT"
+                | "UIABS"
+                | "UIMNMX"
+                | "UP2UR"
+                | "ULDC"
+        )
+    });
+    let b = stripped.unwrap_or(base);
+    Ok(match b {
+        "IADD3" => {
+            only(&["X"])?;
+            Op::Iadd3 { x: has("X") }
+        }
+        "VIADD" | "IADD32I" | "IADD" => {
+            only(&[])?;
+            Op::Viadd
+        }
+        "IMAD" | "IMAD32I" => {
+            only(&["WIDE", "HI", "MOV", "SHL", "IADD", "U32", "S32", "X"])?;
+            let kind = if has("WIDE") {
+                ImadKind::Wide
+            } else if has("HI") {
+                ImadKind::Hi
+            } else {
+                ImadKind::Lo
+            };
+            // IMAD with a carry-out predicate is not implemented.
+            if o.len() > 1 && o[1].is_pred() && !(has("X")) {
+                return Err(Some(format!("{full} with carry-out predicate")));
+            }
+            Op::Imad {
+                kind,
+                signed: !has("U32"),
+                x: has("X"),
+            }
+        }
+        "LEA" => {
+            only(&["HI", "X", "SX32"])?;
+            Op::Lea {
+                hi: has("HI"),
+                x: has("X"),
+                sx32: has("SX32"),
+            }
+        }
+        "LOP3" => {
+            only(&["LUT"])?;
+            Op::Lop3
+        }
+        "LOP" | "LOP32I" => {
+            let op = mods
+                .iter()
+                .find_map(|m| parse_bop(m))
+                .ok_or_else(|| Some(full.clone()))?;
+            only(&["AND", "OR", "XOR"])?;
+            Op::Lop { op }
+        }
+        "PLOP3" => {
+            only(&["LUT"])?;
+            Op::Plop3
+        }
+        "SHF" => {
+            only(&["L", "R", "U32", "S32", "U64", "S64", "HI", "W"])?;
+            let ty = if has("S64") {
+                ShfTy::S64
+            } else if has("U64") {
+                ShfTy::U64
+            } else if has("S32") {
+                ShfTy::S32
+            } else {
+                ShfTy::U32
+            };
+            if has("L") == has("R") {
+                return Err(Some(full));
+            }
+            Op::Shf {
+                left: has("L"),
+                ty,
+                hi: has("HI"),
+                wrap: has("W"),
+            }
+        }
+        "SHL" => {
+            only(&[])?;
+            Op::Shl
+        }
+        "SHR" => {
+            only(&["U32", "S32"])?;
+            Op::Shr { signed: !has("U32") }
+        }
+        "ISETP" => {
+            let mut cmp = None;
+            let mut bop = None;
+            for m in &mods {
+                if let Some(c) = parse_cmp(m).filter(|c| {
+                    matches!(
+                        c,
+                        Cmp::F | Cmp::Lt | Cmp::Eq | Cmp::Le | Cmp::Gt | Cmp::Ne | Cmp::Ge | Cmp::T
+                    )
+                }) {
+                    cmp = Some(c);
+                } else if let Some(x) = parse_bop(m) {
+                    bop = Some(x);
+                } else if !matches!(*m, "U32" | "S32" | "EX") {
+                    return Err(Some(full));
+                }
+            }
+            Op::Isetp {
+                cmp: cmp.ok_or_else(|| Some(full.clone()))?,
+                signed: !has("U32"),
+                bop: bop.unwrap_or(BoolOp::And),
+                ex: has("EX"),
+            }
+        }
+        "IABS" => {
+            only(&[])?;
+            Op::Iabs
+        }
+        "IMNMX" | "VIMNMX" => {
+            only(&["U32", "S32"])?;
+            Op::Imnmx { signed: !has("U32") }
+        }
+        "POPC" => {
+            only(&[])?;
+            Op::Popc
+        }
+        "FLO" => {
+            only(&["U32", "S32", "SH"])?;
+            Op::Flo {
+                signed: !has("U32"),
+                sh: has("SH"),
+            }
+        }
+        "BREV" => {
+            only(&[])?;
+            Op::Brev
+        }
+        "SEL" => {
+            only(&[])?;
+            Op::Sel
+        }
+        "FSEL" => {
+            only(&[])?;
+            Op::Fsel
+        }
+        "PRMT" => {
+            let mode = match mods.as_slice() {
+                [] => 0,
+                ["F4E"] => 1,
+                ["B4E"] => 2,
+                ["RC8"] => 3,
+                ["ECL"] => 4,
+                ["ECR"] => 5,
+                ["RC16"] => 6,
+                _ => return Err(Some(full)),
+            };
+            Op::Prmt { mode }
+        }
+        "MOV" | "MOV32I" => {
+            only(&["64"])?;
+            if has("64") {
+                return Err(Some(full));
+            }
+            Op::Mov
+        }
+        "S2R" | "S2UR" => {
+            only(&[])?;
+            Op::S2R
+        }
+        "CS2R" => {
+            only(&["32"])?;
+            Op::Cs2r { bits64: !has("32") }
+        }
+        "R2UR" => {
+            only(&[])?;
+            Op::R2ur
+        }
+        "LDC" => {
+            let mut unk = Vec::new();
+            let size = msize(&mods, &mut unk);
+            if !unk.is_empty() || size.bytes > 8 {
+                return Err(Some(full));
+            }
+            Op::Ldc { size }
+        }
+        "P2R" => {
+            let byte = match mods.as_slice() {
+                [] | ["B0"] => 0,
+                ["B1"] => 1,
+                ["B2"] => 2,
+                ["B3"] => 3,
+                _ => return Err(Some(full)),
+            };
+            Op::P2r { byte }
+        }
+        "R2P" => {
+            let byte = match mods.as_slice() {
+                [] | ["B0"] => 0,
+                ["B1"] => 1,
+                ["B2"] => 2,
+                ["B3"] => 3,
+                _ => return Err(Some(full)),
+            };
+            Op::R2p { byte }
+        }
+        // ---------------- float ----------------
+        "FADD" | "FMUL" | "FFMA" | "FADD32I" | "FMUL32I" | "FFMA32I" => {
+            let op = match b.trim_end_matches("32I") {
+                "FADD" => FOp::Add,
+                "FMUL" => FOp::Mul,
+                _ => FOp::Fma,
+            };
+            let mut rnd = Round::Rn;
+            for m in &mods {
+                if let Some(r) = parse_round(m) {
+                    rnd = r;
+                } else if !matches!(*m, "FTZ" | "SAT" | "FMZ") {
+                    return Err(Some(full));
+                }
+            }
+            if has("FMZ") {
+                return Err(Some(full));
+            }
+            Op::F {
+                op,
+                ftz: has("FTZ"),
+                sat: has("SAT"),
+                rnd,
+            }
+        }
+        "FSETP" => {
+            let mut cmp = None;
+            let mut bop = None;
+            for m in &mods {
+                if let Some(c) = parse_cmp(m) {
+                    cmp = Some(c);
+                } else if let Some(x) = parse_bop(m) {
+                    bop = Some(x);
+                } else if *m != "FTZ" {
+                    return Err(Some(full));
+                }
+            }
+            Op::Fsetp {
+                cmp: cmp.ok_or_else(|| Some(full.clone()))?,
+                bop: bop.unwrap_or(BoolOp::And),
+                ftz: has("FTZ"),
+            }
+        }
+        "FMNMX" => {
+            only(&["FTZ"])?;
+            Op::Fmnmx { ftz: has("FTZ") }
+        }
+        "MUFU" => {
+            let f = match mods.as_slice() {
+                ["RCP"] => Mufu::Rcp,
+                ["RSQ"] => Mufu::Rsq,
+                ["SQRT"] => Mufu::Sqrt,
+                ["EX2"] => Mufu::Ex2,
+                ["LG2"] => Mufu::Lg2,
+                ["SIN"] => Mufu::Sin,
+                ["COS"] => Mufu::Cos,
+                ["TANH"] => Mufu::Tanh,
+                ["RCP64H"] => Mufu::Rcp64h,
+                ["RSQ64H"] => Mufu::Rsq64h,
+                _ => return Err(Some(full)),
+            };
+            Op::Mufu { f }
+        }
+        "I2F" | "F2I" | "F2F" | "FRND" => {
+            let mut tys = Vec::new();
+            let mut rnd = Round::Rn;
+            let mut int_round = b == "FRND";
+            let mut ftz = false;
+            for m in &mods {
+                if let Some(t) = Ty::parse(m) {
+                    tys.push(t);
+                } else if let Some(r) = parse_round(m) {
+                    rnd = r;
+                } else {
+                    match *m {
+                        "TRUNC" => {
+                            rnd = Round::Rz;
+                            int_round = true
+                        }
+                        "FLOOR" => {
+                            rnd = Round::Rm;
+                            int_round = true
+                        }
+                        "CEIL" => {
+                            rnd = Round::Rp;
+                            int_round = true
+                        }
+                        "ROUND" => {
+                            rnd = Round::Rn;
+                            int_round = true
+                        }
+                        "NTZ" => {}
+                        "FTZ" => ftz = true,
+                        _ => return Err(Some(full)),
+                    }
+                }
+            }
+            match b {
+                "I2F" => {
+                    let (dst, src) = match tys.as_slice() {
+                        [] => (Ty::F32, Ty::S32),
+                        [d] if matches!(d, Ty::F32 | Ty::F64 | Ty::F16) => (*d, Ty::S32),
+                        [s] => (Ty::F32, *s),
+                        [d, s] => (*d, *s),
+                        _ => return Err(Some(full)),
+                    };
+                    if !matches!(dst, Ty::F32 | Ty::F64) || matches!(src, Ty::F16 | Ty::F32 | Ty::F64) {
+                        return Err(Some(full));
+                    }
+                    Op::I2f { dst, src, rnd }
+                }
+                "F2I" => {
+                    let (dst, src) = match tys.as_slice() {
+                        [] => (Ty::S32, Ty::F32),
+                        [d] if !matches!(d, Ty::F32 | Ty::F64 | Ty::F16) => (*d, Ty::F32),
+                        [s] => (Ty::S32, *s),
+                        [d, s] => (*d, *s),
+                        _ => return Err(Some(full)),
+                    };
+                    if matches!(dst, Ty::F16 | Ty::F32 | Ty::F64) || !matches!(src, Ty::F32 | Ty::F64) {
+                        return Err(Some(full));
+                    }
+                    Op::F2i { dst, src, rnd, ftz }
+                }
+                _ => {
+                    let (dst, src) = match tys.as_slice() {
+                        [] => (Ty::F32, Ty::F32),
+                        [d] => (*d, Ty::F32),
+                        [d, s] => (*d, *s),
+                        _ => return Err(Some(full)),
+                    };
+                    if !matches!(dst, Ty::F16 | Ty::F32 | Ty::F64)
+                        || !matches!(src, Ty::F16 | Ty::F32 | Ty::F64)
+                    {
+                        return Err(Some(full));
+                    }
+                    if int_round && dst != src {
+                        return Err(Some(full));
+                    }
+                    Op::F2f {
+                        dst,
+                        src,
+                        rnd,
+                        int_round,
+                        ftz,
+                    }
+                }
+            }
+        }
+        "HADD2" | "HMUL2" | "HFMA2" => {
+            only(&["MMA", "FTZ", "F32"])?;
+            let op = match b {
+                "HADD2" => HOp::Add,
+                "HMUL2" => HOp::Mul,
+                _ => HOp::Fma,
+            };
+            Op::H {
+                op,
+                ftz: has("FTZ"),
+                f32_out: has("F32"),
+            }
+        }
+        "DADD" | "DMUL" | "DFMA" => {
+            let mut rnd = Round::Rn;
+            for m in &mods {
+                match parse_round(m) {
+                    Some(r) => rnd = r,
+                    None => return Err(Some(full)),
+                }
+            }
+            let op = match b {
+                "DADD" => DOp::Add,
+                "DMUL" => DOp::Mul,
+                _ => DOp::Fma,
+            };
+            Op::Dop { op, rnd }
+        }
+        "DSETP" => {
+            let mut cmp = None;
+            let mut bop = None;
+            for m in &mods {
+                if let Some(c) = parse_cmp(m) {
+                    cmp = Some(c);
+                } else if let Some(x) = parse_bop(m) {
+                    bop = Some(x);
+                } else {
+                    return Err(Some(full));
+                }
+            }
+            Op::Dsetp {
+                cmp: cmp.ok_or_else(|| Some(full.clone()))?,
+                bop: bop.unwrap_or(BoolOp::And),
+            }
+        }
+        // ---------------- memory ----------------
+        "LDG" | "LDS" | "LDL" | "STG" | "STS" | "STL" => {
+            let mut unk = Vec::new();
+            let size = msize(&mods, &mut unk);
+            if !unk.is_empty() {
+                return Err(Some(full));
+            }
+            let space = match &b[2..] {
+                "G" => MemSpace::Global,
+                "S" => MemSpace::Shared,
+                _ => MemSpace::Local,
+            };
+            if b.starts_with("LD") {
+                Op::Ld { space, size }
+            } else {
+                Op::St { space, size }
+            }
+        }
+        "ATOMG" | "ATOMS" | "ATOM" | "RED" | "REDG" | "REDS" => {
+            let space = match b {
+                "ATOMS" | "REDS" => MemSpace::Shared,
+                _ => MemSpace::Global,
+            };
+            let mut op = None;
+            let mut ty = AtomTy::U32;
+            let mut popc = false;
+            for m in &mods {
+                match *m {
+                    "ADD" => op = Some(AtomOp::Add),
+                    "MIN" => op = Some(AtomOp::Min),
+                    "MAX" => op = Some(AtomOp::Max),
+                    "INC" => op = Some(AtomOp::Inc),
+                    "DEC" => op = Some(AtomOp::Dec),
+                    "AND" => op = Some(AtomOp::And),
+                    "OR" => op = Some(AtomOp::Or),
+                    "XOR" => op = Some(AtomOp::Xor),
+                    "EXCH" => op = Some(AtomOp::Exch),
+                    "CAS" => op = Some(AtomOp::Cas),
+                    "POPC" => popc = true,
+                    "U32" | "32" => ty = AtomTy::U32,
+                    "S32" => ty = AtomTy::S32,
+                    "64" | "U64" => ty = AtomTy::U64,
+                    "S64" => ty = AtomTy::S64,
+                    "F32" => ty = AtomTy::F32,
+                    "F64" => ty = AtomTy::F64,
+                    "FTZ" | "RN" => {}
+                    m if is_hint(m) => {}
+                    _ => return Err(Some(full)),
+                }
+            }
+            let mut op = op.ok_or_else(|| Some(full.clone()))?;
+            if popc {
+                if op != AtomOp::Inc {
+                    return Err(Some(full));
+                }
+                op = AtomOp::PopcInc;
+            }
+            if matches!(ty, AtomTy::F32 | AtomTy::F64) && op != AtomOp::Add {
+                return Err(Some(full));
+            }
+            if base == "ATOM" {
+                // Generic address space: only global addresses are supported (checked at run time).
+            }
+            Op::Atom {
+                space,
+                op,
+                ty,
+                ret: b.starts_with("ATOM"),
+            }
+        }
+        "LDGSTS" => {
+            let mut unk = Vec::new();
+            let size = msize(&mods, &mut unk);
+            if !unk.is_empty() {
+                return Err(Some(full));
+            }
+            Op::Ldgsts { bytes: size.bytes }
+        }
+        "LDGDEPBAR" | "DEPBAR" | "MEMBAR" | "ERRBAR" | "CGAERRBAR" | "CCTL" | "FENCE" | "NOP"
+        | "NANOSLEEP" | "CCTLL" | "PMTRIG" => Op::Nop,
+        // ---------------- warp ----------------
+        "SHFL" => {
+            let mode = match mods.as_slice() {
+                ["IDX"] => ShflMode::Idx,
+                ["UP"] => ShflMode::Up,
+                ["DOWN"] => ShflMode::Down,
+                ["BFLY"] => ShflMode::Bfly,
+                _ => return Err(Some(full)),
+            };
+            Op::Shfl { mode }
+        }
+        "VOTE" | "VOTEU" => {
+            let mode = match mods.as_slice() {
+                ["ALL"] => VoteMode::All,
+                ["ANY"] => VoteMode::Any,
+                ["EQ"] => VoteMode::Eq,
+                _ => return Err(Some(full)),
+            };
+            Op::Vote { mode }
+        }
+        "MATCH" => {
+            only(&["ANY", "ALL", "U32", "U64"])?;
+            if has("ANY") == has("ALL") {
+                return Err(Some(full));
+            }
+            Op::Match {
+                all: has("ALL"),
+                wide: has("U64"),
+            }
+        }
+        "BAR" => {
+            only(&["SYNC", "ARV", "DEFER_BLOCKING"])?;
+            if has("SYNC") == has("ARV") {
+                return Err(Some(full));
+            }
+            Op::Bar {
+                arrive_only: has("ARV"),
+            }
+        }
+        // ---------------- control ----------------
+        "BRA" => {
+            only(&["U", "CONV", "DIV", "INC", "DEC"])?;
+            if has("INC") || has("DEC") {
+                return Err(Some(full));
+            }
+            Op::Bra {
+                conv: if has("CONV") {
+                    Some(true)
+                } else if has("DIV") {
+                    Some(false)
+                } else {
+                    None
+                },
+            }
+        }
+        "JMP" => {
+            only(&["U"])?;
+            Op::Jmp
+        }
+        "CALL" => {
+            only(&["REL", "ABS", "NOINC"])?;
+            Op::Call
+        }
+        "RET" => {
+            only(&["REL", "ABS", "NODEC"])?;
+            Op::Ret
+        }
+        "EXIT" => {
+            only(&["KEEPREFCOUNT"])?;
+            Op::Exit
+        }
+        "BSSY" => {
+            only(&["RECONVERGENT"])?;
+            Op::Bssy
+        }
+        "BSYNC" => {
+            only(&["RECONVERGENT"])?;
+            Op::Bsync
+        }
+        "BREAK" => {
+            only(&[])?;
+            Op::Break
+        }
+        "BMOV" => {
+            only(&["32", "CLEAR"])?;
+            Op::Bmov { clear: has("CLEAR") }
+        }
+        "WARPSYNC" => {
+            only(&["ALL", "EXCLUSIVE", "COLLECTIVE"])?;
+            if has("EXCLUSIVE") || has("COLLECTIVE") {
+                return Err(Some(full));
+            }
+            Op::Warpsync
+        }
+        "YIELD" => {
+            only(&[])?;
+            Op::Yield
+        }
+        _ => return Err(Some(full)),
+    })
+}

@@ -1,0 +1,1138 @@
+//! The execution engine: one kernel launch, its CTAs and warps.
+//!
+//! Execution happens at issue: [`KernelExec::issue`] reads the sources, computes, performs
+//! the memory access and updates the control flow, but returns register, predicate and
+//! uniform results as [`PendingWrites`]; the caller applies them with
+//! [`KernelExec::commit`] (immediately in functional mode, at write-back in the timing
+//! model — which is how stale-register reads emerge from too-short stalls).
+
+use crate::alu;
+use crate::cflow::hanoi::Hanoi;
+use crate::cflow::ipdom::Ipdom;
+use crate::cflow::simt::SimtStack;
+use crate::cflow::{CfView, ControlFlow, ControlFlowKind, PathEntry};
+use crate::decode::{
+    self, AtomOp, AtomTy, BoolOp, Cmp, DInst, DOp, FOp, HOp, HSel, ImadKind, MemAddr, MemSpace, Mufu, Op,
+    Round, SReg, ShflMode, Ty, VoteMode, D, K,
+};
+use crate::error::{ExecError, Space};
+use crate::memory::{FlatMemory, GlobalMemory};
+use sassim_isa::{ArchReg, Kernel};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// Index of a warp within a [`KernelExec`] (dense, in creation order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct WarpId(pub u32);
+
+/// What a warp can do now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum WarpStatus {
+    /// Can issue the instruction at `pc`.
+    Ready {
+        pc: u64,
+    },
+    /// Waiting at CTA barrier `id` until every warp of the CTA arrived.
+    AtBarrier {
+        id: u32,
+    },
+    /// Every thread of the warp has waiting threads but no path to run (Hanoi: waiting for a
+    /// reconvergence that needs threads of no runnable path). Never leaves this state.
+    Blocked,
+    Exited,
+}
+
+/// Launch geometry and parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// Parameter block, copied to constant bank 0 at the arch's parameter offset.
+    pub params: Vec<u8>,
+    /// Shared memory bytes per CTA that the kernel may address (static + dynamic).
+    pub shared_bytes: u32,
+}
+
+impl Launch {
+    pub fn new(grid: [u32; 3], block: [u32; 3], params: Vec<u8>) -> Launch {
+        Launch {
+            grid,
+            block,
+            params,
+            shared_bytes: DEFAULT_SHARED_BYTES,
+        }
+    }
+    pub fn threads_per_cta(&self) -> u32 {
+        self.block[0] * self.block[1] * self.block[2]
+    }
+    pub fn num_ctas(&self) -> u32 {
+        self.grid[0] * self.grid[1] * self.grid[2]
+    }
+    pub fn warps_per_cta(&self) -> u32 {
+        self.threads_per_cta().div_ceil(32)
+    }
+}
+
+/// Shared memory available when the launch does not say (the static-allocation limit).
+pub const DEFAULT_SHARED_BYTES: u32 = 48 * 1024;
+/// Local memory per thread (the stack pointer c[0x0][0x28] starts at its top).
+pub const LOCAL_BYTES: u32 = 16 * 1024;
+
+/// Options of a launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecOptions {
+    /// Treat YIELD as a NOP (demonstrates the SIMT-induced deadlock of the spinlock).
+    pub yield_as_nop: bool,
+    /// Only these warps (index within the CTA) are created; None = all.
+    pub active_warps: Option<Vec<u32>>,
+    /// Record each warp's (PC, active mask) sequence.
+    pub record_cflow_trace: bool,
+    /// Hanoi extension: YIELD with no sibling may release a convergence barrier whose other
+    /// participants all wait (see `cflow::hanoi`). On by default.
+    pub yield_release: bool,
+    /// Local memory bytes per thread.
+    pub local_bytes: u32,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            yield_as_nop: false,
+            active_warps: None,
+            record_cflow_trace: false,
+            yield_release: true,
+            local_bytes: LOCAL_BYTES,
+        }
+    }
+}
+
+/// Maximum number of architectural registers one instruction writes.
+pub const MAX_WRITES: usize = 6;
+
+/// One register write produced at issue and applied at commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegWrite {
+    pub reg: ArchReg,
+    /// Lanes written (all-ones for uniform registers).
+    pub mask: u32,
+    /// Per-lane values (predicates: 0/1; uniform registers: `vals[0]`).
+    pub vals: [u32; 32],
+}
+
+/// The register results of one instruction (fixed size, no heap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingWrites {
+    len: u8,
+    w: [RegWrite; MAX_WRITES],
+}
+
+impl Default for PendingWrites {
+    fn default() -> Self {
+        PendingWrites {
+            len: 0,
+            w: [RegWrite {
+                reg: ArchReg::R(0),
+                mask: 0,
+                vals: [0; 32],
+            }; MAX_WRITES],
+        }
+    }
+}
+
+impl PendingWrites {
+    pub fn as_slice(&self) -> &[RegWrite] {
+        &self.w[..self.len as usize]
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The registers written.
+    pub fn regs(&self) -> impl Iterator<Item = ArchReg> + '_ {
+        self.as_slice().iter().map(|w| w.reg)
+    }
+    fn slot(&mut self, reg: ArchReg) -> &mut RegWrite {
+        let n = self.len as usize;
+        if let Some(i) = self.w[..n].iter().position(|w| w.reg == reg) {
+            return &mut self.w[i];
+        }
+        assert!(n < MAX_WRITES, "too many register writes in one instruction");
+        self.w[n] = RegWrite {
+            reg,
+            mask: 0,
+            vals: [0; 32],
+        };
+        self.len += 1;
+        &mut self.w[n]
+    }
+    fn set(&mut self, reg: ArchReg, lane: usize, v: u32) {
+        let s = self.slot(reg);
+        s.mask |= 1 << lane;
+        s.vals[lane] = v;
+    }
+    /// Write regular register `idx` (RZ ignored).
+    pub(crate) fn r(&mut self, idx: u8, lane: usize, v: u32) {
+        if idx != 255 {
+            self.set(ArchReg::R(idx), lane, v);
+        }
+    }
+    pub(crate) fn ur(&mut self, idx: u8, v: u32) {
+        if idx != 63 {
+            let s = self.slot(ArchReg::UR(idx));
+            s.mask = u32::MAX;
+            s.vals[0] = v;
+        }
+    }
+    pub(crate) fn p(&mut self, idx: u8, lane: usize, v: bool) {
+        if idx != 7 {
+            self.set(ArchReg::P(idx), lane, v as u32);
+        }
+    }
+    pub(crate) fn up(&mut self, idx: u8, v: bool) {
+        if idx != 7 {
+            let s = self.slot(ArchReg::UP(idx));
+            s.mask = u32::MAX;
+            s.vals[0] = v as u32;
+        }
+    }
+}
+
+/// Kind of memory access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum MemKind {
+    Load,
+    Store,
+    Atomic,
+    Ldgsts,
+}
+
+/// The memory access of one instruction (for the timing/memory model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemAccess {
+    pub space: Space,
+    pub kind: MemKind,
+    pub bytes_per_lane: u32,
+    /// Per-lane addresses, valid for the lanes of `Issued::active_mask` (LDGSTS: the global
+    /// source addresses).
+    pub addrs: [u64; 32],
+}
+
+/// What one issued instruction did.
+#[derive(Debug, Clone, Copy)]
+pub struct Issued {
+    pub pc: u64,
+    /// Index into `kernel.instructions`.
+    pub index: usize,
+    /// Threads of the path that issued (before the guard).
+    pub path_mask: u32,
+    /// Lanes that executed (guard true).
+    pub active_mask: u32,
+    pub mem: Option<MemAccess>,
+    pub writes: PendingWrites,
+    /// The warp finished (all its threads exited) with this instruction.
+    pub exited: bool,
+    /// The warp arrived at CTA barrier `id` (BAR.SYNC/BAR.ARV).
+    pub barrier: Option<u32>,
+    /// The instruction read a clock special register.
+    pub clock_read: bool,
+}
+
+struct Warp {
+    cta: usize,
+    in_cta: u32,
+    /// [reg * 32 + lane].
+    regs: Vec<u32>,
+    ur: [u32; 64],
+    /// Predicate lane masks P0–P6 (index 7 = PT).
+    p: [u32; 8],
+    /// Uniform predicate bits UP0–UP6.
+    up: u8,
+    cf: Box<dyn ControlFlow>,
+    at_barrier: Option<u32>,
+    exited: bool,
+    local: Vec<u8>,
+    tid: [[u32; 3]; 32],
+    trace: Vec<(u64, u32)>,
+    /// Instructions issued.
+    pub issued: u64,
+}
+
+struct Cta {
+    ctaid: [u32; 3],
+    linear: u32,
+    shared: FlatMemory,
+    warps: Vec<WarpId>,
+    /// Warps arrived at each barrier.
+    arrived: [u32; 16],
+    /// Threads expected at each barrier (BAR with a count); 0 = all warps.
+    expected: [u32; 16],
+}
+
+/// Per-arch constants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchInfo {
+    pub sm: u32,
+    /// Offset of the parameters in constant bank 0.
+    pub param_offset: u32,
+    /// Offset of the 64-bit global-memory descriptor (`ULDC.64 UR4, c[0x0][...]`).
+    pub desc_offset: u32,
+    /// Base of the CTA's shared memory in the shared window (sm_90 reserves 1 KiB).
+    pub shared_base: u32,
+}
+
+impl ArchInfo {
+    /// `sm_75`, `sm_86`, `sm_90`, `sm_90a`, `86`...
+    pub fn parse(arch: &str) -> Result<ArchInfo, ExecError> {
+        let digits: String = arch
+            .trim_start_matches("sm_")
+            .trim_start_matches("SM")
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        let sm: u32 = digits
+            .parse()
+            .map_err(|_| ExecError::Launch(format!("unknown architecture `{arch}` (expected e.g. sm_86)")))?;
+        let (param_offset, desc_offset, shared_base) = match sm {
+            70..=89 => (0x160, 0x118, 0),
+            90..=99 => (0x210, 0x208, 0x400),
+            100.. => (0x380, 0x358, 0x400),
+            _ => {
+                return Err(ExecError::Launch(format!(
+                    "architecture {arch} is not supported (sm_70 or later)"
+                )))
+            }
+        };
+        Ok(ArchInfo {
+            sm,
+            param_offset,
+            desc_offset,
+            shared_base,
+        })
+    }
+}
+
+/// One kernel launch: code, parameters, CTAs and warps.
+pub struct KernelExec {
+    kernel: Arc<Kernel>,
+    code: Arc<Vec<DInst>>,
+    ipdom: Option<Arc<Ipdom>>,
+    pub arch: ArchInfo,
+    launch: Launch,
+    cf_kind: ControlFlowKind,
+    opts: ExecOptions,
+    cbank: Vec<u8>,
+    global: GlobalMemory,
+    warps: Vec<Warp>,
+    ctas: Vec<Cta>,
+    nregs: usize,
+    /// Bumped by every event that is progress for deadlock detection (memory change, exit,
+    /// barrier release, reconvergence is not counted).
+    progress: u64,
+}
+
+/// Byte address of constant-bank word for `c[0x0][off]` reads.
+const CBANK_BYTES: usize = 0x1_0000;
+
+fn lanes(mask: u32) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(l)
+        }
+    })
+}
+
+impl KernelExec {
+    pub fn new(
+        kernel: Arc<Kernel>,
+        arch: &str,
+        launch: Launch,
+        cf: ControlFlowKind,
+        opts: ExecOptions,
+    ) -> Result<KernelExec, ExecError> {
+        let arch = ArchInfo::parse(arch)?;
+        if launch.threads_per_cta() == 0 || launch.threads_per_cta() > 1024 {
+            return Err(ExecError::Launch(format!(
+                "block {:?} has {} threads (1 to 1024)",
+                launch.block,
+                launch.threads_per_cta()
+            )));
+        }
+        if launch.num_ctas() == 0 {
+            return Err(ExecError::Launch(format!("grid {:?} is empty", launch.grid)));
+        }
+        let code: Vec<DInst> = kernel.instructions.iter().map(decode::decode).collect();
+        let mut maxr = 0usize;
+        for ins in &kernel.instructions {
+            for o in &ins.operands {
+                let mut note = |r: &sassim_isa::Reg| {
+                    if r.file == sassim_isa::RegFile::R && !r.is_zero() {
+                        maxr = maxr.max(r.idx as usize + 4);
+                    }
+                };
+                match &o.kind {
+                    sassim_isa::OperandKind::Reg(r) => note(r),
+                    sassim_isa::OperandKind::Mem(a) => a.regs.iter().for_each(|t| note(&t.reg)),
+                    sassim_isa::OperandKind::Const(c) => c.addr.regs.iter().for_each(|t| note(&t.reg)),
+                    _ => {}
+                }
+            }
+        }
+        let nregs = maxr.clamp(8, 256);
+        let ipdom = match cf {
+            ControlFlowKind::SimtStack => Some(Arc::new(Ipdom::compute(&code, |pc| kernel.index_of(pc)))),
+            ControlFlowKind::Hanoi => None,
+        };
+        let mut cbank = vec![0u8; CBANK_BYTES];
+        let put = |cb: &mut Vec<u8>, off: usize, v: u32| cb[off..off + 4].copy_from_slice(&v.to_le_bytes());
+        for k in 0..3 {
+            put(&mut cbank, 4 * k, launch.block[k]);
+            put(&mut cbank, 0xc + 4 * k, launch.grid[k]);
+        }
+        put(&mut cbank, 0x28, opts.local_bytes);
+        let po = arch.param_offset as usize;
+        if po + launch.params.len() > CBANK_BYTES {
+            return Err(ExecError::Launch(format!(
+                "{} parameter bytes do not fit",
+                launch.params.len()
+            )));
+        }
+        cbank[po..po + launch.params.len()].copy_from_slice(&launch.params);
+        Ok(KernelExec {
+            kernel,
+            code: Arc::new(code),
+            ipdom,
+            arch,
+            launch,
+            cf_kind: cf,
+            opts,
+            cbank,
+            global: GlobalMemory::new(),
+            warps: Vec::new(),
+            ctas: Vec::new(),
+            nregs,
+            progress: 0,
+        })
+    }
+
+    pub fn kernel(&self) -> &Arc<Kernel> {
+        &self.kernel
+    }
+    pub fn launch(&self) -> &Launch {
+        &self.launch
+    }
+    pub fn options(&self) -> &ExecOptions {
+        &self.opts
+    }
+    pub fn memory(&mut self) -> &mut GlobalMemory {
+        &mut self.global
+    }
+    pub fn memory_ref(&self) -> &GlobalMemory {
+        &self.global
+    }
+    /// Constant bank 0 (mutable, e.g. to change parameters before the first CTA starts).
+    pub fn cbank0(&mut self) -> &mut [u8] {
+        &mut self.cbank
+    }
+    /// Replace the parameter block (written at the arch's parameter offset of bank 0).
+    pub fn set_params(&mut self, params: &[u8]) -> Result<(), ExecError> {
+        let po = self.arch.param_offset as usize;
+        if po + params.len() > CBANK_BYTES {
+            return Err(ExecError::Launch(format!(
+                "{} parameter bytes do not fit",
+                params.len()
+            )));
+        }
+        self.cbank[po..po + params.len()].copy_from_slice(params);
+        self.launch.params = params.to_vec();
+        Ok(())
+    }
+    pub fn num_warps(&self) -> usize {
+        self.warps.len()
+    }
+    /// A progress counter: changes whenever memory changes, a thread exits or a barrier
+    /// is released (used by deadlock detection).
+    pub fn progress_counter(&self) -> u64 {
+        self.progress + self.global.changes
+    }
+
+    /// Create CTA `cta_linear_id`'s warps (x fastest). Returns their ids.
+    pub fn start_cta(&mut self, cta_linear_id: u32) -> Vec<WarpId> {
+        let g = self.launch.grid;
+        let ctaid = [
+            cta_linear_id % g[0],
+            (cta_linear_id / g[0]) % g[1],
+            cta_linear_id / (g[0] * g[1]),
+        ];
+        let cidx = self.ctas.len();
+        let shared = FlatMemory::new((self.arch.shared_base + self.launch.shared_bytes) as usize);
+        let b = self.launch.block;
+        let nthreads = self.launch.threads_per_cta();
+        let mut ids = Vec::new();
+        for wi in 0..self.launch.warps_per_cta() {
+            if let Some(a) = &self.opts.active_warps {
+                if !a.contains(&wi) {
+                    continue;
+                }
+            }
+            let mut launched = 0u32;
+            let mut tid = [[0u32; 3]; 32];
+            for (lane, t) in tid.iter_mut().enumerate() {
+                let lin = wi * 32 + lane as u32;
+                if lin < nthreads {
+                    launched |= 1 << lane;
+                    *t = [lin % b[0], (lin / b[0]) % b[1], lin / (b[0] * b[1])];
+                }
+            }
+            let cf: Box<dyn ControlFlow> = match self.cf_kind {
+                ControlFlowKind::Hanoi => Box::new(Hanoi::new(launched, 0, self.opts.yield_release)),
+                ControlFlowKind::SimtStack => Box::new(SimtStack::new(
+                    launched,
+                    0,
+                    self.ipdom.clone().expect("ipdom computed for SIMT stack"),
+                )),
+            };
+            let start_pc = self.kernel.instructions.first().map_or(0, |i| i.pc);
+            let mut cf = cf;
+            cf.advance(start_pc);
+            let id = WarpId(self.warps.len() as u32);
+            self.warps.push(Warp {
+                cta: cidx,
+                in_cta: wi,
+                regs: vec![0; self.nregs * 32],
+                ur: [0; 64],
+                p: [0, 0, 0, 0, 0, 0, 0, u32::MAX],
+                up: 0x80,
+                cf,
+                at_barrier: None,
+                exited: false,
+                local: Vec::new(),
+                tid,
+                trace: Vec::new(),
+                issued: 0,
+            });
+            ids.push(id);
+        }
+        self.ctas.push(Cta {
+            ctaid,
+            linear: cta_linear_id,
+            shared,
+            warps: ids.clone(),
+            arrived: [0; 16],
+            expected: [0; 16],
+        });
+        ids
+    }
+
+    /// Free the memory of a CTA whose warps all exited (registers, shared and local memory).
+    pub fn retire_cta_of(&mut self, w: WarpId) {
+        let c = self.warps[w.0 as usize].cta;
+        if self.ctas[c].warps.iter().all(|x| self.warps[x.0 as usize].exited) {
+            self.ctas[c].shared = FlatMemory::default();
+            for x in self.ctas[c].warps.clone() {
+                let wp = &mut self.warps[x.0 as usize];
+                wp.regs = Vec::new();
+                wp.local = Vec::new();
+            }
+        }
+    }
+
+    pub fn warp_state(&self, w: WarpId) -> WarpStatus {
+        let wp = &self.warps[w.0 as usize];
+        if wp.exited {
+            return WarpStatus::Exited;
+        }
+        if let Some(id) = wp.at_barrier {
+            return WarpStatus::AtBarrier { id };
+        }
+        match wp.cf.current() {
+            Some(p) => WarpStatus::Ready { pc: p.pc },
+            None => WarpStatus::Blocked,
+        }
+    }
+
+    /// The PC the warp will execute next.
+    pub fn next_pc(&self, w: WarpId) -> Option<u64> {
+        let wp = &self.warps[w.0 as usize];
+        if wp.exited {
+            return None;
+        }
+        wp.cf.current().map(|p| p.pc)
+    }
+
+    /// The active mask of the path that will execute next.
+    pub fn next_mask(&self, w: WarpId) -> Option<u32> {
+        let wp = &self.warps[w.0 as usize];
+        if wp.exited {
+            return None;
+        }
+        wp.cf.current().map(|p| p.mask)
+    }
+
+    /// CTA (linear id) and warp-in-CTA of a warp.
+    pub fn warp_location(&self, w: WarpId) -> (u32, u32) {
+        let wp = &self.warps[w.0 as usize];
+        (self.ctas[wp.cta].linear, wp.in_cta)
+    }
+
+    /// Warps of the CTA that `w` belongs to.
+    pub fn cta_warps(&self, w: WarpId) -> &[WarpId] {
+        &self.ctas[self.warps[w.0 as usize].cta].warps
+    }
+
+    /// Debug view of the warp's control-flow state.
+    pub fn cflow_view(&self, w: WarpId) -> CfView {
+        self.warps[w.0 as usize].cf.view()
+    }
+
+    /// Why the warp is blocked (for deadlock reports).
+    pub fn stuck_reason(&self, w: WarpId) -> Option<String> {
+        self.warps[w.0 as usize].cf.stuck_reason()
+    }
+
+    /// The recorded control-flow trace ((PC, active mask) per issued instruction).
+    pub fn cflow_trace(&self, w: WarpId) -> &[(u64, u32)] {
+        &self.warps[w.0 as usize].trace
+    }
+
+    pub fn take_cflow_trace(&mut self, w: WarpId) -> Vec<(u64, u32)> {
+        std::mem::take(&mut self.warps[w.0 as usize].trace)
+    }
+
+    /// Register values per lane.
+    pub fn regs(&self, w: WarpId, reg: ArchReg) -> [u32; 32] {
+        let wp = &self.warps[w.0 as usize];
+        let mut out = [0u32; 32];
+        match reg {
+            ArchReg::R(i) => {
+                if (i as usize) < self.nregs && !wp.regs.is_empty() && i != 255 {
+                    out.copy_from_slice(&wp.regs[i as usize * 32..i as usize * 32 + 32]);
+                }
+            }
+            ArchReg::UR(i) => out = [if i == 63 { 0 } else { wp.ur[i as usize] }; 32],
+            ArchReg::P(i) => {
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = wp.p[(i & 7) as usize] >> l & 1;
+                }
+            }
+            ArchReg::UP(i) => out = [(wp.up >> (i & 7) & 1) as u32; 32],
+            ArchReg::B(i) => {
+                if let CfView::Hanoi { bx, .. } = wp.cf.view() {
+                    out = [bx[(i & 15) as usize].0; 32];
+                }
+            }
+        }
+        out
+    }
+
+    /// Set a register for all lanes of a warp (microbenchmark initialisation).
+    pub fn set_reg(&mut self, w: WarpId, reg: ArchReg, vals: [u32; 32]) {
+        let nregs = self.nregs;
+        let wp = &mut self.warps[w.0 as usize];
+        match reg {
+            ArchReg::R(i) => {
+                if (i as usize) < nregs && i != 255 {
+                    wp.regs[i as usize * 32..i as usize * 32 + 32].copy_from_slice(&vals);
+                }
+            }
+            ArchReg::UR(i) => {
+                if i != 63 {
+                    wp.ur[i as usize] = vals[0]
+                }
+            }
+            ArchReg::P(i) => {
+                if i < 7 {
+                    let mut m = 0;
+                    for (l, v) in vals.iter().enumerate() {
+                        m |= ((*v != 0) as u32) << l;
+                    }
+                    wp.p[i as usize] = m;
+                }
+            }
+            ArchReg::UP(i) => {
+                if i < 7 {
+                    wp.up = (wp.up & !(1 << i)) | (((vals[0] != 0) as u8) << i);
+                }
+            }
+            ArchReg::B(_) => {}
+        }
+    }
+
+    /// Shared memory of the CTA of warp `w` (window offsets; sm_90 starts user data at 0x400).
+    pub fn shared(&self, w: WarpId) -> &[u8] {
+        &self.ctas[self.warps[w.0 as usize].cta].shared.bytes
+    }
+    pub fn shared_mut(&mut self, w: WarpId) -> &mut [u8] {
+        let c = self.warps[w.0 as usize].cta;
+        &mut self.ctas[c].shared.bytes
+    }
+
+    /// Apply the register results of an issued instruction.
+    pub fn commit(&mut self, w: WarpId, writes: &PendingWrites) {
+        let nregs = self.nregs;
+        let wp = &mut self.warps[w.0 as usize];
+        for wr in writes.as_slice() {
+            match wr.reg {
+                ArchReg::R(i) => {
+                    let i = i as usize;
+                    if i < nregs && !wp.regs.is_empty() {
+                        for l in lanes(wr.mask) {
+                            wp.regs[i * 32 + l] = wr.vals[l];
+                        }
+                    }
+                }
+                ArchReg::UR(i) => {
+                    if i != 63 {
+                        wp.ur[i as usize] = wr.vals[0];
+                    }
+                }
+                ArchReg::P(i) => {
+                    if i < 7 {
+                        let mut m = wp.p[i as usize];
+                        for l in lanes(wr.mask) {
+                            m = (m & !(1 << l)) | ((wr.vals[l] & 1) << l);
+                        }
+                        wp.p[i as usize] = m;
+                    }
+                }
+                ArchReg::UP(i) => {
+                    if i < 7 {
+                        wp.up = (wp.up & !(1 << i)) | (((wr.vals[0] & 1) as u8) << i);
+                    }
+                }
+                ArchReg::B(_) => {}
+            }
+        }
+    }
+
+    /// Called when a warp exits: releases barriers that no longer wait for it.
+    fn check_barriers(&mut self, cta: usize) {
+        for id in 0..16usize {
+            self.try_release(cta, id);
+        }
+    }
+
+    fn try_release(&mut self, cta: usize, id: usize) {
+        let c = &self.ctas[cta];
+        if c.arrived[id] == 0 {
+            return;
+        }
+        let live = c
+            .warps
+            .iter()
+            .filter(|x| !self.warps[x.0 as usize].exited)
+            .count() as u32;
+        let need = if c.expected[id] > 0 {
+            c.expected[id].div_ceil(32).min(live)
+        } else {
+            live
+        };
+        if c.arrived[id] >= need {
+            let ws = c.warps.clone();
+            for x in ws {
+                let wp = &mut self.warps[x.0 as usize];
+                if wp.at_barrier == Some(id as u32) {
+                    wp.at_barrier = None;
+                }
+            }
+            self.ctas[cta].arrived[id] = 0;
+            self.ctas[cta].expected[id] = 0;
+            self.progress += 1;
+        }
+    }
+
+    /// Execute the next instruction of warp `w`. `clock` is the value clock reads return.
+    pub fn issue(&mut self, w: WarpId, clock: u64) -> Result<Issued, ExecError> {
+        let wi = w.0 as usize;
+        let code = self.code.clone();
+        let (path, cta_idx) = {
+            let wp = self.warps.get(wi).ok_or_else(|| ExecError::NotReady {
+                warp: w.0,
+                why: "no such warp".into(),
+            })?;
+            if wp.exited {
+                return Err(ExecError::NotReady {
+                    warp: w.0,
+                    why: "exited".into(),
+                });
+            }
+            if let Some(id) = wp.at_barrier {
+                return Err(ExecError::NotReady {
+                    warp: w.0,
+                    why: format!("waiting at barrier {id}"),
+                });
+            }
+            let p = wp.cf.current().ok_or_else(|| ExecError::NotReady {
+                warp: w.0,
+                why: wp.cf.stuck_reason().unwrap_or_else(|| "blocked".into()),
+            })?;
+            (p, wp.cta)
+        };
+        let index = self.kernel.index_of(path.pc).ok_or(ExecError::BadPc {
+            warp: w.0,
+            pc: path.pc,
+        })?;
+        let d = &code[index];
+        let next_pc = self
+            .kernel
+            .instructions
+            .get(index + 1)
+            .map_or(path.pc + sassim_isa::INSTRUCTION_BYTES, |i| i.pc);
+        let guard = {
+            let wp = &self.warps[wi];
+            match d.guard {
+                None => path.mask,
+                Some((i, neg, uni)) => {
+                    let m = if uni {
+                        if wp.up >> i & 1 == 1 {
+                            u32::MAX
+                        } else {
+                            0
+                        }
+                    } else {
+                        wp.p[i as usize]
+                    };
+                    path.mask & if neg { !m } else { m }
+                }
+            }
+        };
+        if self.opts.record_cflow_trace {
+            self.warps[wi].trace.push((path.pc, path.mask));
+        }
+        self.warps[wi].issued += 1;
+        let mut out = Issued {
+            pc: path.pc,
+            index,
+            path_mask: path.mask,
+            active_mask: guard,
+            mem: None,
+            writes: PendingWrites::default(),
+            exited: false,
+            barrier: None,
+            clock_read: false,
+        };
+        let mut ex = Ex {
+            k: self,
+            wi,
+            cta: cta_idx,
+            d,
+            g: guard,
+            path,
+            next_pc,
+            clock,
+            out: &mut out,
+        };
+        ex.run()?;
+        if out.exited {
+            self.progress += 1;
+            self.check_barriers(cta_idx);
+        }
+        Ok(out)
+    }
+}
+
+/// Per-issue execution context.
+struct Ex<'a> {
+    k: &'a mut KernelExec,
+    wi: usize,
+    cta: usize,
+    d: &'a DInst,
+    g: u32,
+    path: PathEntry,
+    next_pc: u64,
+    clock: u64,
+    out: &'a mut Issued,
+}
+
+type Res<T> = Result<T, ExecError>;
+
+impl Ex<'_> {
+    fn w(&self) -> &Warp {
+        &self.k.warps[self.wi]
+    }
+    fn unsup(&self, what: &str) -> ExecError {
+        ExecError::unsupported(format!("{} ({what})", self.d.name), self.d.pc)
+    }
+    fn op(&self, i: usize) -> Res<&D> {
+        self.d
+            .o
+            .get(i)
+            .ok_or_else(|| self.unsup(&format!("missing operand {}", i + 1)))
+    }
+
+    // ---------------- operand reads ----------------
+
+    fn reg(&self, idx: u8, lane: usize) -> u32 {
+        if idx == 255 {
+            return 0;
+        }
+        let w = self.w();
+        w.regs.get(idx as usize * 32 + lane).copied().unwrap_or(0)
+    }
+    fn ureg(&self, idx: u8) -> u32 {
+        if idx >= 63 {
+            0
+        } else {
+            self.w().ur[idx as usize]
+        }
+    }
+    fn cword(&self, off: i64) -> u32 {
+        if off < 0 || off as usize + 4 > CBANK_BYTES {
+            return 0;
+        }
+        let o = off as usize;
+        u32::from_le_bytes(self.k.cbank[o..o + 4].try_into().expect("4 bytes"))
+    }
+    fn const_off(&self, addr: &MemAddr, lane: usize) -> i64 {
+        let mut off = addr.offset;
+        for t in &addr.terms[..addr.n as usize] {
+            let v = if t.uniform {
+                self.ureg(t.idx)
+            } else {
+                self.reg(t.idx, lane)
+            };
+            off += v as i64 * t.scale as i64;
+        }
+        off
+    }
+    fn sreg(&mut self, s: SReg, lane: usize) -> u32 {
+        let w = self.w();
+        let c = &self.k.ctas[self.cta];
+        let v = match s {
+            SReg::Tid(k) => w.tid[lane][k as usize],
+            SReg::Ctaid(k) => c.ctaid[k as usize],
+            SReg::Ntid(k) => self.k.launch.block[k as usize],
+            SReg::Nctaid(k) => self.k.launch.grid[k as usize],
+            SReg::LaneId => lane as u32,
+            SReg::WarpId => w.in_cta,
+            SReg::VirtId => w.in_cta,
+            SReg::SmId => 0,
+            SReg::ClockLo | SReg::GlobalTimerLo => self.clock as u32,
+            SReg::ClockHi | SReg::GlobalTimerHi => (self.clock >> 32) as u32,
+            SReg::CgaCtaId => 0,
+            SReg::LtMask => (1u32 << lane) - 1,
+            SReg::LeMask => ((1u64 << (lane + 1)) - 1) as u32,
+            SReg::EqMask => 1 << lane,
+            SReg::GtMask => !(((1u64 << (lane + 1)) - 1) as u32),
+            SReg::GeMask => !((1u32 << lane) - 1),
+            SReg::Zero => 0,
+        };
+        if s.is_clock() {
+            self.out.clock_read = true;
+        }
+        v
+    }
+
+    /// Raw 32-bit value of a source (integer view of immediates).
+    fn raw(&mut self, o: &D, lane: usize) -> Res<u32> {
+        Ok(match &o.k {
+            K::R(i) => self.reg(*i, lane),
+            K::UR(i) => self.ureg(*i),
+            K::Imm(v) => *v as u32,
+            K::ImmF(f) => *f as i64 as u32,
+            K::Const { bank: 0, addr } => {
+                let off = self.const_off(addr, lane);
+                self.cword(off)
+            }
+            K::SR(s) => self.sreg(*s, lane),
+            K::P(_) | K::UP(_) => self.pred(o, lane) as u32,
+            _ => return Err(self.unsup("operand kind")),
+        })
+    }
+    /// Integer source with `~` and `-` applied.
+    fn int(&mut self, o: &D, lane: usize) -> Res<u32> {
+        let mut v = self.raw(o, lane)?;
+        if o.not {
+            v = !v;
+        }
+        if o.neg {
+            v = v.wrapping_neg();
+        }
+        if o.abs {
+            v = (v as i32).unsigned_abs();
+        }
+        Ok(v)
+    }
+    /// 64-bit source (register pair, constant pair, immediate).
+    fn raw64(&mut self, o: &D, lane: usize) -> Res<u64> {
+        Ok(match &o.k {
+            K::R(i) => {
+                if *i == 255 {
+                    0
+                } else {
+                    self.reg(*i, lane) as u64 | (self.reg(i + 1, lane) as u64) << 32
+                }
+            }
+            K::UR(i) => {
+                if *i >= 63 {
+                    0
+                } else {
+                    self.ureg(*i) as u64 | (self.ureg(i + 1) as u64) << 32
+                }
+            }
+            K::Imm(v) => *v as u64,
+            K::Const { bank: 0, addr } => {
+                let off = self.const_off(addr, lane);
+                self.cword(off) as u64 | (self.cword(off + 4) as u64) << 32
+            }
+            _ => return Err(self.unsup("64-bit operand kind")),
+        })
+    }
+    /// Single-precision source bits with |.| and - applied.
+    fn f32b(&mut self, o: &D, lane: usize) -> Res<u32> {
+        let mut b = match &o.k {
+            K::ImmF(f) => (*f as f32).to_bits(),
+            _ => self.raw(o, lane)?,
+        };
+        if o.abs {
+            b &= 0x7fff_ffff;
+        }
+        if o.neg {
+            b ^= 0x8000_0000;
+        }
+        Ok(b)
+    }
+    fn f32v(&mut self, o: &D, lane: usize) -> Res<f32> {
+        Ok(f32::from_bits(self.f32b(o, lane)?))
+    }
+    fn f64v(&mut self, o: &D, lane: usize) -> Res<f64> {
+        let mut b = match &o.k {
+            K::ImmF(f) => f.to_bits(),
+            K::Imm(v) => (*v as u64) << 32,
+            _ => self.raw64(o, lane)?,
+        };
+        if o.abs {
+            b &= !(1u64 << 63);
+        }
+        if o.neg {
+            b ^= 1u64 << 63;
+        }
+        Ok(f64::from_bits(b))
+    }
+    fn pred(&self, o: &D, lane: usize) -> bool {
+        let w = self.w();
+        let v = match o.k {
+            K::P(i) => w.p[(i & 7) as usize] >> lane & 1 == 1,
+            K::UP(i) => w.up >> (i & 7) & 1 == 1 || i == 7,
+            _ => false,
+        };
+        v ^ o.not
+    }
+    fn pred_op(&self, i: usize, lane: usize) -> Res<bool> {
+        let o = self.op(i)?;
+        if !o.is_pred() {
+            return Err(self.unsup(&format!("operand {} is not a predicate", i + 1)));
+        }
+        Ok(self.pred(o, lane))
+    }
+
+    // ---------------- destinations ----------------
+
+    fn wr(&mut self, i: usize, lane: usize, v: u32) -> Res<()> {
+        let o = self.op(i)?.k.clone();
+        match o {
+            K::R(r) => self.out.writes.r(r, lane, v),
+            K::UR(r) => self.out.writes.ur(r, v),
+            _ => return Err(self.unsup("destination is not a register")),
+        }
+        Ok(())
+    }
+    fn wr64(&mut self, i: usize, lane: usize, v: u64) -> Res<()> {
+        let o = self.op(i)?.k.clone();
+        match o {
+            K::R(255) | K::UR(63) => {}
+            K::R(r) => {
+                self.out.writes.r(r, lane, v as u32);
+                self.out.writes.r(r + 1, lane, (v >> 32) as u32);
+            }
+            K::UR(r) => {
+                self.out.writes.ur(r, v as u32);
+                self.out.writes.ur(r + 1, (v >> 32) as u32);
+            }
+            _ => return Err(self.unsup("destination is not a register")),
+        }
+        Ok(())
+    }
+    fn wrn(&mut self, i: usize, lane: usize, vals: &[u32]) -> Res<()> {
+        let o = self.op(i)?.k.clone();
+        match o {
+            K::R(255) | K::UR(63) => {}
+            K::R(r) => {
+                for (k, v) in vals.iter().enumerate() {
+                    self.out.writes.r(r + k as u8, lane, *v);
+                }
+            }
+            K::UR(r) => {
+                for (k, v) in vals.iter().enumerate() {
+                    self.out.writes.ur(r + k as u8, *v);
+                }
+            }
+            _ => return Err(self.unsup("destination is not a register")),
+        }
+        Ok(())
+    }
+    fn wp(&mut self, i: usize, lane: usize, v: bool) -> Res<()> {
+        let o = self.op(i)?.k.clone();
+        match o {
+            K::P(p) => self.out.writes.p(p, lane, v),
+            K::UP(p) => self.out.writes.up(p, v),
+            _ => return Err(self.unsup("destination is not a predicate")),
+        }
+        Ok(())
+    }
+
+    /// Lanes to execute: all guard-true lanes, or only the first for uniform instructions.
+    fn exec_lanes(&self) -> u32 {
+        if self.d.uniform {
+            if self.g == 0 {
+                0
+            } else {
+                1 << self.g.trailing_zeros()
+            }
+        } else {
+            self.g
+        }
+    }
+
+    fn run(&mut self) -> Res<()> {
+        let op = self.d.op.clone();
+        if !op.is_control() {
+            self.data_op(&op)?;
+            let np = self.next_pc;
+            if let Some(id) = self.out.barrier {
+                // BAR.SYNC: the warp waits (BAR.ARV only counts).
+                let arrive_only = matches!(op, Op::Bar { arrive_only: true });
+                self.barrier(id, arrive_only)?;
+            }
+            self.k.warps[self.wi].cf.advance(np);
+            return Ok(());
+        }
+        self.control_op(&op)
+    }
+
+    fn barrier(&mut self, id: u32, arrive_only: bool) -> Res<()> {
+        let cta = self.cta;
+        let idu = id as usize;
+        if idu >= 16 {
+            return Err(self.unsup("barrier id > 15"));
+        }
+        // Thread count operand (BAR.SYNC id, count).
+        if let Some(o) = self.d.o.get(1) {
+            let cnt = self.raw(&o.clone(), self.g.trailing_zeros().min(31) as usize)?;
+            self.k.ctas[cta].expected[idu] = cnt;
+        }
+        self.k.ctas[cta].arrived[idu] += 1;
+        if !arrive_only {
+            self.k.warps[self.wi].at_barrier = Some(id);
+        }
+        self.k.try_release(cta, idu);
+        Ok(())
+    }
+}
+
+mod control;
+mod data;
+mod mem;

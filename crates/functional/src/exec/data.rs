@@ -1,0 +1,949 @@
+//! Integer, floating-point and warp-wide (SHFL/VOTE/MATCH) instructions.
+
+use super::*;
+
+fn bop(op: BoolOp, a: bool, b: bool) -> bool {
+    match op {
+        BoolOp::And => a && b,
+        BoolOp::Or => a || b,
+        BoolOp::Xor => a ^ b,
+    }
+}
+
+fn sat01(x: f32) -> f32 {
+    if x.is_nan() {
+        0.0
+    } else {
+        x.clamp(0.0, 1.0)
+    }
+}
+
+impl Ex<'_> {
+    fn n(&self) -> usize {
+        self.d.o.len()
+    }
+
+    /// Source operand `i` as an integer.
+    fn si(&mut self, i: usize, lane: usize) -> Res<u32> {
+        let o = self.op(i)?.clone();
+        self.int(&o, lane)
+    }
+    fn sf(&mut self, i: usize, lane: usize) -> Res<f32> {
+        let o = self.op(i)?.clone();
+        self.f32v(&o, lane)
+    }
+    fn sd(&mut self, i: usize, lane: usize) -> Res<f64> {
+        let o = self.op(i)?.clone();
+        self.f64v(&o, lane)
+    }
+    fn s64(&mut self, i: usize, lane: usize) -> Res<u64> {
+        let o = self.op(i)?.clone();
+        let mut v = self.raw64(&o, lane)?;
+        if o.not {
+            v = !v;
+        }
+        if o.neg {
+            v = v.wrapping_neg();
+        }
+        Ok(v)
+    }
+    fn imm_u8(&self, i: usize) -> Res<u8> {
+        match self.op(i)?.k {
+            K::Imm(v) => Ok(v as u8),
+            K::ImmF(f) => Ok(f as u8),
+            _ => Err(self.unsup("expected an immediate")),
+        }
+    }
+    /// Number of trailing predicate operands (carry-ins and the like), at most `max`.
+    fn trailing_preds(&self, max: usize) -> usize {
+        self.d
+            .o
+            .iter()
+            .rev()
+            .take(max)
+            .take_while(|o| o.is_pred())
+            .count()
+    }
+
+    pub(super) fn data_op(&mut self, op: &Op) -> Res<()> {
+        let lm = self.exec_lanes();
+        match *op {
+            Op::Iadd3 { x } => {
+                let pins = if x { self.trailing_preds(2) } else { 0 };
+                let n = self.n();
+                if n < 4 + pins {
+                    return Err(self.unsup("operands"));
+                }
+                let pouts = n - 4 - pins;
+                if pouts > 2 || (1..=pouts).any(|k| !self.d.o[k].is_pred()) {
+                    return Err(self.unsup("operands"));
+                }
+                let s0 = 1 + pouts;
+                for l in lanes(lm) {
+                    let mut parts = [(0u64, 0u64); 3];
+                    for (k, p) in parts.iter_mut().enumerate() {
+                        let o = self.op(s0 + k)?.clone();
+                        let raw = self.raw(&o, l)?;
+                        *p = if o.neg {
+                            (!raw as u64, 1)
+                        } else if o.not {
+                            (!raw as u64, 0)
+                        } else {
+                            (raw as u64, 0)
+                        };
+                    }
+                    let mut cin = 0u64;
+                    for k in 0..pins {
+                        cin += self.pred_op(n - pins + k, l)? as u64;
+                    }
+                    let t1 = parts[0].0 + parts[0].1 + parts[1].0 + parts[1].1 + cin;
+                    let t2 = (t1 & 0xffff_ffff) + parts[2].0 + parts[2].1;
+                    self.wr(0, l, t2 as u32)?;
+                    if pouts >= 1 {
+                        self.wp(1, l, (t1 >> 32) != 0)?;
+                    }
+                    if pouts >= 2 {
+                        self.wp(2, l, (t2 >> 32) != 0)?;
+                    }
+                }
+            }
+            Op::Viadd => {
+                for l in lanes(lm) {
+                    let v = self.si(1, l)?.wrapping_add(self.si(2, l)?);
+                    self.wr(0, l, v)?;
+                }
+            }
+            Op::Imad { kind, signed, x } => {
+                let pin = if x { self.trailing_preds(1) } else { 0 };
+                if self.n() < 4 + pin {
+                    return Err(self.unsup("operands"));
+                }
+                for l in lanes(lm) {
+                    let a = self.si(1, l)?;
+                    let b = self.si(2, l)?;
+                    let cin = if pin == 1 { self.pred_op(4, l)? as u32 } else { 0 };
+                    match kind {
+                        ImadKind::Lo => {
+                            let c = self.si(3, l)?;
+                            self.wr(0, l, a.wrapping_mul(b).wrapping_add(c).wrapping_add(cin))?;
+                        }
+                        ImadKind::Hi => {
+                            let c = self.si(3, l)?;
+                            let p = if signed {
+                                ((a as i32 as i64 * b as i32 as i64) >> 32) as u32
+                            } else {
+                                ((a as u64 * b as u64) >> 32) as u32
+                            };
+                            self.wr(0, l, p.wrapping_add(c).wrapping_add(cin))?;
+                        }
+                        ImadKind::Wide => {
+                            let c = self.s64(3, l)?;
+                            let p = if signed {
+                                (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64
+                            } else {
+                                a as u64 * b as u64
+                            };
+                            self.wr64(0, l, p.wrapping_add(c).wrapping_add(cin as u64))?;
+                        }
+                    }
+                }
+            }
+            Op::Lea { hi, x, sx32 } => {
+                let pin = if x { self.trailing_preds(1) } else { 0 };
+                let n = self.n();
+                let pout = usize::from(self.op(1)?.is_pred() && n > 1);
+                let s0 = 1 + pout;
+                let nsrc = n - s0 - pin;
+                // lo: a, b, s ; hi: a, b, c, s ; hi.sx32: a, b, s
+                let want = if hi && !sx32 { 4 } else { 3 };
+                if nsrc != want {
+                    return Err(self.unsup("operands"));
+                }
+                for l in lanes(lm) {
+                    let a = self.si(s0, l)?;
+                    let b = self.si(s0 + 1, l)?;
+                    let s = self.si(s0 + nsrc - 1, l)? & 63;
+                    let cin = if pin == 1 {
+                        self.pred_op(n - 1, l)? as u64
+                    } else {
+                        0
+                    };
+                    let shifted: u32 = if hi {
+                        let c = if sx32 {
+                            if (a as i32) < 0 {
+                                u32::MAX
+                            } else {
+                                0
+                            }
+                        } else {
+                            self.si(s0 + 2, l)?
+                        };
+                        let v = ((c as u64) << 32) | a as u64;
+                        ((v as u128) << s >> 32) as u32
+                    } else {
+                        ((a as u64) << s) as u32
+                    };
+                    let sum = shifted as u64 + b as u64 + cin;
+                    self.wr(0, l, sum as u32)?;
+                    if pout == 1 {
+                        self.wp(1, l, sum >> 32 != 0)?;
+                    }
+                }
+            }
+            Op::Lop3 => {
+                let pout = usize::from(self.op(0)?.is_pred());
+                let n = self.n();
+                if n != 6 + pout {
+                    return Err(self.unsup("operands"));
+                }
+                let pin = self.op(n - 1)?;
+                if !(matches!(pin.k, K::P(7) | K::UP(7)) && pin.not) {
+                    return Err(self.unsup("LOP3 predicate input other than !PT"));
+                }
+                let lut = self.imm_u8(pout + 4)?;
+                for l in lanes(lm) {
+                    let a = self.si(pout + 1, l)?;
+                    let b = self.si(pout + 2, l)?;
+                    let c = self.si(pout + 3, l)?;
+                    let r = alu::lop3(a, b, c, lut);
+                    self.wr(pout, l, r)?;
+                    if pout == 1 {
+                        self.wp(0, l, r != 0)?;
+                    }
+                }
+            }
+            Op::Lop { op } => {
+                for l in lanes(lm) {
+                    let a = self.si(1, l)?;
+                    let b = self.si(2, l)?;
+                    let r = match op {
+                        BoolOp::And => a & b,
+                        BoolOp::Or => a | b,
+                        BoolOp::Xor => a ^ b,
+                    };
+                    self.wr(0, l, r)?;
+                }
+            }
+            Op::Plop3 => {
+                if self.n() != 7 {
+                    return Err(self.unsup("operands"));
+                }
+                let l1 = self.imm_u8(5)?;
+                let l2 = self.imm_u8(6)?;
+                for l in lanes(lm) {
+                    let a = self.pred_op(2, l)?;
+                    let b = self.pred_op(3, l)?;
+                    let c = self.pred_op(4, l)?;
+                    self.wp(0, l, alu::plop3(a, b, c, l1))?;
+                    self.wp(1, l, alu::plop3(a, b, c, l2))?;
+                }
+            }
+            Op::Shf { left, ty, hi, wrap } => {
+                for l in lanes(lm) {
+                    let lo = self.si(1, l)?;
+                    let s = self.si(2, l)?;
+                    let h = self.si(3, l)?;
+                    self.wr(0, l, alu::shf(lo, s, h, left, ty, hi, wrap))?;
+                }
+            }
+            Op::Shl => {
+                for l in lanes(lm) {
+                    let a = self.si(1, l)?;
+                    let s = self.si(2, l)?;
+                    self.wr(0, l, if s >= 32 { 0 } else { a << s })?;
+                }
+            }
+            Op::Shr { signed } => {
+                for l in lanes(lm) {
+                    let a = self.si(1, l)?;
+                    let s = self.si(2, l)?.min(32);
+                    let r = if signed {
+                        ((a as i32 as i64) >> s) as u32
+                    } else {
+                        ((a as u64) >> s) as u32
+                    };
+                    self.wr(0, l, r)?;
+                }
+            }
+            Op::Isetp {
+                cmp,
+                signed,
+                bop: bo,
+                ex,
+            } => {
+                let n = self.n();
+                if n != 5 + usize::from(ex) {
+                    return Err(self.unsup("operands"));
+                }
+                for l in lanes(lm) {
+                    let a = self.si(2, l)?;
+                    let b = self.si(3, l)?;
+                    let c = self.pred_op(4, l)?;
+                    let r = if ex {
+                        let lo = self.pred_op(5, l)?;
+                        let eq = a == b;
+                        match cmp {
+                            Cmp::Eq => eq && lo,
+                            Cmp::Ne => !eq || lo,
+                            Cmp::Lt | Cmp::Le => alu::icmp(a, b, Cmp::Lt, signed) || eq && lo,
+                            Cmp::Gt | Cmp::Ge => alu::icmp(a, b, Cmp::Gt, signed) || eq && lo,
+                            Cmp::T => true,
+                            _ => false,
+                        }
+                    } else {
+                        alu::icmp(a, b, cmp, signed)
+                    };
+                    self.wp(0, l, bop(bo, r, c))?;
+                    self.wp(1, l, bop(bo, !r, c))?;
+                }
+            }
+            Op::Iabs => {
+                for l in lanes(lm) {
+                    let a = self.si(1, l)?;
+                    self.wr(0, l, (a as i32).unsigned_abs())?;
+                }
+            }
+            Op::Imnmx { signed } => {
+                for l in lanes(lm) {
+                    let a = self.si(1, l)?;
+                    let b = self.si(2, l)?;
+                    let min = self.pred_op(3, l)?;
+                    let lt = alu::icmp(a, b, Cmp::Lt, signed);
+                    let r = if min == lt { a } else { b };
+                    self.wr(0, l, r)?;
+                }
+            }
+            Op::Popc => {
+                for l in lanes(lm) {
+                    let a = self.si(1, l)?;
+                    self.wr(0, l, a.count_ones())?;
+                }
+            }
+            Op::Flo { signed, sh } => {
+                for l in lanes(lm) {
+                    let a = self.si(1, l)?;
+                    self.wr(0, l, alu::flo(a, signed, sh))?;
+                }
+            }
+            Op::Brev => {
+                for l in lanes(lm) {
+                    let a = self.si(1, l)?;
+                    self.wr(0, l, a.reverse_bits())?;
+                }
+            }
+            Op::Sel | Op::Fsel => {
+                for l in lanes(lm) {
+                    let p = self.pred_op(3, l)?;
+                    let v = if matches!(op, Op::Fsel) {
+                        let i = if p { 1 } else { 2 };
+                        self.sf(i, l)?.to_bits()
+                    } else {
+                        self.si(if p { 1 } else { 2 }, l)?
+                    };
+                    self.wr(0, l, v)?;
+                }
+            }
+            Op::Prmt { mode } => {
+                for l in lanes(lm) {
+                    let a = self.si(1, l)?;
+                    let s = self.si(2, l)?;
+                    let b = self.si(3, l)?;
+                    self.wr(0, l, alu::prmt(a, s, b, mode))?;
+                }
+            }
+            Op::Mov => {
+                if self.n() == 3 {
+                    match self.op(2)?.k {
+                        K::Imm(0xf) => {}
+                        _ => return Err(self.unsup("MOV with a lane mask other than 0xf")),
+                    }
+                }
+                for l in lanes(lm) {
+                    let o = self.op(1)?.clone();
+                    let v = match o.k {
+                        K::ImmF(f) if f.fract() != 0.0 || f.abs() > u32::MAX as f64 => (f as f32).to_bits(),
+                        _ => self.int(&o, l)?,
+                    };
+                    self.wr(0, l, v)?;
+                }
+            }
+            Op::S2R => {
+                for l in lanes(lm) {
+                    let v = self.si(1, l)?;
+                    self.wr(0, l, v)?;
+                }
+            }
+            Op::Cs2r { bits64 } => {
+                let s = match self.op(1)?.k {
+                    K::SR(s) => s,
+                    _ => return Err(self.unsup("operand")),
+                };
+                for l in lanes(lm) {
+                    let v = match s {
+                        SReg::ClockLo | SReg::GlobalTimerLo => {
+                            self.out.clock_read = true;
+                            self.clock
+                        }
+                        SReg::Zero => 0,
+                        _ => self.sreg(s, l) as u64,
+                    };
+                    if bits64 {
+                        self.wr64(0, l, v)?;
+                    } else {
+                        self.wr(0, l, v as u32)?;
+                    }
+                }
+            }
+            Op::R2ur => {
+                if self.g != 0 {
+                    let l = self.g.trailing_zeros() as usize;
+                    let v = self.si(1, l)?;
+                    self.wr(0, l, v)?;
+                }
+            }
+            Op::Ldc { size } => {
+                let addr = match &self.op(1)?.k {
+                    K::Const { bank: 0, addr } => *addr,
+                    _ => return Err(self.unsup("constant bank other than c[0x0]")),
+                };
+                for l in lanes(lm) {
+                    let off = self.const_off(&addr, l);
+                    let w0 = self.cword(off & !3);
+                    match size.bytes {
+                        8 => {
+                            let v = self.cword(off) as u64 | (self.cword(off + 4) as u64) << 32;
+                            self.wr64(0, l, v)?;
+                        }
+                        4 => {
+                            let v = self.cword(off);
+                            self.wr(0, l, v)?;
+                        }
+                        b => {
+                            let sh = (off & 3) as u32 * 8;
+                            let raw = (w0 >> sh) as u64 & ((1u64 << (8 * b)) - 1);
+                            let v = if size.signed { alu::sext(raw, 8 * b) } else { raw };
+                            self.wr(0, l, v as u32)?;
+                        }
+                    }
+                }
+            }
+            Op::P2r { byte } => {
+                if !matches!(self.op(1)?.k, K::PredBits) {
+                    return Err(self.unsup("operand"));
+                }
+                for l in lanes(lm) {
+                    let src = self.si(2, l)?;
+                    let mask = self.si(3, l)? & 0x7f;
+                    let w = self.w();
+                    let mut preds = 0u32;
+                    for i in 0..7 {
+                        preds |= (w.p[i] >> l & 1) << i;
+                    }
+                    let sh = 8 * byte as u32;
+                    let v = (src & !(mask << sh)) | ((preds & mask) << sh);
+                    self.wr(0, l, v)?;
+                }
+            }
+            Op::R2p { byte } => {
+                if !matches!(self.op(0)?.k, K::PredBits) {
+                    return Err(self.unsup("operand"));
+                }
+                for l in lanes(lm) {
+                    let src = self.si(1, l)? >> (8 * byte as u32);
+                    let mask = self.si(2, l)? & 0x7f;
+                    for i in 0..7u8 {
+                        if mask >> i & 1 == 1 {
+                            self.out.writes.p(i, l, src >> i & 1 == 1);
+                        }
+                    }
+                }
+            }
+            // ---------------- float ----------------
+            Op::F {
+                op: fop,
+                ftz,
+                sat,
+                rnd,
+            } => {
+                for l in lanes(lm) {
+                    let fz = |x: f32| if ftz { alu::ftz32(x) } else { x };
+                    let a = fz(self.sf(1, l)?);
+                    let b = fz(self.sf(2, l)?);
+                    let r = match fop {
+                        FOp::Add => {
+                            let (s, e) = alu::two_sum(a as f64, b as f64);
+                            alu::round_f32(s, e, rnd)
+                        }
+                        FOp::Mul => alu::round_f32(a as f64 * b as f64, 0.0, rnd),
+                        FOp::Fma => {
+                            let c = fz(self.sf(3, l)?);
+                            if rnd != Round::Rn {
+                                return Err(self.unsup("FFMA rounding other than RN"));
+                            }
+                            a.mul_add(b, c)
+                        }
+                    };
+                    let r = fz(r);
+                    let r = if sat { sat01(r) } else { r };
+                    self.wr(0, l, r.to_bits())?;
+                }
+            }
+            Op::Fsetp { cmp, bop: bo, ftz } => {
+                for l in lanes(lm) {
+                    let mut a = self.sf(2, l)?;
+                    let mut b = self.sf(3, l)?;
+                    if ftz {
+                        a = alu::ftz32(a);
+                        b = alu::ftz32(b);
+                    }
+                    let c = self.pred_op(4, l)?;
+                    let r = alu::fcmp(a as f64, b as f64, cmp);
+                    self.wp(0, l, bop(bo, r, c))?;
+                    self.wp(1, l, bop(bo, !r, c))?;
+                }
+            }
+            Op::Fmnmx { ftz } => {
+                for l in lanes(lm) {
+                    let mut a = self.sf(1, l)?;
+                    let mut b = self.sf(2, l)?;
+                    if ftz {
+                        a = alu::ftz32(a);
+                        b = alu::ftz32(b);
+                    }
+                    let min = self.pred_op(3, l)?;
+                    let r = if a.is_nan() {
+                        b
+                    } else if b.is_nan() {
+                        a
+                    } else if min {
+                        // -0 < +0 for min/max.
+                        if a < b || (a == b && a.is_sign_negative()) {
+                            a
+                        } else {
+                            b
+                        }
+                    } else if a > b || (a == b && a.is_sign_positive()) {
+                        a
+                    } else {
+                        b
+                    };
+                    self.wr(0, l, r.to_bits())?;
+                }
+            }
+            Op::Mufu { f } => {
+                for l in lanes(lm) {
+                    let r = match f {
+                        Mufu::Rcp64h | Mufu::Rsq64h => {
+                            let hi = self.si(1, l)?;
+                            let x = f64::from_bits((hi as u64) << 32);
+                            let y = if f == Mufu::Rcp64h {
+                                1.0 / x
+                            } else {
+                                1.0 / x.sqrt()
+                            };
+                            (y.to_bits() >> 32) as u32
+                        }
+                        _ => {
+                            let x = alu::ftz32(self.sf(1, l)?) as f64;
+                            let y = match f {
+                                Mufu::Rcp => 1.0 / x,
+                                Mufu::Rsq => 1.0 / x.sqrt(),
+                                Mufu::Sqrt => x.sqrt(),
+                                Mufu::Ex2 => x.exp2(),
+                                Mufu::Lg2 => x.log2(),
+                                // MUFU.SIN/COS take the angle in revolutions (the compiler
+                                // multiplies by 1/(2*pi) first).
+                                Mufu::Sin => (x * std::f64::consts::TAU).sin(),
+                                Mufu::Cos => (x * std::f64::consts::TAU).cos(),
+                                Mufu::Tanh => x.tanh(),
+                                Mufu::Rcp64h | Mufu::Rsq64h => unreachable!(),
+                            };
+                            alu::ftz32(y as f32).to_bits()
+                        }
+                    };
+                    self.wr(0, l, r)?;
+                }
+            }
+            Op::I2f { dst, src, rnd } => {
+                for l in lanes(lm) {
+                    let v: f64 = match src.bits() {
+                        64 => {
+                            let r = self.s64(1, l)?;
+                            if rnd != Round::Rn {
+                                return Err(self.unsup("64-bit I2F rounding other than RN"));
+                            }
+                            if dst == Ty::F32 {
+                                let f = if src.signed() { r as i64 as f32 } else { r as f32 };
+                                self.wr(0, l, f.to_bits())?;
+                                continue;
+                            }
+                            if src.signed() {
+                                r as i64 as f64
+                            } else {
+                                r as f64
+                            }
+                        }
+                        bits => {
+                            let r = self.si(1, l)? as u64 & ((1u64 << bits) - 1);
+                            if src.signed() {
+                                alu::sext(r, bits) as i64 as f64
+                            } else {
+                                r as f64
+                            }
+                        }
+                    };
+                    match dst {
+                        Ty::F64 => self.wr64(0, l, v.to_bits())?,
+                        _ => self.wr(0, l, alu::round_f32(v, 0.0, rnd).to_bits())?,
+                    }
+                }
+            }
+            Op::F2i { dst, src, rnd, ftz } => {
+                for l in lanes(lm) {
+                    let x = if src == Ty::F64 {
+                        self.sd(1, l)?
+                    } else {
+                        let f = self.sf(1, l)?;
+                        (if ftz { alu::ftz32(f) } else { f }) as f64
+                    };
+                    let r = alu::round_int(x, rnd);
+                    let (lo, hi): (f64, f64) = match dst {
+                        Ty::U8 => (0.0, 255.0),
+                        Ty::S8 => (-128.0, 127.0),
+                        Ty::U16 => (0.0, 65535.0),
+                        Ty::S16 => (-32768.0, 32767.0),
+                        Ty::U32 => (0.0, u32::MAX as f64),
+                        Ty::S32 => (i32::MIN as f64, i32::MAX as f64),
+                        Ty::U64 => (0.0, u64::MAX as f64),
+                        _ => (i64::MIN as f64, i64::MAX as f64),
+                    };
+                    let c = if r.is_nan() { 0.0 } else { r.clamp(lo, hi) };
+                    let bits: u64 = if dst.signed() {
+                        if dst == Ty::S64 {
+                            c as i64 as u64
+                        } else {
+                            c as i64 as u64 & 0xffff_ffff
+                        }
+                    } else {
+                        c as u64
+                    };
+                    if dst.bits() == 64 {
+                        self.wr64(0, l, bits)?;
+                    } else {
+                        self.wr(0, l, bits as u32)?;
+                    }
+                }
+            }
+            Op::F2f {
+                dst,
+                src,
+                rnd,
+                int_round,
+                ftz,
+            } => {
+                for l in lanes(lm) {
+                    let x: f64 = match src {
+                        Ty::F64 => self.sd(1, l)?,
+                        Ty::F16 => {
+                            let b = self.si(1, l)?;
+                            alu::f16_to_f32(b as u16) as f64
+                        }
+                        _ => {
+                            let f = self.sf(1, l)?;
+                            (if ftz { alu::ftz32(f) } else { f }) as f64
+                        }
+                    };
+                    let x = if int_round { alu::round_int(x, rnd) } else { x };
+                    match dst {
+                        Ty::F64 => self.wr64(0, l, x.to_bits())?,
+                        Ty::F16 => {
+                            if rnd != Round::Rn && !int_round {
+                                return Err(self.unsup("F2F.F16 rounding other than RN"));
+                            }
+                            self.wr(0, l, alu::f32_to_f16(x as f32) as u32)?
+                        }
+                        _ => {
+                            let r = if int_round {
+                                x as f32
+                            } else {
+                                alu::round_f32(x, 0.0, rnd)
+                            };
+                            let r = if ftz { alu::ftz32(r) } else { r };
+                            self.wr(0, l, r.to_bits())?
+                        }
+                    }
+                }
+            }
+            Op::H {
+                op: hop,
+                ftz,
+                f32_out,
+            } => self.half(hop, ftz, f32_out, lm)?,
+            Op::Dop { op: dop, rnd } => {
+                if rnd != Round::Rn {
+                    return Err(self.unsup("double rounding other than RN"));
+                }
+                for l in lanes(lm) {
+                    let a = self.sd(1, l)?;
+                    let b = self.sd(2, l)?;
+                    let r = match dop {
+                        DOp::Add => a + b,
+                        DOp::Mul => a * b,
+                        DOp::Fma => a.mul_add(b, self.sd(3, l)?),
+                    };
+                    self.wr64(0, l, r.to_bits())?;
+                }
+            }
+            Op::Dsetp { cmp, bop: bo } => {
+                for l in lanes(lm) {
+                    let a = self.sd(2, l)?;
+                    let b = self.sd(3, l)?;
+                    let c = self.pred_op(4, l)?;
+                    let r = alu::fcmp(a, b, cmp);
+                    self.wp(0, l, bop(bo, r, c))?;
+                    self.wp(1, l, bop(bo, !r, c))?;
+                }
+            }
+            // ---------------- memory ----------------
+            Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } | Op::Ldgsts { .. } => self.mem_op(op)?,
+            // ---------------- warp ----------------
+            Op::Shfl { mode } => self.shfl(mode)?,
+            Op::Vote { mode } => self.vote(mode)?,
+            Op::Match { all, wide } => self.match_(all, wide)?,
+            Op::Bar { .. } => {
+                if self.g != 0 {
+                    let id = match self.op(0)?.k {
+                        K::Imm(v) => v as u32,
+                        _ => {
+                            let o = self.op(0)?.clone();
+                            self.raw(&o, self.g.trailing_zeros() as usize)?
+                        }
+                    };
+                    self.out.barrier = Some(id);
+                }
+            }
+            Op::Nop => {}
+            Op::Unsupported(ref what) => {
+                return Err(ExecError::unsupported(what.clone(), self.d.pc));
+            }
+            _ => return Err(self.unsup("not a data instruction")),
+        }
+        Ok(())
+    }
+
+    /// HADD2 / HMUL2 / HFMA2: sources are registers (with .H0_H0 / .H1_H1 / .F32 selectors) or
+    /// pairs of immediates written `hi, lo`.
+    fn half(&mut self, hop: HOp, ftz: bool, f32_out: bool, lm: u32) -> Res<()> {
+        let nsrc = if hop == HOp::Fma { 3 } else { 2 };
+        let ops = &self.d.o[1..];
+        let mut extra = ops
+            .len()
+            .checked_sub(nsrc)
+            .ok_or_else(|| self.unsup("operands"))?;
+        // Group operands into sources.
+        let mut groups: [(usize, bool); 3] = [(0, false); 3];
+        let mut i = 0;
+        for g in groups.iter_mut().take(nsrc) {
+            let is_imm = |o: &D| matches!(o.k, K::Imm(_) | K::ImmF(_));
+            if extra > 0 && i + 1 < ops.len() && is_imm(&ops[i]) && is_imm(&ops[i + 1]) {
+                *g = (i + 1, true);
+                i += 2;
+                extra -= 1;
+            } else {
+                *g = (i + 1, false);
+                i += 1;
+            }
+        }
+        if i != ops.len() {
+            return Err(self.unsup("operands"));
+        }
+        for l in lanes(lm) {
+            let mut v = [[0f32; 2]; 3];
+            for (k, &(oi, pair)) in groups.iter().take(nsrc).enumerate() {
+                v[k] = if pair {
+                    let hi = self.half_imm(oi)?;
+                    let lo = self.half_imm(oi + 1)?;
+                    [lo, hi]
+                } else {
+                    let o = self.op(oi)?.clone();
+                    let raw = match o.k {
+                        K::ImmF(f) => {
+                            let h = alu::f32_to_f16(f as f32) as u32;
+                            h | h << 16
+                        }
+                        _ => self.raw(&o, l)?,
+                    };
+                    let mut h = match o.h {
+                        HSel::F32 => {
+                            let f = f32::from_bits(raw);
+                            [f, f]
+                        }
+                        HSel::H1H0 => [alu::f16_to_f32(raw as u16), alu::f16_to_f32((raw >> 16) as u16)],
+                        HSel::H0H0 => {
+                            let x = alu::f16_to_f32(raw as u16);
+                            [x, x]
+                        }
+                        HSel::H1H1 => {
+                            let x = alu::f16_to_f32((raw >> 16) as u16);
+                            [x, x]
+                        }
+                    };
+                    for x in h.iter_mut() {
+                        if o.abs {
+                            *x = x.abs();
+                        }
+                        if o.neg {
+                            *x = -*x;
+                        }
+                    }
+                    h
+                };
+            }
+            let mut r = [0f32; 2];
+            for (k, rk) in r.iter_mut().enumerate() {
+                let (a, b) = (v[0][k], v[1][k]);
+                *rk = match hop {
+                    HOp::Add => a + b,
+                    HOp::Mul => a * b,
+                    HOp::Fma => a.mul_add(b, v[2][k]),
+                };
+                if ftz {
+                    *rk = alu::ftz32(*rk);
+                }
+            }
+            if f32_out {
+                self.wr(0, l, r[0].to_bits())?;
+            } else {
+                let lo = alu::f32_to_f16(r[0]) as u32;
+                let hi = alu::f32_to_f16(r[1]) as u32;
+                self.wr(0, l, lo | hi << 16)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn half_imm(&self, i: usize) -> Res<f32> {
+        Ok(match self.op(i)?.k {
+            K::ImmF(f) => f as f32,
+            K::Imm(v) => alu::f16_to_f32(v as u16),
+            _ => return Err(self.unsup("half immediate")),
+        })
+    }
+
+    /// SHFL Pd, Rd, a, b, c (PTX shfl.sync semantics; c = clamp | segmask << 8). Lanes outside
+    /// the range read their own value and get Pd = false.
+    fn shfl(&mut self, mode: ShflMode) -> Res<()> {
+        let (pd, rd) = if self.op(0)?.is_pred() {
+            (Some(0), 1)
+        } else {
+            (None, 0)
+        };
+        let s = rd + 1;
+        let mut src = [0u32; 32];
+        let srco = self.op(s)?.clone();
+        for (l, v) in src.iter_mut().enumerate() {
+            *v = self.raw(&srco, l)?;
+        }
+        for l in lanes(self.g) {
+            let b = self.si(s + 1, l)? & 0x1f;
+            let c = self.si(s + 2, l)?;
+            let cval = c & 0x1f;
+            let segmask = (c >> 8) & 0x1f;
+            let lane = l as u32;
+            let max_lane = (lane & segmask) | (cval & !segmask);
+            let min_lane = lane & segmask;
+            let (j, ok) = match mode {
+                ShflMode::Up => {
+                    let j = lane as i32 - b as i32;
+                    (j, j >= max_lane as i32)
+                }
+                ShflMode::Down => {
+                    let j = lane + b;
+                    (j as i32, j <= max_lane)
+                }
+                ShflMode::Bfly => {
+                    let j = lane ^ b;
+                    (j as i32, j <= max_lane)
+                }
+                ShflMode::Idx => {
+                    let j = min_lane | (b & !segmask);
+                    (j as i32, j <= max_lane)
+                }
+            };
+            let j = if ok && (0..32).contains(&j) { j as usize } else { l };
+            self.wr(rd, l, src[j])?;
+            if let Some(p) = pd {
+                self.wp(p, l, ok)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// VOTE.{ALL,ANY,EQ} [Rd,] [Pd,] Psrc: Rd = ballot of Psrc over the executing lanes.
+    fn vote(&mut self, mode: VoteMode) -> Res<()> {
+        let n = self.n();
+        let (rd, pd, ps) = match (self.op(0)?.is_reg(), n) {
+            (true, 3) => (Some(0), Some(1), 2),
+            (true, 2) => (Some(0), None, 1),
+            (false, 2) => (None, Some(0), 1),
+            _ => return Err(self.unsup("operands")),
+        };
+        let mut ballot = 0u32;
+        for l in lanes(self.g) {
+            if self.pred_op(ps, l)? {
+                ballot |= 1 << l;
+            }
+        }
+        let r = match mode {
+            VoteMode::All => ballot == self.g,
+            VoteMode::Any => ballot != 0,
+            VoteMode::Eq => ballot == 0 || ballot == self.g,
+        };
+        let lm = self.exec_lanes();
+        for l in lanes(lm) {
+            if let Some(rd) = rd {
+                self.wr(rd, l, ballot)?;
+            }
+            if let Some(pd) = pd {
+                self.wp(pd, l, r)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// MATCH.ANY Rd, Ra: lanes with the same value; MATCH.ALL Pd, Rd, Ra: mask if all equal.
+    fn match_(&mut self, all: bool, wide: bool) -> Res<()> {
+        let (pd, rd) = if self.op(0)?.is_pred() {
+            (Some(0), 1)
+        } else {
+            (None, 0)
+        };
+        let so = self.op(rd + 1)?.clone();
+        let mut v = [0u64; 32];
+        for l in lanes(self.g) {
+            v[l] = if wide {
+                self.raw64(&so, l)?
+            } else {
+                self.raw(&so, l)? as u64
+            };
+        }
+        for l in lanes(self.g) {
+            let mut m = 0u32;
+            for k in lanes(self.g) {
+                if v[k] == v[l] {
+                    m |= 1 << k;
+                }
+            }
+            if all {
+                let eq = m == self.g;
+                self.wr(rd, l, if eq { m } else { 0 })?;
+                if let Some(p) = pd {
+                    self.wp(p, l, eq)?;
+                }
+            } else {
+                self.wr(rd, l, m)?;
+            }
+        }
+        Ok(())
+    }
+}

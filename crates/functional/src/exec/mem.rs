@@ -1,0 +1,356 @@
+//! Memory instructions: LDG/STG/LDS/STS/LDL/STL, atomics and reductions, LDGSTS.
+
+use super::*;
+
+impl Ex<'_> {
+    /// Per-lane address of a memory operand.
+    fn address(&self, m: &MemAddr, lane: usize, space: MemSpace) -> u64 {
+        let global = space == MemSpace::Global;
+        let mut a: u64 = m.offset as u64;
+        for t in &m.terms[..m.n as usize] {
+            let pair = global && (t.wide || self.d.e64);
+            let v: u64 = if t.uniform {
+                if t.idx >= 63 {
+                    0
+                } else if pair {
+                    self.ureg(t.idx) as u64 | (self.ureg(t.idx + 1) as u64) << 32
+                } else {
+                    self.ureg(t.idx) as u64
+                }
+            } else if t.idx == 255 {
+                0
+            } else if pair {
+                self.reg(t.idx, lane) as u64 | (self.reg(t.idx + 1, lane) as u64) << 32
+            } else {
+                self.reg(t.idx, lane) as u64
+            };
+            a = a.wrapping_add(v.wrapping_mul(t.scale as u64));
+        }
+        if global {
+            a
+        } else {
+            a & 0xffff_ffff
+        }
+    }
+
+    fn mem_operand(&self, i: usize) -> Res<MemAddr> {
+        match &self.op(i)?.k {
+            K::Mem(m) => Ok(*m),
+            _ => Err(self.unsup(&format!("operand {} is not an address", i + 1))),
+        }
+    }
+
+    fn fault(&self, lane: usize, addr: u64, bytes: u32, space: MemSpace, misaligned: bool) -> ExecError {
+        let space = match space {
+            MemSpace::Global => Space::Global,
+            MemSpace::Shared => Space::Shared,
+            MemSpace::Local => Space::Local,
+        };
+        let (warp, lane, pc) = (self.wi as u32, lane as u32, self.d.pc);
+        if misaligned {
+            ExecError::Misaligned {
+                warp,
+                lane,
+                pc,
+                addr,
+                bytes,
+                space,
+            }
+        } else {
+            ExecError::IllegalAddress {
+                warp,
+                lane,
+                pc,
+                addr,
+                bytes,
+                space,
+            }
+        }
+    }
+
+    fn load(&mut self, space: MemSpace, lane: usize, addr: u64, out: &mut [u8]) -> Res<()> {
+        let n = out.len() as u32;
+        if addr & (n as u64 - 1) != 0 {
+            return Err(self.fault(lane, addr, n, space, true));
+        }
+        let ok = match space {
+            MemSpace::Global => self.k.global.read_into(addr, out),
+            MemSpace::Shared => self.k.ctas[self.cta].shared.read_into(addr, out),
+            MemSpace::Local => {
+                let lb = self.k.opts.local_bytes as u64;
+                if addr + n as u64 > lb {
+                    false
+                } else {
+                    let w = &self.k.warps[self.wi];
+                    if w.local.is_empty() {
+                        out.fill(0);
+                    } else {
+                        let base = (lane as u64 * lb + addr) as usize;
+                        out.copy_from_slice(&w.local[base..base + n as usize]);
+                    }
+                    true
+                }
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(self.fault(lane, addr, n, space, false))
+        }
+    }
+
+    fn store(&mut self, space: MemSpace, lane: usize, addr: u64, data: &[u8]) -> Res<()> {
+        let n = data.len() as u32;
+        if addr & (n as u64 - 1) != 0 {
+            return Err(self.fault(lane, addr, n, space, true));
+        }
+        let ok = match space {
+            MemSpace::Global => self.k.global.write(addr, data),
+            MemSpace::Shared => match self.k.ctas[self.cta].shared.write(addr, data) {
+                Some(changed) => {
+                    if changed {
+                        self.k.progress += 1;
+                    }
+                    true
+                }
+                None => false,
+            },
+            MemSpace::Local => {
+                let lb = self.k.opts.local_bytes as u64;
+                if addr + n as u64 > lb {
+                    false
+                } else {
+                    let w = &mut self.k.warps[self.wi];
+                    if w.local.is_empty() {
+                        w.local = vec![0; 32 * lb as usize];
+                    }
+                    let base = (lane as u64 * lb + addr) as usize;
+                    w.local[base..base + n as usize].copy_from_slice(data);
+                    true
+                }
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(self.fault(lane, addr, n, space, false))
+        }
+    }
+
+    fn record(&mut self, space: MemSpace, kind: MemKind, bytes: u32, addrs: [u64; 32]) {
+        self.out.mem = Some(MemAccess {
+            space: match space {
+                MemSpace::Global => Space::Global,
+                MemSpace::Shared => Space::Shared,
+                MemSpace::Local => Space::Local,
+            },
+            kind,
+            bytes_per_lane: bytes,
+            addrs,
+        });
+    }
+
+    pub(super) fn mem_op(&mut self, op: &Op) -> Res<()> {
+        let lm = self.g;
+        match *op {
+            Op::Ld { space, size } => {
+                if self.d.o.len() != 2 {
+                    return Err(self.unsup("operands"));
+                }
+                let m = self.mem_operand(1)?;
+                let mut addrs = [0u64; 32];
+                for l in lanes(lm) {
+                    let a = self.address(&m, l, space);
+                    addrs[l] = a;
+                    let mut buf = [0u8; 16];
+                    let nb = size.bytes as usize;
+                    self.load(space, l, a, &mut buf[..nb])?;
+                    if nb < 4 {
+                        let raw = u32::from_le_bytes(buf[..4].try_into().expect("4")) as u64
+                            & ((1u64 << (8 * nb)) - 1);
+                        let v = if size.signed {
+                            alu::sext(raw, 8 * nb as u32)
+                        } else {
+                            raw
+                        };
+                        self.wr(0, l, v as u32)?;
+                    } else {
+                        let mut words = [0u32; 4];
+                        for (k, w) in words.iter_mut().enumerate().take(nb / 4) {
+                            *w = u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().expect("4"));
+                        }
+                        self.wrn(0, l, &words[..nb / 4])?;
+                    }
+                }
+                self.record(space, MemKind::Load, size.bytes, addrs);
+            }
+            Op::St { space, size } => {
+                if self.d.o.len() != 2 {
+                    return Err(self.unsup("operands"));
+                }
+                let m = self.mem_operand(0)?;
+                let src = self.op(1)?.clone();
+                let mut addrs = [0u64; 32];
+                for l in lanes(lm) {
+                    let a = self.address(&m, l, space);
+                    addrs[l] = a;
+                    let nb = size.bytes as usize;
+                    let mut buf = [0u8; 16];
+                    match src.k {
+                        K::R(r) if r != 255 && nb > 4 => {
+                            for k in 0..nb / 4 {
+                                let v = self.reg(r + k as u8, l);
+                                buf[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
+                            }
+                        }
+                        _ => {
+                            let v = if nb > 4 {
+                                self.raw64(&src, l)?
+                            } else {
+                                self.raw(&src, l)? as u64
+                            };
+                            buf[..8].copy_from_slice(&v.to_le_bytes());
+                        }
+                    }
+                    self.store(space, l, a, &buf[..nb])?;
+                }
+                self.record(space, MemKind::Store, size.bytes, addrs);
+            }
+            Op::Atom { space, op, ty, ret } => self.atomic(space, op, ty, ret)?,
+            Op::Ldgsts { bytes } => {
+                if self.d.o.len() != 2 {
+                    return Err(self.unsup("operands"));
+                }
+                let sm = self.mem_operand(0)?;
+                let gm = self.mem_operand(1)?;
+                let mut addrs = [0u64; 32];
+                for l in lanes(lm) {
+                    let ga = self.address(&gm, l, MemSpace::Global);
+                    let sa = self.address(&sm, l, MemSpace::Shared);
+                    addrs[l] = ga;
+                    let mut buf = [0u8; 16];
+                    self.load(MemSpace::Global, l, ga, &mut buf[..bytes as usize])?;
+                    self.store(MemSpace::Shared, l, sa, &buf[..bytes as usize])?;
+                }
+                self.record(MemSpace::Global, MemKind::Ldgsts, bytes, addrs);
+            }
+            _ => return Err(self.unsup("not a memory instruction")),
+        }
+        Ok(())
+    }
+
+    fn atomic(&mut self, space: MemSpace, op: AtomOp, ty: AtomTy, ret: bool) -> Res<()> {
+        // Layouts: ATOMG [Pd,] Rd, [a], b [, c] ; ATOMS Rd, [a], b [, c] ; RED [a], b.
+        let mut i = 0;
+        if ret && self.op(0)?.is_pred() {
+            if !self.op(0)?.is_pt() {
+                return Err(self.unsup("atomic with a predicate result"));
+            }
+            i = 1;
+        }
+        let rd = if ret {
+            i += 1;
+            Some(i - 1)
+        } else {
+            None
+        };
+        let m = self.mem_operand(i)?;
+        let bi = i + 1;
+        let wide = matches!(ty, AtomTy::U64 | AtomTy::S64 | AtomTy::F64);
+        let nb: u32 = if wide { 8 } else { 4 };
+        let need_b = op != AtomOp::PopcInc;
+        let n = self.d.o.len();
+        let expected = bi + usize::from(need_b) + usize::from(op == AtomOp::Cas);
+        if n != expected {
+            return Err(self.unsup("operands"));
+        }
+        let mut addrs = [0u64; 32];
+        for l in lanes(self.g) {
+            let a = self.address(&m, l, space);
+            addrs[l] = a;
+            let mut buf = [0u8; 8];
+            self.load(space, l, a, &mut buf[..nb as usize])?;
+            let old = u64::from_le_bytes(buf);
+            let get = |s: &mut Self, k: usize| -> Res<u64> {
+                let o = s.op(k)?.clone();
+                if wide {
+                    s.raw64(&o, l)
+                } else {
+                    Ok(s.raw(&o, l)? as u64)
+                }
+            };
+            let b = if need_b { get(self, bi)? } else { 1 };
+            let mask = if wide { u64::MAX } else { 0xffff_ffff };
+            let signed = matches!(ty, AtomTy::S32 | AtomTy::S64);
+            let sx = |v: u64| if wide { v as i64 } else { v as u32 as i32 as i64 };
+            let new = match op {
+                AtomOp::Add => match ty {
+                    AtomTy::F32 => (f32::from_bits(old as u32) + f32::from_bits(b as u32)).to_bits() as u64,
+                    AtomTy::F64 => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
+                    _ => old.wrapping_add(b) & mask,
+                },
+                AtomOp::Min => {
+                    if signed {
+                        if sx(b) < sx(old) {
+                            b
+                        } else {
+                            old
+                        }
+                    } else {
+                        old.min(b)
+                    }
+                }
+                AtomOp::Max => {
+                    if signed {
+                        if sx(b) > sx(old) {
+                            b
+                        } else {
+                            old
+                        }
+                    } else {
+                        old.max(b)
+                    }
+                }
+                AtomOp::Inc => {
+                    if old >= b {
+                        0
+                    } else {
+                        old + 1
+                    }
+                }
+                AtomOp::Dec => {
+                    if old == 0 || old > b {
+                        b
+                    } else {
+                        old - 1
+                    }
+                }
+                AtomOp::And => old & b,
+                AtomOp::Or => old | b,
+                AtomOp::Xor => old ^ b,
+                AtomOp::Exch => b,
+                AtomOp::Cas => {
+                    let c = get(self, bi + 1)?;
+                    if old == b {
+                        c
+                    } else {
+                        old
+                    }
+                }
+                AtomOp::PopcInc => old.wrapping_add(1) & mask,
+            } & mask;
+            if new != old {
+                self.store(space, l, a, &new.to_le_bytes()[..nb as usize])?;
+            }
+            if let Some(rd) = rd {
+                if wide {
+                    self.wr64(rd, l, old)?;
+                } else {
+                    self.wr(rd, l, old as u32)?;
+                }
+            }
+        }
+        self.record(space, MemKind::Atomic, nb, addrs);
+        Ok(())
+    }
+}

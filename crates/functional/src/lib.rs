@@ -1,0 +1,30 @@
+//! `sassim-functional`: execution-driven SASS semantics.
+//!
+//! - [`KernelExec`]: one kernel launch. [`KernelExec::issue`] executes the next instruction
+//!   of a warp (reads sources, computes, accesses memory, updates control flow) and returns
+//!   its register results as [`PendingWrites`]; [`KernelExec::commit`] applies them.
+//! - [`cflow`]: pluggable control-flow managers — Hanoi and the IPDOM SIMT stack.
+//! - [`runner`]: a functional runner (round-robin, immediate commit, deadlock detection)
+//!   and [`run_workload`] for the `sassim-workload` specs.
+//! - [`trace`]: control-flow traces and their comparison (Levenshtein discrepancy).
+//!
+//! See `docs/functional.md`.
+
+mod alu;
+pub mod cflow;
+pub mod decode;
+pub mod error;
+pub mod exec;
+pub mod memory;
+pub mod runner;
+pub mod trace;
+
+pub use cflow::{CfView, ControlFlow, ControlFlowKind, PathEntry, RecView};
+pub use error::{ExecError, Space};
+pub use exec::{
+    ArchInfo, ExecOptions, Issued, KernelExec, Launch, MemAccess, MemKind, PendingWrites, RegWrite, WarpId,
+    WarpStatus, DEFAULT_SHARED_BYTES, LOCAL_BYTES, MAX_WRITES,
+};
+pub use memory::GlobalMemory;
+pub use runner::{run_functional, run_workload, FunctionalResult, RunOptions, WorkloadResult};
+pub use trace::{cflow_compare, levenshtein, CflowReport, WarpTrace};

@@ -1,0 +1,133 @@
+//! Memories: sparse 64-bit global memory with explicit allocations, per-CTA shared memory,
+//! per-thread local memory.
+
+use std::collections::BTreeMap;
+
+/// First address handed out by [`GlobalMemory::alloc`] (looks like a CUDA device pointer).
+pub const GLOBAL_BASE: u64 = 0x7f00_0000_0000;
+/// Unmapped bytes left between two allocations so that small overflows are caught.
+pub const GUARD_BYTES: u64 = 0x100;
+
+/// Sparse byte-addressed global memory. Only allocated regions are accessible; any access
+/// that is not entirely inside one region is an illegal address.
+#[derive(Debug, Clone, Default)]
+pub struct GlobalMemory {
+    regions: BTreeMap<u64, Vec<u8>>,
+    next: u64,
+    /// Bumped on every write that changes a byte (used for deadlock detection).
+    pub(crate) changes: u64,
+}
+
+impl GlobalMemory {
+    pub fn new() -> GlobalMemory {
+        GlobalMemory {
+            regions: BTreeMap::new(),
+            next: GLOBAL_BASE,
+            changes: 0,
+        }
+    }
+
+    /// Allocate `size` zeroed bytes aligned to `align` (a power of two; at least 256 is used).
+    pub fn alloc(&mut self, size: u64, align: u64) -> u64 {
+        let align = align.max(256).next_power_of_two();
+        if self.next == 0 {
+            self.next = GLOBAL_BASE;
+        }
+        let addr = self.next.div_ceil(align) * align;
+        self.regions.insert(addr, vec![0; size.max(1) as usize]);
+        self.next = addr + size.max(1) + GUARD_BYTES;
+        addr
+    }
+
+    /// Map a region at a fixed address (for microbenchmarks with given addresses).
+    /// Returns false if it overlaps an existing region.
+    pub fn map_at(&mut self, addr: u64, size: u64) -> bool {
+        let end = addr + size;
+        if let Some((s, v)) = self.regions.range(..end).next_back() {
+            if s + v.len() as u64 > addr {
+                return false;
+            }
+        }
+        self.regions.insert(addr, vec![0; size as usize]);
+        self.next = self.next.max(end + GUARD_BYTES);
+        true
+    }
+
+    /// The allocated regions as (start, size).
+    pub fn regions(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.regions.iter().map(|(a, v)| (*a, v.len() as u64))
+    }
+
+    fn locate(&self, addr: u64, len: u64) -> Option<(u64, usize)> {
+        let (start, v) = self.regions.range(..=addr).next_back()?;
+        let off = addr - start;
+        (off + len <= v.len() as u64).then_some((*start, off as usize))
+    }
+
+    /// Whether `[addr, addr+len)` lies inside one allocation.
+    pub fn is_mapped(&self, addr: u64, len: u64) -> bool {
+        self.locate(addr, len).is_some()
+    }
+
+    /// Copy bytes in. Returns false (and writes nothing) if the range is not mapped.
+    pub fn write(&mut self, addr: u64, data: &[u8]) -> bool {
+        match self.locate(addr, data.len() as u64) {
+            Some((s, off)) => {
+                let v = self.regions.get_mut(&s).expect("region");
+                if v[off..off + data.len()] != *data {
+                    v[off..off + data.len()].copy_from_slice(data);
+                    self.changes += 1;
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Copy bytes out, or None if the range is not mapped.
+    pub fn read(&self, addr: u64, len: usize) -> Option<Vec<u8>> {
+        let (s, off) = self.locate(addr, len as u64)?;
+        Some(self.regions[&s][off..off + len].to_vec())
+    }
+
+    /// Read into a buffer (no allocation). False if not mapped.
+    pub fn read_into(&self, addr: u64, out: &mut [u8]) -> bool {
+        match self.locate(addr, out.len() as u64) {
+            Some((s, off)) => {
+                out.copy_from_slice(&self.regions[&s][off..off + out.len()]);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A flat byte array with bounds-checked little-endian accessors (shared and local memory).
+#[derive(Debug, Clone, Default)]
+pub struct FlatMemory {
+    pub bytes: Vec<u8>,
+}
+
+impl FlatMemory {
+    pub fn new(size: usize) -> FlatMemory {
+        FlatMemory { bytes: vec![0; size] }
+    }
+    pub fn read_into(&self, addr: u64, out: &mut [u8]) -> bool {
+        let a = addr as usize;
+        if addr > usize::MAX as u64 || a.checked_add(out.len()).is_none_or(|e| e > self.bytes.len()) {
+            return false;
+        }
+        out.copy_from_slice(&self.bytes[a..a + out.len()]);
+        true
+    }
+    /// Returns None if out of range, Some(changed) otherwise.
+    pub fn write(&mut self, addr: u64, data: &[u8]) -> Option<bool> {
+        let a = addr as usize;
+        if addr > usize::MAX as u64 || a.checked_add(data.len()).is_none_or(|e| e > self.bytes.len()) {
+            return None;
+        }
+        let changed = self.bytes[a..a + data.len()] != *data;
+        self.bytes[a..a + data.len()].copy_from_slice(data);
+        Some(changed)
+    }
+}
