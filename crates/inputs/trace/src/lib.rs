@@ -10,6 +10,7 @@
 //! See `docs/trace-format.md` for the formats.
 
 mod binary;
+mod binary_v1;
 mod error;
 mod header;
 mod kernelslist;

@@ -156,6 +156,7 @@ fn binary_roundtrip_all_fixtures_and_size() {
     let mut tot_xz = 0u64;
     let mut tot_bin = 0u64;
     let mut tot_txt = 0u64;
+    let mut ratios = Vec::new();
     for path in all_kernel_files() {
         let name = format!(
             "{}-{}",
@@ -192,6 +193,7 @@ fn binary_roundtrip_all_fixtures_and_size() {
             b,
             xz.len() as f64 / b as f64
         );
+        ratios.push((name.clone(), xz.len() as f64 / b as f64));
         tot_xz += xz.len() as u64;
         tot_bin += b;
         tot_txt += raw.len() as u64;
@@ -202,7 +204,25 @@ fn binary_roundtrip_all_fixtures_and_size() {
         tot_txt as f64 / tot_bin as f64
     );
     assert!(tot_bin < tot_xz, "binary must be smaller than xz");
+    // Measured floors (format version 2): regressions of the model fail here.
+    // See the table in docs/trace-format.md.
+    let ratio = |n: &str| ratios.iter().find(|(k, _)| k.contains(n)).unwrap().1;
+    assert!(ratio("vectoradd-sm80-v5") >= 5.5, "vectoradd-sm80 xz/bin");
+    assert!(ratio("bfs-sm80-v3-kernel-9.") >= 3.8, "bfs kernel-9 xz/bin");
+    let agg = tot_xz as f64 / tot_bin as f64;
+    assert!(agg >= 3.3, "aggregate xz/bin {agg:.2} below the measured floor");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn reads_format_version_1() {
+    // Written by the version-1 writer (commit 2879c65) from the sm61 vectoradd fixture.
+    let v1 = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/vectoradd-sm61-v1.sbt");
+    let (r1, b1) = read_all(&v1);
+    assert_eq!(r1.container(), Container::Binary);
+    let (r0, b0) = read_all(&fixtures().join("vectoradd-sm61-v4-gtx1080/kernel-1.traceg"));
+    assert_eq!(r0.header(), r1.header());
+    assert!(b0 == b1, "version-1 binary reads differently");
 }
 
 #[test]
