@@ -6,8 +6,43 @@ use sassim_timing::inst::MemSpace;
 
 pub struct EngineExec<'a> {
     pub k: &'a mut KernelExec,
-    /// Number of instructions issued since the last progress check.
+    /// Instructions issued so far.
     pub issued: u64,
+    /// Called after each CTA's warps are created (microbenchmark initialisation).
+    pub on_cta: &'a mut dyn FnMut(&mut KernelExec, &[WarpId]),
+    /// Keep the registers of finished CTAs (to report them).
+    pub keep_cta_state: bool,
+}
+
+impl crate::KernelSource for EngineExec<'_> {
+    fn num_ctas(&self) -> u32 {
+        self.k.launch().num_ctas()
+    }
+    fn warps_per_cta(&self) -> u32 {
+        self.k.launch().warps_per_cta()
+    }
+    fn threads_per_cta(&self) -> u32 {
+        self.k.launch().threads_per_cta()
+    }
+    fn start_cta(&mut self, id: u32) -> Vec<(u32, u32)> {
+        let warps = self.k.start_cta(id);
+        (self.on_cta)(self.k, &warps);
+        warps.iter().map(|w| (w.0, self.k.warp_location(*w).1)).collect()
+    }
+    fn retire_cta(&mut self, warp: u32) {
+        if !self.keep_cta_state {
+            self.k.retire_cta_of(WarpId(warp));
+        }
+    }
+    fn issued(&self) -> u64 {
+        self.issued
+    }
+    fn describe(&self, warp: u32) -> String {
+        self.k.stuck_reason(WarpId(warp)).unwrap_or_else(|| match self.k.next_pc(WarpId(warp)) {
+            Some(pc) => format!("at pc {pc:#x}"),
+            None => "exited".into(),
+        })
+    }
 }
 
 impl Executor for EngineExec<'_> {

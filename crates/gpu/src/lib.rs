@@ -2,6 +2,7 @@
 //! sequencing, the cycle loop, deadlock detection, and the microbenchmark runner.
 
 pub mod engine;
+pub mod memsys;
 pub mod microbench;
 pub mod workload;
 
@@ -9,8 +10,8 @@ use engine::EngineExec;
 use sassim_config::GpuConfig;
 use sassim_functional::{KernelExec, PendingWrites, WarpId};
 use sassim_isa::{ArchReg, Kernel};
-use sassim_timing::config::{classify, hit_latencies};
-use sassim_timing::{decode_kernel, CoreConfig, CoreStats, FixedLatencyMemory, Sm, StaticInst};
+use sassim_timing::config::classify;
+use sassim_timing::{decode_kernel, CoreConfig, CoreStats, Sm, StaticInst};
 use std::collections::BTreeMap;
 
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +104,22 @@ impl Default for RunOptions {
     }
 }
 
+/// What the run loop needs from whoever supplies the kernel's instructions: the
+/// functional engine ([`engine::EngineExec`]) or a trace.
+pub trait KernelSource: sassim_timing::Executor {
+    fn num_ctas(&self) -> u32;
+    fn warps_per_cta(&self) -> u32;
+    fn threads_per_cta(&self) -> u32;
+    /// Create the warps of CTA `id`: (executor warp id, warp index within the CTA).
+    fn start_cta(&mut self, id: u32) -> Vec<(u32, u32)>;
+    /// All warps of the CTA of `warp` have finished.
+    fn retire_cta(&mut self, warp: u32);
+    /// Warp instructions issued so far (for deadlock detection).
+    fn issued(&self) -> u64;
+    /// Where a warp is, for deadlock reports.
+    fn describe(&self, warp: u32) -> String;
+}
+
 /// Result of timing one kernel.
 #[derive(Debug, Clone, Default)]
 pub struct KernelRun {
@@ -119,6 +136,8 @@ pub struct KernelRun {
     pub ipc_timeline: Vec<(u64, f64)>,
     /// Per-warp logs when `record` was set: (sm, slot, executor warp id, log).
     pub logs: Vec<(usize, usize, u32, sassim_timing::WarpLog)>,
+    /// Memory-hierarchy statistics (L1, L2, DRAM) when the hierarchy is modelled.
+    pub mem: Option<memsys::MemReport>,
 }
 
 /// The simulated GPU.
@@ -126,6 +145,9 @@ pub struct Gpu {
     pub cfg: GpuConfig,
     pub core: CoreConfig,
     kernels_launched: u64,
+    /// Model the L1/L2/DRAM hierarchy (true) or let every access hit with the preset's
+    /// fixed latencies (false: microbenchmarks of the SM pipeline).
+    pub mem_hierarchy: bool,
 }
 
 impl Gpu {
@@ -135,6 +157,7 @@ impl Gpu {
             cfg,
             core,
             kernels_launched: 0,
+            mem_hierarchy: true,
         }
     }
 
@@ -151,11 +174,7 @@ impl Gpu {
         let by_threads = g.max_threads_per_sm / threads_per_cta.max(1);
         let regs_per_cta = regs_per_thread * g.warp_size * warps_per_cta;
         let by_regs = g.regs_per_sm / regs_per_cta.max(1);
-        let by_shared = if shared == 0 {
-            u32::MAX
-        } else {
-            g.shared_mem_per_sm_max_kb * 1024 / shared
-        };
+        let by_shared = (g.shared_mem_per_sm_max_kb * 1024).checked_div(shared).unwrap_or(u32::MAX);
         g.max_ctas_per_sm
             .min(by_warps)
             .min(by_threads)
@@ -172,7 +191,26 @@ impl Gpu {
         opts: &RunOptions,
         on_cta: &mut dyn FnMut(&mut KernelExec, &[WarpId]),
     ) -> Result<KernelRun, SimError> {
+        let active = exec.options().active_warps.clone();
+        let mut src = EngineExec {
+            k: exec,
+            issued: 0,
+            on_cta,
+            keep_cta_state: opts.keep_cta_state,
+        };
         let prepared = prepare(kernel, &self.cfg, &self.core);
+        self.run_source(&mut src, kernel, prepared, opts, active.as_deref())
+    }
+
+    /// Time one kernel launch whose instructions come from `src`.
+    pub fn run_source<S: KernelSource<Writes = PendingWrites>>(
+        &mut self,
+        src: &mut S,
+        kernel: &Kernel,
+        prepared: PreparedKernel,
+        opts: &RunOptions,
+        active_warps: Option<&[u32]>,
+    ) -> Result<KernelRun, SimError> {
         let mut run = KernelRun {
             name: kernel.name.clone(),
             ..Default::default()
@@ -189,14 +227,9 @@ impl Gpu {
                 list.join(", ")
             ));
         }
-        let launch = exec.launch().clone();
-        let warps_per_cta = match &exec.options().active_warps {
-            Some(a) => a.len() as u32,
-            None => launch.warps_per_cta(),
-        };
         let per_sm = self.ctas_per_sm(
-            launch.warps_per_cta(),
-            launch.threads_per_cta(),
+            src.warps_per_cta(),
+            src.threads_per_cta(),
             prepared.regs_per_thread,
             opts.shared_per_cta,
         );
@@ -205,13 +238,13 @@ impl Gpu {
                 kernel: kernel.name.clone(),
                 why: format!(
                     "a CTA of {} threads with {} registers/thread and {} B shared memory does not fit on an SM",
-                    launch.threads_per_cta(),
+                    src.threads_per_cta(),
                     prepared.regs_per_thread,
                     opts.shared_per_cta
                 ),
             });
         }
-        let num_ctas = launch.num_ctas();
+        let num_ctas = src.num_ctas();
         run.ctas = num_ctas;
         run.ctas_per_sm = per_sm;
         let num_sms = (self.cfg.gpu.num_sms as usize).min(num_ctas.div_ceil(per_sm).max(1) as usize);
@@ -219,10 +252,10 @@ impl Gpu {
         let code_base = self.cfg.frontend.kernel_code_base
             + self.kernels_launched * self.cfg.frontend.kernel_code_spacing;
         self.kernels_launched += 1;
-        let lat = hit_latencies(&self.cfg);
+        let mut mem = memsys::MemModel::new(&self.cfg, num_sms, self.mem_hierarchy);
         let mut sms: Vec<Sm<PendingWrites>> = (0..num_sms)
-            .map(|_| {
-                let mut sm = Sm::new(self.core.clone(), Box::new(FixedLatencyMemory { lat }));
+            .map(|s| {
+                let mut sm = Sm::new(self.core.clone(), mem.sm_memory(s));
                 sm.record = opts.record;
                 sm.set_kernel(prepared.code.clone(), code_base, opts.has_control_bits);
                 sm
@@ -238,6 +271,8 @@ impl Gpu {
             cta_left: BTreeMap::new(),
             start_pc,
             slot_by_warp_index: opts.slot_by_warp_index,
+            active_warps: active_warps.map(<[u32]>::to_vec),
+            warps_per_cta: src.warps_per_cta(),
         };
         let mut done_ctas = 0u32;
         // Initial placement: round-robin over the SMs.
@@ -247,35 +282,31 @@ impl Gpu {
                 if cs.next_cta >= num_ctas {
                     break 'fill;
                 }
-                any |= cs.launch(s, &mut sms, exec, on_cta);
+                any |= cs.launch(s, &mut sms, src);
             }
             if !any {
                 break;
             }
         }
-        let mut ex = EngineExec { k: exec, issued: 0 };
         let mut cycle: u64 = 0;
         let mut last_progress = 0u64;
         let mut last_issued = 0u64;
         let mut occ_sum: u64 = 0;
         let mut sample_insts = 0u64;
         let max_warps = self.core.max_warps as u64;
-        let _ = warps_per_cta;
         while done_ctas < num_ctas {
             for (s, sm) in sms.iter_mut().enumerate() {
                 if sm.is_idle() {
                     continue;
                 }
                 occ_sum += sm.active_warps() as u64;
-                sm.tick(&mut ex).map_err(SimError::Exec)?;
+                sm.tick(src).map_err(SimError::Exec)?;
                 for w in sm.take_finished() {
                     if let Some(cta) = cs.warp_cta.remove(&w) {
                         let left = cs.cta_left.entry(cta).or_insert(1);
                         *left -= 1;
                         if *left == 0 {
-                            if !opts.keep_cta_state {
-                                ex.k.retire_cta_of(WarpId(w));
-                            }
+                            src.retire_cta(w);
                             done_ctas += 1;
                             cs.ctas_on_sm[s] -= 1;
                         }
@@ -285,19 +316,18 @@ impl Gpu {
             // Refill SMs that have room.
             if cs.next_cta < num_ctas {
                 for s in 0..num_sms {
-                    while cs.launch(s, &mut sms, ex.k, on_cta) {}
+                    while cs.launch(s, &mut sms, src) {}
                 }
             }
+            mem.tick(cycle, &mut sms);
             cycle += 1;
-            if ex.issued != last_issued {
-                last_issued = ex.issued;
+            if src.issued() != last_issued {
+                last_issued = src.issued();
                 last_progress = cycle;
             } else if cycle - last_progress > opts.deadlock_cycles {
                 let mut waiting = Vec::new();
                 for &w in cs.warp_cta.keys().take(16) {
-                    let why =
-                        ex.k.stuck_reason(WarpId(w))
-                            .unwrap_or_else(|| "no progress".into());
+                    let why = src.describe(w);
                     waiting.push(format!("warp {w}: {why}"));
                 }
                 return Err(SimError::Deadlock(format!(
@@ -306,7 +336,7 @@ impl Gpu {
                     waiting.join("; ")
                 )));
             }
-            if opts.ipc_sample_interval > 0 && cycle % opts.ipc_sample_interval == 0 {
+            if opts.ipc_sample_interval > 0 && cycle.is_multiple_of(opts.ipc_sample_interval) {
                 let total: u64 = sms.iter().map(|s| s.stats.thread_insts).sum();
                 run.ipc_timeline.push((
                     cycle,
@@ -328,6 +358,7 @@ impl Gpu {
             }
         }
         run.stats.cycles = cycle;
+        run.mem = mem.report(&mut sms);
         run.occupancy = if cycle == 0 {
             0.0
         } else {
@@ -348,35 +379,30 @@ struct CtaSched {
     cta_left: BTreeMap<u32, u32>,
     start_pc: u64,
     slot_by_warp_index: bool,
+    active_warps: Option<Vec<u32>>,
+    warps_per_cta: u32,
 }
 
 impl CtaSched {
     /// Launch the next CTA on SM `sm` if it has room.
-    fn launch(
-        &mut self,
-        sm: usize,
-        sms: &mut [Sm<PendingWrites>],
-        exec: &mut KernelExec,
-        on_cta: &mut dyn FnMut(&mut KernelExec, &[WarpId]),
-    ) -> bool {
+    fn launch<S: KernelSource>(&mut self, sm: usize, sms: &mut [Sm<PendingWrites>], src: &mut S) -> bool {
         if self.next_cta >= self.num_ctas || self.ctas_on_sm[sm] >= self.per_sm {
             return false;
         }
-        if sms[sm].free_warp_slots() < exec.launch().warps_per_cta() as usize && !self.slot_by_warp_index {
+        let need = self.active_warps.as_ref().map_or(self.warps_per_cta as usize, Vec::len);
+        if sms[sm].free_warp_slots() < need {
             return false;
         }
         let id = self.next_cta;
         self.next_cta += 1;
-        let warps = exec.start_cta(id);
-        on_cta(exec, &warps);
-        for (k, w) in warps.iter().enumerate() {
+        let warps = src.start_cta(id);
+        for &(w, in_cta) in &warps {
             if self.slot_by_warp_index {
-                let idx = exec.options().active_warps.as_ref().map_or(k as u32, |a| a[k]);
-                sms[sm].add_warp_at(idx as usize, w.0, self.start_pc);
+                sms[sm].add_warp_at(in_cta as usize, w, self.start_pc);
             } else {
-                sms[sm].add_warp(w.0, self.start_pc);
+                sms[sm].add_warp(w, self.start_pc);
             }
-            self.warp_cta.insert(w.0, id);
+            self.warp_cta.insert(w, id);
         }
         self.cta_left.insert(id, warps.len() as u32);
         self.ctas_on_sm[sm] += 1;

@@ -124,18 +124,10 @@ fn mem_op(ins: &Instruction) -> Option<MemOp> {
     let mut indexed_const = false;
     for o in &ins.operands {
         match &o.kind {
-            OperandKind::Mem(a) => {
-                if !a.is_uniform() {
-                    uniform_addr = false;
-                }
-            }
-            OperandKind::Const(c) if base == "LDC" => {
-                if c.addr.regs.iter().any(|r| !r.reg.is_zero()) {
-                    indexed_const = true;
-                    if !c.addr.is_uniform() {
-                        uniform_addr = false;
-                    }
-                }
+            OperandKind::Mem(a) if !a.is_uniform() => uniform_addr = false,
+            OperandKind::Const(c) if base == "LDC" && c.addr.regs.iter().any(|r| !r.reg.is_zero()) => {
+                indexed_const = true;
+                uniform_addr &= c.addr.is_uniform();
             }
             _ => {}
         }

@@ -10,9 +10,13 @@
 
 pub mod config;
 pub mod exec;
+pub mod fetch;
 pub mod frontend;
 pub mod inst;
+pub mod issue;
 pub mod mem;
+pub mod mempipe;
+pub mod pipeline;
 pub mod regfile;
 pub mod sm;
 pub mod stats;

@@ -28,6 +28,8 @@ pub enum Access {
 
 pub trait DataMemory: Send {
     fn access(&mut self, now: u64, req: &MemReq) -> Access;
+    /// For the GPU's memory system to reach its own implementation.
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
     fn tick(&mut self, _now: u64) {}
     /// Ids of pending accesses that completed by `now`.
     fn completed(&mut self, _now: u64, _out: &mut Vec<u64>) {}
@@ -63,6 +65,10 @@ pub struct FixedLatencyMemory {
 }
 
 impl DataMemory for FixedLatencyMemory {
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+
     fn access(&mut self, now: u64, req: &MemReq) -> Access {
         let l = match (req.space, req.kind) {
             (MemSpace::Shared, MemKind::Atomic) => self.lat.shared_atomic,

@@ -1,0 +1,155 @@
+//! Fetch and decode: one instruction per cycle per sub-core into the warps' instruction
+//! buffers, the L0 I-cache with its stream buffer, and the SM's L1 I-cache arbiter
+//! (M25 A6, rules 30–33).
+
+use crate::exec::Executor;
+use crate::sm::{Event, Fetch, Sm, Warp};
+
+impl<W> Sm<W> {
+    /// Decode → instruction buffer: instructions fetched `fetch_to_issue_stages` cycles
+    /// ago become issuable this cycle.
+    pub(crate) fn decode_stage(&mut self, sc: usize, now: u64) {
+        while let Some(f) = self.subcores[sc].fetches.front().copied() {
+            if f.arrive > now {
+                break;
+            }
+            self.subcores[sc].fetches.pop_front();
+            let w = &mut self.warps[f.slot];
+            if w.used && f.epoch == w.epoch {
+                w.inflight_fetch = w.inflight_fetch.saturating_sub(1);
+                w.ib.push_back((f.pc, f.arrive));
+            }
+        }
+    }
+    pub(crate) fn fetch_stage<E: Executor<Writes = W>>(&mut self, ex: &E, sc: usize, now: u64) {
+        // Choose the warp to fetch for: the last issued unless its buffer is full,
+        // else the youngest warp with room (rule 33).
+        let cap = self.cfg.ib_entries;
+        let has_room = |w: &Warp<W>| {
+            w.used && !w.exited && w.fetch_wait_line.is_none() && (w.ib.len() as u32 + w.inflight_fetch) < cap
+        };
+        let s = &self.subcores[sc];
+        let chosen = s.last_issued.filter(|&l| has_room(&self.warps[l])).or_else(|| {
+            s.warps
+                .iter()
+                .copied()
+                .filter(|&x| has_room(&self.warps[x]))
+                .max_by_key(|&x| self.warps[x].age)
+        });
+        let Some(slot) = chosen else {
+            return;
+        };
+        let _ = ex;
+        let pc = self.warps[slot].fetch_pc;
+        if self.index_of(pc).is_none() {
+            return;
+        }
+        let addr = self.code_base + pc;
+        let line = self.subcores[sc].l0i.line_of(addr);
+        let hit = self.cfg.perfect_icache || self.subcores[sc].l0i.probe(line);
+        if !hit {
+            // Stream buffer: a ready line moves into the L0.
+            let s = &mut self.subcores[sc];
+            match s.sbuf.find(line) {
+                Some(p) if s.sbuf.lines[p].1 <= now => {
+                    for _ in 0..=p {
+                        s.sbuf.lines.pop_front();
+                    }
+                    s.l0i.fill(line);
+                    self.stats.stream_buffer_hits += 1;
+                    // Keep the buffer streaming ahead.
+                    let last = s.sbuf.lines.back().map_or(line, |l| l.0);
+                    for k in 1..=(p as u64 + 1) {
+                        if s.sbuf.lines.len() < s.sbuf.entries {
+                            s.sbuf.lines.push_back((last + k, u64::MAX));
+                            s.l1_queue.push_back(last + k);
+                        }
+                    }
+                    self.warps[slot].fetch_wait_line = Some(line);
+                    self.schedule(now + 1, Event::ILine { sc, line });
+                    return;
+                }
+                Some(_) => {
+                    self.warps[slot].fetch_wait_line = Some(line);
+                    return;
+                }
+                None => {
+                    self.stats.l0i_misses += 1;
+                    if !s.demand.iter().any(|d| d.0 == line) {
+                        s.demand.push((line, u64::MAX));
+                        s.l1_queue.push_front(line);
+                        // Restart the stream buffer after the missing line.
+                        s.sbuf.lines.clear();
+                        s.l1_queue.retain(|&l| l == line);
+                        for k in 1..=s.sbuf.entries as u64 {
+                            s.sbuf.lines.push_back((line + k, u64::MAX));
+                            s.l1_queue.push_back(line + k);
+                        }
+                    }
+                    self.warps[slot].fetch_wait_line = Some(line);
+                    return;
+                }
+            }
+        }
+        self.stats.l0i_hits += 1;
+        let stages = self.cfg.fetch_to_issue_stages as u64;
+        let w = &mut self.warps[slot];
+        w.inflight_fetch += 1;
+        w.fetch_pc = pc + 16;
+        let f = Fetch {
+            slot,
+            pc,
+            epoch: w.epoch,
+            arrive: now + stages,
+        };
+        self.subcores[sc].fetches.push_back(f);
+    }
+    pub(crate) fn l1i_arbiter(&mut self, now: u64) {
+        let n = self.subcores.len();
+        let mut granted = 0;
+        for k in 0..n {
+            if granted >= self.cfg.l1i_requests_per_cycle {
+                break;
+            }
+            let sc = (self.l1i_rr + k) % n;
+            let Some(line) = self.subcores[sc].l1_queue.pop_front() else {
+                continue;
+            };
+            granted += 1;
+            self.stats.l1i_requests += 1;
+            let lat = if self.l1i.probe(line) {
+                self.cfg.l1i_latency
+            } else {
+                self.l1i.fill(line);
+                self.cfg.l1i_miss_latency
+            } as u64;
+            let s = &mut self.subcores[sc];
+            for d in s.demand.iter_mut().filter(|d| d.0 == line) {
+                d.1 = now + lat;
+            }
+            self.schedule(now + lat, Event::ILine { sc, line });
+            self.l1i_rr = (sc + 1) % n;
+        }
+    }
+    /// Flush the instruction buffer when the engine's next PC is not what was fetched.
+    pub(crate) fn redirect_if_needed<E: Executor<Writes = W>>(&mut self, ex: &E, slot: usize) {
+        let w = &self.warps[slot];
+        if !w.used || w.exited {
+            return;
+        }
+        let Some(next) = ex.next_pc(w.exec_id) else {
+            return;
+        };
+        let sc = w.subcore;
+        let head = w.stream_head(&self.subcores[sc].fetches, slot);
+        if head != next {
+            let w = &mut self.warps[slot];
+            w.ib.clear();
+            w.epoch = w.epoch.wrapping_add(1);
+            w.inflight_fetch = 0;
+            w.fetch_pc = next;
+            w.fetch_wait_line = None;
+            self.stats.ib_flushes += 1;
+        }
+    }
+}

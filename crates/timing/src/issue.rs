@@ -1,0 +1,406 @@
+//! Issue: warp readiness (stall counter, yield, dependence counters, DEPBAR,
+//! execution-unit latch, constant cache, memory queue), the scheduling policies and the
+//! issue of one instruction per cycle per sub-core (M25 A4, A5, rules 1–15).
+
+use crate::config::{SchedPolicy, StallExpiry};
+use crate::exec::{Executor, Issued};
+use crate::inst::Special;
+use crate::sm::{reg_index, Sm, Stage};
+use crate::stats::StallReason;
+
+impl<W> Sm<W> {
+    /// Readiness of one warp at `now`: Ok(()) or the reason it cannot issue.
+    pub(crate) fn ready<E: Executor<Writes = W>>(
+        &mut self,
+        ex: &E,
+        sc: usize,
+        slot: usize,
+        now: u64,
+    ) -> Result<(), StallReason> {
+        let w = &self.warps[slot];
+        if !w.used || w.exited {
+            return Err(StallReason::Idle);
+        }
+        if ex.blocked(w.exec_id) {
+            return Err(StallReason::Barrier);
+        }
+        let Some(&(pc, ready_at)) = w.ib.front() else {
+            return Err(StallReason::NoInstruction);
+        };
+        if ready_at > now {
+            return Err(StallReason::NoInstruction);
+        }
+        let Some(sidx) = self.index_of(pc) else {
+            return Err(StallReason::NoInstruction);
+        };
+        let inst = &self.code[sidx];
+        if now < w.stall_until {
+            return Err(StallReason::StallCounter);
+        }
+        if w.no_issue_at == now {
+            return Err(StallReason::Yield);
+        }
+        if self.uses_control_bits {
+            if (0..6).any(|k| inst.ctrl.waits_on(k) && w.sb[k] != 0) {
+                return Err(StallReason::DependenceCounters);
+            }
+            if let Some((from, sb, le, ids)) = w.depbar {
+                if now >= from {
+                    let ok =
+                        w.sb[sb as usize % 6] <= le && (0..6).all(|k| ids & (1 << k) == 0 || w.sb[k] == 0);
+                    if !ok {
+                        return Err(StallReason::DependenceCounters);
+                    }
+                }
+            }
+        } else {
+            let max = self.cfg.scoreboard_max_consumers;
+            let raw = inst
+                .reads
+                .iter()
+                .chain(inst.writes.iter())
+                .any(|r| w.sb_write[reg_index(r)] > 0);
+            let war = inst.writes.iter().any(|r| w.sb_read[reg_index(r)] > 0);
+            let full = max > 0 && inst.reads.iter().any(|r| w.sb_read[reg_index(r)] as u32 >= max);
+            if raw || war || full {
+                return Err(StallReason::DependenceCounters);
+            }
+        }
+        let s = &self.subcores[sc];
+        let min_gap = self.cfg.clock_read_min_interval as u64;
+        if inst.special == Special::ClockRead && s.last_clock_issue.is_some_and(|c| now < c + min_gap) {
+            return Err(StallReason::StallCounter);
+        }
+        if let Some(m) = inst.mem {
+            let _ = m;
+            if s.mem_occupancy >= self.cfg.mem.queue_entries + self.cfg.mem.dispatch_latch {
+                return Err(StallReason::MemQueueFull);
+            }
+        } else if inst.fixed {
+            let unit = self.latch_unit(sc, inst.unit);
+            let shared = self.cfg.units.get(unit).is_some_and(|u| u.shared_by_sm);
+            let free = if shared {
+                self.shared_unit_free[unit]
+            } else {
+                self.subcores[sc].unit_free[unit]
+            };
+            if free > now {
+                return Err(StallReason::ExecUnitLatch);
+            }
+        }
+        Ok(())
+    }
+    /// The execution unit whose input latch an instruction of `unit` would use at `now`:
+    /// FP32 instructions may take the INT/FP32 pipe when its latch is free first.
+    pub(crate) fn latch_unit(&self, sc: usize, unit: usize) -> usize {
+        if self.cfg.fp32_in_int_pipe && self.fp32_unit == Some(unit) {
+            if let Some(alt) = self.int_unit {
+                let s = &self.subcores[sc];
+                if s.unit_free[alt] < s.unit_free[unit] {
+                    return alt;
+                }
+            }
+        }
+        unit
+    }
+    pub(crate) fn pick(
+        &self,
+        sc: usize,
+        now: u64,
+        ready: &[(usize, bool)],
+        exclude: Option<usize>,
+    ) -> Option<usize> {
+        let s = &self.subcores[sc];
+        let ok = |slot: usize| ready.iter().any(|&(x, r)| x == slot && r) && Some(slot) != exclude;
+        let youngest = || {
+            ready
+                .iter()
+                .filter(|&&(x, r)| r && Some(x) != exclude)
+                .max_by_key(|&&(x, _)| self.warps[x].age)
+                .map(|&(x, _)| x)
+        };
+        let oldest = || {
+            ready
+                .iter()
+                .filter(|&&(x, r)| r && Some(x) != exclude)
+                .min_by_key(|&&(x, _)| self.warps[x].age)
+                .map(|&(x, _)| x)
+        };
+        let rr = |pool: &[usize]| {
+            let n = pool.len();
+            let start = s
+                .last_issued
+                .and_then(|l| pool.iter().position(|&x| x == l))
+                .map_or(0, |p| p + 1);
+            (0..n).map(|k| pool[(start + k) % n]).find(|&x| ok(x))
+        };
+        // Greedy: the warp that issued in the previous cycle (MICRO'25 A5.3).
+        let greedy = s
+            .last_issued
+            .filter(|&l| ok(l) && s.last_issue_cycle.wrapping_add(1) == now);
+        match self.cfg.scheduler {
+            SchedPolicy::Cggty => greedy.or_else(youngest),
+            SchedPolicy::Gto => greedy.or_else(oldest),
+            SchedPolicy::Lrr => rr(&s.warps),
+            SchedPolicy::TwoLevel => rr(&s.two_level_pool),
+        }
+    }
+    pub(crate) fn update_two_level_pool(&mut self, sc: usize, now: u64) {
+        if self.cfg.scheduler != SchedPolicy::TwoLevel {
+            return;
+        }
+        let n = self.cfg.two_level_active_warps.max(1) as usize;
+        let warps = &self.warps;
+        let code = &self.code;
+        let s = &mut self.subcores[sc];
+        // Demote warps waiting on a long-latency dependence; promote the oldest others.
+        let long_wait = |slot: usize| -> bool {
+            let w = &warps[slot];
+            if !w.used || w.exited {
+                return true;
+            }
+            match w.ib.front() {
+                Some(&(pc, _)) => {
+                    let i = (pc / 16) as usize;
+                    code.get(i)
+                        .is_some_and(|inst| (0..6).any(|k| inst.ctrl.waits_on(k) && w.sb[k] != 0))
+                }
+                None => false,
+            }
+        };
+        s.two_level_pool.retain(|&x| !long_wait(x));
+        let mut cands: Vec<usize> = s
+            .warps
+            .iter()
+            .copied()
+            .filter(|x| !s.two_level_pool.contains(x) && !long_wait(*x))
+            .collect();
+        cands.sort_by_key(|&x| warps[x].age);
+        for x in cands {
+            if s.two_level_pool.len() >= n {
+                break;
+            }
+            s.two_level_pool.push(x);
+        }
+        let _ = now;
+    }
+    pub(crate) fn issue_stage<E: Executor<Writes = W>>(
+        &mut self,
+        ex: &mut E,
+        sc: usize,
+        now: u64,
+    ) -> Result<(), String> {
+        if self.subcores[sc].warps.is_empty() {
+            self.stats.stall_slots[StallReason::Idle as usize] += 1;
+            return Ok(());
+        }
+        if self.subcores[sc].control.is_some() {
+            self.stats.stall_slots[StallReason::AllocatePortConflict as usize] += 1;
+            return Ok(());
+        }
+        self.update_two_level_pool(sc, now);
+        let slots = self.subcores[sc].warps.clone();
+        let mut ready = Vec::with_capacity(slots.len());
+        let mut best = StallReason::Idle;
+        for &slot in &slots {
+            self.redirect_if_needed(ex, slot);
+            match self.ready(ex, sc, slot, now) {
+                Ok(()) => ready.push((slot, true)),
+                Err(r) => {
+                    best = best.min(r);
+                    ready.push((slot, false));
+                }
+            }
+        }
+        // L0 fixed-latency constant cache: a miss blocks issue (rule 13).
+        let mut exclude = None;
+        if let Some((wslot, since, line, ready_at)) = self.subcores[sc].const_wait {
+            if now >= ready_at {
+                self.subcores[sc].l0c.fill(line);
+                self.subcores[sc].const_wait = None;
+            } else if now - since < self.cfg.const_miss_switch_cycles as u64 {
+                self.stats.stall_slots[StallReason::ConstCacheMiss as usize] += 1;
+                return Ok(());
+            } else {
+                exclude = Some(wslot);
+            }
+        }
+        let chosen = if exclude.is_some() {
+            // Switch to the youngest ready warp.
+            ready
+                .iter()
+                .filter(|&&(x, r)| r && Some(x) != exclude)
+                .max_by_key(|&&(x, _)| self.warps[x].age)
+                .map(|&(x, _)| x)
+        } else {
+            self.pick(sc, now, &ready, None)
+        };
+        let Some(slot) = chosen else {
+            let reason = if exclude.is_some() {
+                StallReason::ConstCacheMiss
+            } else {
+                best
+            };
+            self.stats.stall_slots[reason as usize] += 1;
+            return Ok(());
+        };
+        let pc = self.warps[slot].ib.front().map(|x| x.0).unwrap_or_default();
+        let sidx = self
+            .index_of(pc)
+            .ok_or_else(|| format!("no instruction at pc {pc:#x}"))?;
+        if self.code[sidx].fixed && !self.cfg.perfect_const_cache {
+            if let Some((bank, off)) = self.code[sidx].const_operand {
+                let line = ((bank as u64) << 32 | off) / self.cfg.l0c_fl.line_bytes.max(1) as u64;
+                if self.subcores[sc].l0c.probe(line) {
+                    self.stats.l0c_hits += 1;
+                } else if exclude.is_none() {
+                    self.stats.l0c_misses += 1;
+                    let lat = self.cfg.l0c_fl_miss_latency as u64;
+                    self.subcores[sc].const_wait = Some((slot, now, line, now + lat));
+                    self.stats.stall_slots[StallReason::ConstCacheMiss as usize] += 1;
+                    return Ok(());
+                } else {
+                    self.stats.stall_slots[StallReason::ConstCacheMiss as usize] += 1;
+                    return Ok(());
+                }
+            }
+        }
+        self.do_issue(ex, sc, slot, sidx, now)
+    }
+    pub(crate) fn do_issue<E: Executor<Writes = W>>(
+        &mut self,
+        ex: &mut E,
+        sc: usize,
+        slot: usize,
+        sidx: usize,
+        now: u64,
+    ) -> Result<(), String> {
+        // Results reach fixed-latency consumers through the result queue's bypass; memory
+        // instructions read the register file one cycle later (M25 rule 24, Listing 3).
+        // Other variable-latency instructions (MUFU, conversions) read like fixed-latency
+        // ones: the compiler places FFMA → F2I at stall 4 (docs/model.md).
+        let fixed = self.code[sidx].mem.is_none();
+        // Commit results that are visible to this consumer.
+        {
+            let id = self.warps[slot].exec_id;
+            let w = &mut self.warps[slot];
+            let mut i = 0;
+            while i < w.pending.len() {
+                let vis = if fixed { w.pending[i].0 } else { w.pending[i].1 };
+                if vis <= now {
+                    let (_, _, wr) = w.pending.remove(i);
+                    ex.commit(id, wr);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        let clock = now + self.cfg.control_stage_cycles as u64;
+        let id = self.warps[slot].exec_id;
+        let issued: Issued<W> = ex.issue(id, clock)?;
+        let inst = &self.code[sidx];
+        let ctrl = inst.ctrl;
+        let special = inst.special;
+        let unit = inst.unit;
+        let latch = inst.latch_cycles as u64;
+        let is_mem = inst.mem.is_some();
+        let is_fixed = inst.fixed;
+        self.stats.warp_insts += 1;
+        self.stats.thread_insts += issued.active_mask.count_ones() as u64;
+        self.stats.issue_slots_used += 1;
+        if is_mem {
+            self.stats.mem_insts += 1;
+        }
+        if self.record {
+            let op = inst.op.clone();
+            let w = &mut self.warps[slot];
+            w.log.issues.push((now, issued.pc, op));
+            if special == Special::ClockRead {
+                w.log.clocks.push(clock);
+            }
+        }
+        let cbits = self.uses_control_bits;
+        let reads = if cbits { Vec::new() } else { inst.reads.clone() };
+        let writes_regs = if cbits { Vec::new() } else { inst.writes.clone() };
+        let unit = if is_fixed && !is_mem {
+            self.latch_unit(sc, unit)
+        } else {
+            unit
+        };
+        let s = &mut self.subcores[sc];
+        s.last_issued = Some(slot);
+        s.last_issue_cycle = now;
+        if special == Special::ClockRead {
+            s.last_clock_issue = Some(now);
+        }
+        if is_fixed && !is_mem {
+            let shared = self.cfg.units.get(unit).is_some_and(|u| u.shared_by_sm);
+            if shared {
+                let ii = self.cfg.units[unit].initiation_interval.max(1) as u64;
+                self.shared_unit_free[unit] = now + latch.max(ii);
+            } else {
+                s.unit_free[unit] = now + latch;
+            }
+        }
+        if is_mem {
+            s.mem_occupancy += 1;
+        }
+        let wslot = self.store(issued.writes);
+        let stage = Stage {
+            slot,
+            sidx,
+            issue: now,
+            writes: wslot,
+            entered: now,
+        };
+        let s = &mut self.subcores[sc];
+        s.control = Some(stage);
+        self.accesses[wslot] = issued.mem;
+        let cfg_expiry = self.cfg.stall_expiry;
+        let gt11 = self.cfg.stall_gt11_without_yield_cycles as u64;
+        let special_threshold = self.cfg.stall_special_threshold as u64;
+        let errbar = self.cfg.errbar_stall_cycles as u64;
+        let depbar_delay = self.cfg.depbar_effect_delay as u64;
+        let w = &mut self.warps[slot];
+        w.ib.pop_front();
+        if !is_fixed || is_mem {
+            w.inflight_ops += 1;
+        }
+        if cbits {
+            let stall = ctrl.stall as u64;
+            let mut until = match cfg_expiry {
+                StallExpiry::Listing2 => now + stall.max(1),
+                StallExpiry::Figure4 => now + stall + 1,
+            };
+            if stall > special_threshold && !ctrl.yield_ {
+                until = now + gt11;
+            }
+            if (special == Special::Errbar || special == Special::SelfBranch) && stall == 0 && ctrl.yield_ {
+                until = now + errbar;
+            }
+            w.stall_until = until;
+            if ctrl.yield_ {
+                w.no_issue_at = now + 1;
+            }
+            if let Special::Depbar { sb, le, ids } = special {
+                w.depbar = Some((now + depbar_delay, sb, le, ids));
+            }
+        } else {
+            w.stall_until = now + 1;
+            for r in &writes_regs {
+                w.sb_write[reg_index(r)] += 1;
+            }
+            for r in &reads {
+                let c = &mut w.sb_read[reg_index(r)];
+                *c = c.saturating_add(1);
+            }
+            if is_fixed && !is_mem && reads.is_empty() {
+                // nothing to release
+            }
+        }
+        if issued.exited {
+            w.exited = true;
+        }
+        Ok(())
+    }
+}

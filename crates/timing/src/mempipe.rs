@@ -1,0 +1,148 @@
+//! The sub-core memory unit (queue, address calculation) and the SM-shared arbiter into
+//! the data memories (M25 A9, Table 2, rules 34–43; docs/model.md).
+
+use crate::inst::{MemKind, MemSpace};
+use crate::mem::{Access, MemReq};
+use crate::sm::{Event, Sm};
+
+impl<W> Sm<W> {
+    pub(crate) fn mem_addr_stage(&mut self, sc: usize, now: u64) {
+        let mp = self.cfg.mem.clone();
+        let idx = {
+            let s = &self.subcores[sc];
+            if now < s.addr_free {
+                return;
+            }
+            match s.mem_q.iter().position(|e| e.arb_ready.is_none()) {
+                Some(i) if s.mem_q[i].arrive <= now => i,
+                _ => return,
+            }
+        };
+        let sidx = self.subcores[sc].mem_q[idx].st.sidx;
+        let slot = self.subcores[sc].mem_q[idx].st.slot;
+        let m = self.code[sidx].mem.unwrap_or(crate::inst::MemOp {
+            space: MemSpace::Global,
+            kind: MemKind::Load,
+            bits: 32,
+            uniform_addr: true,
+            indexed_const: false,
+        });
+        // Cycles from arrival in the queue (two cycles after issue) to the sources
+        // being read (WAR release) and to the request being ready for the arbiter.
+        let base = mp.src_release_base.saturating_sub(2) as u64;
+        let bits = (m.bits * self.cfg.warp_size) as u64;
+        let link = |b: u64| b.div_ceil(mp.store_link_bits_per_cycle.max(1) as u64);
+        let regular_extra = if m.uniform_addr {
+            0
+        } else {
+            mp.global_addr_calc_regular_extra as u64
+        };
+        let coalesce = if m.uniform_addr {
+            0
+        } else {
+            mp.regular_addr_coalesce_extra as u64
+        };
+        let (src, arb) = match (m.space, m.kind) {
+            (MemSpace::Const, _) if m.indexed_const => (base, base + mp.ldc_indexed_extra as u64),
+            (MemSpace::Const, _) => (base + mp.ldc_imm_war_extra as u64, base),
+            (MemSpace::Shared, MemKind::Store | MemKind::Atomic) => {
+                (base + link(bits), base + link(bits) + coalesce)
+            }
+            (MemSpace::Shared, _) => (base, base + coalesce),
+            (_, MemKind::Store | MemKind::Atomic) => {
+                let s = base + regular_extra + link(bits);
+                (s, s + coalesce)
+            }
+            // LDGSTS also reads the shared-memory address through the link.
+            (_, MemKind::Ldgsts) => {
+                let s = base + regular_extra + link(self.cfg.warp_size as u64 * 32);
+                (s, s + coalesce)
+            }
+            _ => (base + regular_extra, base + regular_extra + coalesce),
+        };
+        let src_done = now + src;
+        let extra = 0;
+        let arb_at = now + arb;
+        let s = &mut self.subcores[sc];
+        s.mem_q[idx].arb_ready = Some(arb_at + extra);
+        s.addr_free = now
+            + if m.uniform_addr {
+                mp.addr_calc_interval_uniform
+            } else {
+                mp.addr_calc_interval
+            } as u64;
+        // A register-indexed LDC releases its sources only at write-back (Table 2: WAR 29).
+        if !m.indexed_const {
+            self.schedule(src_done, Event::ReadDone { slot, sidx });
+        }
+    }
+    pub(crate) fn mem_arbiter(&mut self, now: u64) {
+        if now < self.arb_free {
+            return;
+        }
+        let n = self.subcores.len();
+        for k in 0..n {
+            let sc = (self.arb_rr + k) % n;
+            let ready = self.subcores[sc]
+                .mem_q
+                .front()
+                .is_some_and(|e| e.arb_ready.is_some_and(|r| r <= now));
+            if !ready {
+                continue;
+            }
+            let e = match self.subcores[sc].mem_q.front() {
+                Some(e) => e.clone(),
+                None => continue,
+            };
+            let m = match self.code[e.st.sidx].mem {
+                Some(m) => m,
+                None => continue,
+            };
+            let id = self.next_mem_id;
+            let req = MemReq {
+                id,
+                space: m.space,
+                kind: m.kind,
+                bits: m.bits,
+                access: e.access.clone(),
+            };
+            match self.mem.access(now, &req) {
+                Access::Retry => continue,
+                Access::ReadyAt(r) => self.schedule(
+                    r,
+                    Event::MemDone {
+                        slot: e.st.slot,
+                        sidx: e.st.sidx,
+                        writes: e.st.writes,
+                    },
+                ),
+                Access::Pending => self.mem_pending.push((id, e.st.slot, e.st.sidx, e.st.writes)),
+            }
+            self.next_mem_id += 1;
+            let s = &mut self.subcores[sc];
+            s.mem_q.pop_front();
+            s.mem_occupancy = s.mem_occupancy.saturating_sub(1);
+            self.arb_free = now + self.cfg.mem.shared_accept_interval.max(1) as u64;
+            self.arb_rr = (sc + 1) % n;
+            return;
+        }
+    }
+    pub(crate) fn finish_mem(&mut self, slot: usize, sidx: usize, writes: usize, ready: u64) {
+        let st = &self.code[sidx];
+        let m = match st.mem {
+            Some(m) => m,
+            None => return,
+        };
+        let mp = &self.cfg.mem;
+        let bits = m.bits * self.cfg.warp_size;
+        let wb_cycles = match (m.kind, m.space) {
+            (MemKind::Store, _) => 0,
+            (MemKind::Ldgsts, _) => mp.ldgsts_smem_fill as u64,
+            (_, MemSpace::Shared | MemSpace::Const) => {
+                (bits.div_ceil(mp.shared_to_rf_bits_per_cycle.max(1))).max(mp.wb_min_cycles) as u64
+            }
+            _ => (bits.div_ceil(mp.mem_to_rf_bits_per_cycle.max(1))).max(mp.wb_min_cycles) as u64,
+        };
+        self.schedule(ready + wb_cycles, Event::Writeback { slot, sidx, writes });
+    }
+}

@@ -1,0 +1,196 @@
+//! After issue: the Control stage (dependence-counter increments), Allocate
+//! (register-file read ports and the RFC for fixed-latency instructions) and the
+//! register reads of variable-latency instructions (M25 A5.2, A8, rules 16–29).
+
+use crate::sm::{Event, MemEntry, Sm, Stage};
+use sassim_isa::ArchReg;
+
+impl<W> Sm<W> {
+    pub(crate) fn allocate_stage(&mut self, sc: usize, now: u64) {
+        let Some(st) = self.subcores[sc].allocate else {
+            return;
+        };
+        if st.entered >= now {
+            return;
+        }
+        let sidx = st.sidx;
+        let banks = self.cfg.rf_banks;
+        let warp = self.warps[st.slot].exec_id;
+        let read_cycles = self.cfg.rf_read_cycles;
+        let mut need = [0u8; 8];
+        let inst = &self.code[sidx];
+        // Peek the RFC without changing it: which reads need a port.
+        let s = &mut self.subcores[sc];
+        if !self.cfg.rf_ideal {
+            let mut probe = s.rfc.clone();
+            for (k, b, r) in inst.bank_reads(banks) {
+                let reuse = inst.srcs[k].reuse;
+                let hit = self.cfg.rfc_enabled && probe.read(warp, b, k, r, reuse);
+                if !hit {
+                    need[b as usize] += 1;
+                }
+            }
+            // An operand costs warp-width / port-width port-cycles; the reads take at least
+            // `read_cycles` and longer when one bank needs more port-cycles than that.
+            let per_op = (self.cfg.warp_size * 32).div_ceil(self.cfg.rf_port_width_bits.max(32)) as u8;
+            let ports = self.cfg.rf_read_ports_per_bank.max(1);
+            let mut window = read_cycles;
+            for n in need.iter_mut().take(banks as usize) {
+                *n = n.saturating_mul(per_op);
+                window = window.max((*n as u32).div_ceil(ports));
+            }
+            if !s.ports.fits(now + 1, window, &need[..banks as usize]) {
+                self.stats.allocate_stall_cycles += 1;
+                return;
+            }
+            s.ports.reserve(now + 1, window, &need[..banks as usize]);
+        }
+        let mut hits = Vec::new();
+        for (k, b, r) in inst.bank_reads(banks) {
+            let reuse = inst.srcs[k].reuse;
+            let hit = self.cfg.rfc_enabled && s.rfc.read(warp, b, k, r, reuse);
+            self.stats.rfc_reads += 1;
+            if hit {
+                self.stats.rfc_hits += 1;
+            } else {
+                self.stats.rf_bank_reads += 1;
+            }
+            if self.record {
+                if hits.len() <= k {
+                    hits.resize(k + 1, false);
+                }
+                hits[k] = hits[k] || hit;
+            }
+        }
+        s.allocate = None;
+        let delay = now.saturating_sub(st.issue + 2);
+        let lat = inst.latency as u64;
+        let vis_fixed = st.issue + lat + delay;
+        let vis_var = vis_fixed + self.cfg.var_consumer_extra_cycles as u64;
+        // Bank of the destination for load write-back arbitration.
+        for r in &inst.writes {
+            if let ArchReg::R(i) = r {
+                let ring = (vis_fixed % 64) as usize;
+                if s.fixed_wb_cycle[ring] != vis_fixed {
+                    s.fixed_wb_cycle[ring] = vis_fixed;
+                    s.fixed_wb[ring] = 0;
+                }
+                s.fixed_wb[ring] |= 1 << (*i as u32 % banks).min(7);
+            }
+        }
+        let has_read_sb = inst.ctrl.read_sb.is_some() || !self.uses_control_bits;
+        let has_write = inst.ctrl.write_sb.is_some() || !self.uses_control_bits;
+        let pc = inst.pc;
+        if self.record {
+            let n = inst.srcs.len();
+            hits.resize(n, false);
+            self.warps[st.slot].log.rfc.push((pc, hits));
+        }
+        if has_read_sb {
+            self.schedule(now + read_cycles as u64, Event::ReadDone { slot: st.slot, sidx });
+        }
+        if has_write {
+            self.schedule(vis_fixed, Event::FixedDone { slot: st.slot, sidx });
+        }
+        if let Some(w) = self.take(st.writes) {
+            self.warps[st.slot].pending.push((vis_fixed, vis_var, w));
+        }
+    }
+    pub(crate) fn var_read_stage(&mut self, sc: usize, now: u64) {
+        let Some(st) = self.subcores[sc].var_q.front().copied() else {
+            return;
+        };
+        if st.entered > now {
+            return;
+        }
+        let banks = self.cfg.rf_banks;
+        let read_cycles = self.cfg.rf_read_cycles;
+        let inst = &self.code[st.sidx];
+        let mut need = [0u8; 8];
+        for (_, b, _) in inst.bank_reads(banks) {
+            need[b as usize] += 1;
+        }
+        let s = &mut self.subcores[sc];
+        if !self.cfg.rf_ideal {
+            if !s.ports.fits(now, read_cycles, &need[..banks as usize]) {
+                return;
+            }
+            s.ports.reserve(now, read_cycles, &need[..banks as usize]);
+        }
+        s.var_q.pop_front();
+        let unit = inst.unit;
+        let lat = inst.latency as u64;
+        let mut start = now + read_cycles as u64;
+        if self.cfg.units.get(unit).is_some_and(|u| u.shared_by_sm) {
+            start = start.max(self.shared_unit_free[unit]);
+            self.shared_unit_free[unit] = start + self.cfg.units[unit].initiation_interval.max(1) as u64;
+        }
+        self.schedule(
+            now + read_cycles as u64 - 1,
+            Event::ReadDone {
+                slot: st.slot,
+                sidx: st.sidx,
+            },
+        );
+        self.schedule(
+            start + lat,
+            Event::Writeback {
+                slot: st.slot,
+                sidx: st.sidx,
+                writes: st.writes,
+            },
+        );
+    }
+    pub(crate) fn control_stage(&mut self, sc: usize, now: u64) {
+        let Some(st) = self.subcores[sc].control else {
+            return;
+        };
+        if st.entered >= now {
+            return;
+        }
+        let inst = &self.code[st.sidx];
+        let (fixed, is_mem) = (inst.fixed, inst.mem.is_some());
+        let w = &mut self.warps[st.slot];
+        if st.entered + 1 == now && self.uses_control_bits {
+            // Dependence counters are incremented in Control, visible next cycle (rule 9).
+            if let Some(s) = inst.ctrl.write_sb {
+                w.sb_staged[s as usize % 6] += 1;
+            }
+            if let Some(s) = inst.ctrl.read_sb {
+                w.sb_staged[s as usize % 6] += 1;
+            }
+        }
+        let access = if is_mem {
+            self.accesses[st.writes].take()
+        } else {
+            None
+        };
+        let s = &mut self.subcores[sc];
+        let moved = if is_mem {
+            let e = MemEntry {
+                st: Stage { entered: now, ..st },
+                arrive: now + 1,
+                arb_ready: None,
+                access,
+            };
+            s.mem_q.push_back(e);
+            true
+        } else if fixed {
+            if s.allocate.is_none() {
+                s.allocate = Some(Stage { entered: now, ..st });
+                true
+            } else {
+                false
+            }
+        } else {
+            s.var_q.push_back(Stage {
+                entered: now + 1,
+                ..st
+            });
+            true
+        };
+        if moved {
+            s.control = None;
+        }
+    }
+}
