@@ -8,7 +8,7 @@ pub mod workload;
 
 use engine::EngineExec;
 use sassim_config::GpuConfig;
-use sassim_functional::{KernelExec, PendingWrites, WarpId};
+use sassim_functional::{KernelExec, WarpId};
 use sassim_isa::{ArchReg, Kernel};
 use sassim_timing::config::classify;
 use sassim_timing::{decode_kernel, CoreConfig, CoreStats, Sm, StaticInst};
@@ -203,7 +203,7 @@ impl Gpu {
     }
 
     /// Time one kernel launch whose instructions come from `src`.
-    pub fn run_source<S: KernelSource<Writes = PendingWrites>>(
+    pub fn run_source<S: KernelSource>(
         &mut self,
         src: &mut S,
         kernel: &Kernel,
@@ -253,7 +253,7 @@ impl Gpu {
             + self.kernels_launched * self.cfg.frontend.kernel_code_spacing;
         self.kernels_launched += 1;
         let mut mem = memsys::MemModel::new(&self.cfg, num_sms, self.mem_hierarchy);
-        let mut sms: Vec<Sm<PendingWrites>> = (0..num_sms)
+        let mut sms: Vec<Sm<S::Writes>> = (0..num_sms)
             .map(|s| {
                 let mut sm = Sm::new(self.core.clone(), mem.sm_memory(s));
                 sm.record = opts.record;
@@ -385,7 +385,7 @@ struct CtaSched {
 
 impl CtaSched {
     /// Launch the next CTA on SM `sm` if it has room.
-    fn launch<S: KernelSource>(&mut self, sm: usize, sms: &mut [Sm<PendingWrites>], src: &mut S) -> bool {
+    fn launch<S: KernelSource>(&mut self, sm: usize, sms: &mut [Sm<S::Writes>], src: &mut S) -> bool {
         if self.next_cta >= self.num_ctas || self.ctas_on_sm[sm] >= self.per_sm {
             return false;
         }
