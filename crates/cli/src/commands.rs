@@ -7,7 +7,6 @@ use sassim_config::GpuConfig;
 use sassim_functional::ControlFlowKind;
 use sassim_gpu::workload::{listing_arch_for, load_builtin, run_workload_timed};
 use sassim_gpu::{Gpu, RunOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -87,7 +86,9 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let mut gpu = Gpu::new(cfg.clone());
     let mut failed = false;
     let t0 = std::time::Instant::now();
-    let mut rows = Vec::new();
+    let mut kernels = Vec::new();
+    let mut kernel_end = Vec::new();
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     for b in selected {
         let (w, listing, smem) = load_builtin(b, arch).map_err(|e| anyhow!(e))?;
         if a.functional {
@@ -99,28 +100,70 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             );
             continue;
         }
+        let bar = progress_bar(&w.name, tty);
         let opts = RunOptions {
             max_cycles: a.max_cycles,
+            progress: Some(progress_fn(bar.clone())),
             ..RunOptions::default()
         };
-        let t = std::time::Instant::now();
         let r = run_workload_timed(&mut gpu, &w, &listing, arch, smem, cf, &opts)
             .with_context(|| w.name.clone())?;
-        let secs = t.elapsed().as_secs_f64();
+        bar.finish_and_clear();
+        if !tty {
+            eprintln!(
+                "{}: {} cycles, {} warp instructions",
+                w.name, r.run.cycles, r.run.stats.warp_insts
+            );
+        }
         for warn in &r.run.warnings {
             eprintln!("warning: {}: {warn}", w.name);
         }
-        match &r.check {
-            Ok(_) => {}
-            Err(e) => {
-                failed = true;
-                eprintln!("error: {}: output mismatch: {e}", w.name);
-            }
+        if let Err(e) = &r.check {
+            failed = true;
+            eprintln!("error: {}: output mismatch: {e}", w.name);
         }
-        rows.push((r, secs));
+        let uid = kernels.len() as u32 + 1;
+        kernels.push(sassim_gpu::report::kernel_report(
+            &r.run,
+            uid,
+            w.grid,
+            w.block,
+            sassim_report::MODE_EXECUTION,
+        ));
+        kernel_end.push(t0.elapsed().as_secs_f64());
     }
-    if !a.functional {
-        print_table(&rows, t0.elapsed().as_secs_f64());
+    if a.functional {
+        return Ok(if failed {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    let config: serde_json::Value = serde_json::from_str(&cfg.to_json()).unwrap_or(serde_json::Value::Null);
+    let report = sassim_gpu::report::run_report(&cfg.gpu.name, config, kernels);
+    let mut host = sassim_report::HostStats::new(&report, t0.elapsed().as_secs_f64());
+    host.kernel_end_seconds = kernel_end;
+    host.threads = 1;
+    if a.accelsim {
+        print!("{}", sassim_report::accelsim_lines(&report, &host));
+    }
+    print!("{}", sassim_report::table(&report, &host));
+    if let Some(j) = &a.json {
+        std::fs::write(j, sassim_report::to_json(&report))
+            .with_context(|| format!("writing {}", j.display()))?;
+    }
+    if let Some(dir) = &a.plot {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for (name, f) in [("stalls.svg", 0), ("ipc.svg", 1)] {
+            let p = dir.join(name);
+            check_output(&p, a.force)?;
+            let r = if f == 0 {
+                sassim_report::plot_stalls(&report, &p)
+            } else {
+                sassim_report::plot_ipc(&report, &p)
+            };
+            r.map_err(|e| anyhow!("{e}"))?;
+        }
     }
     Ok(if failed {
         ExitCode::from(1)
@@ -129,53 +172,28 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     })
 }
 
-fn print_table(rows: &[(sassim_gpu::workload::WorkloadRun, f64)], total_secs: f64) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(
-        out,
-        "{:<12} {:>10} {:>8} {:>10}  {:<40} {:>12}",
-        "kernel", "cycles", "IPC", "warp insts", "top stall reasons", "sim KIPS"
-    );
-    let mut tot_insts = 0u64;
-    let mut tot_cycles = 0u64;
-    for (r, secs) in rows {
-        let s = &r.run.stats;
-        tot_insts += s.warp_insts;
-        tot_cycles += r.run.cycles;
-        let mut reasons: Vec<(usize, u64)> = s.stall_slots.iter().copied().enumerate().collect();
-        reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let slots: u64 = s.stall_slots.iter().sum::<u64>() + s.issue_slots_used;
-        let top: Vec<String> = reasons
-            .iter()
-            .filter(|r| r.1 > 0 && r.0 != sassim_timing::StallReason::Idle as usize)
-            .take(3)
-            .map(|(i, v)| {
-                format!(
-                    "{} {:.0}%",
-                    sassim_timing::StallReason::ALL[*i].name(),
-                    100.0 * *v as f64 / slots.max(1) as f64
-                )
-            })
-            .collect();
-        let ipc = s.thread_insts as f64 / r.run.cycles.max(1) as f64;
-        let _ = writeln!(
-            out,
-            "{:<12} {:>10} {:>8.2} {:>10}  {:<40} {:>12.1}",
-            r.name,
-            r.run.cycles,
-            ipc,
-            s.warp_insts,
-            top.join(", "),
-            s.warp_insts as f64 / secs.max(1e-9) / 1e3
-        );
+fn progress_bar(name: &str, tty: bool) -> indicatif::ProgressBar {
+    if !tty {
+        return indicatif::ProgressBar::hidden();
     }
-    let _ = writeln!(
-        out,
-        "simulator speed: {:.0} warp-instructions/s, {:.0} simulated cycles/s ({:.2} s)",
-        tot_insts as f64 / total_secs.max(1e-9),
-        tot_cycles as f64 / total_secs.max(1e-9),
-        total_secs
-    );
+    let pb = indicatif::ProgressBar::new(100);
+    let style =
+        indicatif::ProgressStyle::with_template("{prefix:>12} [{bar:30}] {percent:>3}% {msg} (eta {eta})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> ");
+    pb.set_style(style);
+    pb.set_prefix(name.to_string());
+    pb
+}
+
+fn progress_fn(pb: indicatif::ProgressBar) -> sassim_gpu::ProgressFn {
+    let start = std::time::Instant::now();
+    sassim_gpu::ProgressFn(std::sync::Arc::new(move |cycle, done, total, _insts| {
+        let secs = start.elapsed().as_secs_f64().max(1e-9);
+        pb.set_length(total.max(1) as u64);
+        pb.set_position(done as u64);
+        pb.set_message(format!("{cycle} cycles, {:.0} cycles/s", cycle as f64 / secs));
+    }))
 }
 
 #[derive(Args)]
@@ -357,9 +375,19 @@ pub struct CorrelateArgs {
     /// Write the log-log scatter plot (SVG) here.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// Overwrite an existing plot file.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn correlate(a: CorrelateArgs) -> Result<ExitCode> {
-    let _ = a;
-    bail!("correlate: report crate not wired yet")
+    let sim = sassim_report::read_json(&a.sim).map_err(|e| anyhow!("{e}"))?;
+    let hw = sassim_report::read_hw_csv(&a.hw).map_err(|e| anyhow!("{e}"))?;
+    let c = sassim_report::correlate(&sim, &hw);
+    print!("{}", sassim_report::render_correlation(&c));
+    if let Some(p) = &a.plot {
+        check_output(p, a.force)?;
+        sassim_report::plot_correlation(&c.points(), p).map_err(|e| anyhow!("{e}"))?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

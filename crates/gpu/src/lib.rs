@@ -4,6 +4,7 @@
 pub mod engine;
 pub mod memsys;
 pub mod microbench;
+pub mod report;
 pub mod workload;
 
 use engine::EngineExec;
@@ -67,6 +68,17 @@ pub fn prepare(kernel: &Kernel, g: &GpuConfig, core: &CoreConfig) -> PreparedKer
     }
 }
 
+/// Progress callback: (simulated cycle, CTAs finished, CTAs in the kernel, warp
+/// instructions issued). Called every `progress_interval` cycles.
+#[derive(Clone)]
+pub struct ProgressFn(pub std::sync::Arc<dyn Fn(u64, u32, u32, u64) + Send + Sync>);
+
+impl std::fmt::Debug for ProgressFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressFn")
+    }
+}
+
 /// Options of one timing run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -87,6 +99,9 @@ pub struct RunOptions {
     pub has_control_bits: bool,
     /// Keep the registers of finished CTAs (to report them).
     pub keep_cta_state: bool,
+    /// Progress reporting.
+    pub progress: Option<ProgressFn>,
+    pub progress_interval: u64,
 }
 
 impl Default for RunOptions {
@@ -100,6 +115,8 @@ impl Default for RunOptions {
             ipc_sample_interval: 1000,
             has_control_bits: true,
             keep_cta_state: false,
+            progress: None,
+            progress_interval: 20_000,
         }
     }
 }
@@ -174,7 +191,9 @@ impl Gpu {
         let by_threads = g.max_threads_per_sm / threads_per_cta.max(1);
         let regs_per_cta = regs_per_thread * g.warp_size * warps_per_cta;
         let by_regs = g.regs_per_sm / regs_per_cta.max(1);
-        let by_shared = (g.shared_mem_per_sm_max_kb * 1024).checked_div(shared).unwrap_or(u32::MAX);
+        let by_shared = (g.shared_mem_per_sm_max_kb * 1024)
+            .checked_div(shared)
+            .unwrap_or(u32::MAX);
         g.max_ctas_per_sm
             .min(by_warps)
             .min(by_threads)
@@ -344,6 +363,11 @@ impl Gpu {
                 ));
                 sample_insts = total;
             }
+            if let Some(p) = &opts.progress {
+                if opts.progress_interval > 0 && cycle.is_multiple_of(opts.progress_interval) {
+                    (p.0)(cycle, done_ctas, num_ctas, src.issued());
+                }
+            }
             if opts.max_cycles > 0 && cycle >= opts.max_cycles {
                 return Err(SimError::CycleLimit(opts.max_cycles));
             }
@@ -389,7 +413,10 @@ impl CtaSched {
         if self.next_cta >= self.num_ctas || self.ctas_on_sm[sm] >= self.per_sm {
             return false;
         }
-        let need = self.active_warps.as_ref().map_or(self.warps_per_cta as usize, Vec::len);
+        let need = self
+            .active_warps
+            .as_ref()
+            .map_or(self.warps_per_cta as usize, Vec::len);
         if sms[sm].free_warp_slots() < need {
             return false;
         }

@@ -1,0 +1,233 @@
+//! The `sassim` command line: presets, help, errors, the default run and its outputs.
+
+mod common;
+use std::process::{Command, Output};
+
+fn sassim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sassim"))
+        .args(args)
+        .output()
+        .expect("run sassim")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("sassim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d.join(name)
+}
+
+#[test]
+fn gpus_lists_the_nine_presets() {
+    let o = sassim(&["gpus"]);
+    assert!(o.status.success());
+    let (out, _) = text(&o);
+    for p in [
+        "rtx-a6000",
+        "rtx-3080",
+        "rtx-3080ti",
+        "rtx-3090",
+        "rtx-2070s",
+        "rtx-2080ti",
+        "t4",
+        "rtx-5070ti",
+        "h100",
+    ] {
+        assert!(
+            out.lines().any(|l| l.split_whitespace().next() == Some(p)),
+            "{p} missing:\n{out}"
+        );
+    }
+    assert_eq!(out.lines().count(), 10, "header + nine presets:\n{out}");
+}
+
+#[test]
+fn help_documents_every_subcommand() {
+    let (top, _) = text(&sassim(&["--help"]));
+    for sub in [
+        "run",
+        "microbench",
+        "disasm",
+        "gpus",
+        "trace",
+        "cflow",
+        "correlate",
+    ] {
+        assert!(top.contains(sub), "{sub} not in --help");
+        let o = sassim(&[sub, "--help"]);
+        assert!(o.status.success(), "{sub} --help");
+        assert!(text(&o).0.contains("Usage"), "{sub} --help has no usage");
+    }
+    let (run, _) = text(&sassim(&["run", "--help"]));
+    for opt in ["--gpu", "--set", "--json", "--plot", "--functional", "--cf"] {
+        assert!(run.contains(opt), "run --help lacks {opt}");
+    }
+}
+
+#[test]
+fn bad_set_values_name_the_key_and_range() {
+    let o = sassim(&["run", "vecadd", "--set", "regfile.banks=9"]);
+    assert!(!o.status.success());
+    let (_, err) = text(&o);
+    assert!(err.contains("regfile.banks") && err.contains("1..=8"), "{err}");
+    let o = sassim(&["run", "vecadd", "--set", "regfile.bankz=2"]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success() && err.contains("bankz"), "{err}");
+    let o = sassim(&["run", "vecadd", "--gpu", "no-such-gpu"]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success() && err.contains("no-such-gpu"), "{err}");
+}
+
+#[test]
+fn bad_listing_error_names_file_line_column() {
+    let p = tmp("bad.sass");
+    std::fs::write(&p, "FADD R1, R2, R3 ;\nFFMA R300, R1, R1, R1 ;\n").expect("write");
+    let o = sassim(&["disasm", p.to_str().expect("path")]);
+    assert!(!o.status.success());
+    let (_, err) = text(&o);
+    assert!(err.contains("bad.sass:2:"), "{err}");
+    assert!(err.contains("R300"), "{err}");
+}
+
+#[test]
+fn disasm_json_has_control_bits() {
+    let f = common::root().join("fixtures/sass-samples/vec_add_sm86.cuobjdump-sass.txt");
+    let o = sassim(&["disasm", f.to_str().expect("path"), "--json"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let a = v.as_array().expect("array");
+    // /*0090*/ LDG.E R2, [R2.64] ; stall 1, write counter 2 (vec_add_sm86.control-bits.txt)
+    let ldg = a.iter().find(|i| i["pc"] == 0x90).expect("pc 0x90");
+    assert_eq!(ldg["opcode"], "LDG.E");
+    assert_eq!(ldg["stall"], 1);
+    assert_eq!(ldg["write_sb"], 2);
+    assert_eq!(ldg["yield"], false);
+}
+
+#[test]
+fn default_run_json_is_deterministic() {
+    let (a, b) = (tmp("run1.json"), tmp("run2.json"));
+    for p in [&a, &b] {
+        let o = sassim(&["run", "--json", p.to_str().expect("path"), "--force"]);
+        assert!(o.status.success(), "{}", text(&o).1);
+        let (out, _) = text(&o);
+        assert!(out.contains("warp-insts/s") && out.contains("cycles/s"), "{out}");
+    }
+    let (ja, jb) = (std::fs::read(&a).expect("a"), std::fs::read(&b).expect("b"));
+    assert!(!ja.is_empty());
+    assert_eq!(ja, jb, "two runs of the default suite differ");
+    let v: serde_json::Value = serde_json::from_slice(&ja).expect("json");
+    assert_eq!(v["kernels"].as_array().map(Vec::len), Some(8));
+}
+
+#[test]
+fn json_output_is_not_overwritten_without_force() {
+    let p = tmp("keep.json");
+    std::fs::write(&p, "precious").expect("write");
+    let o = sassim(&["run", "vecadd", "--json", p.to_str().expect("path")]);
+    assert!(!o.status.success());
+    assert_eq!(std::fs::read_to_string(&p).expect("read"), "precious");
+}
+
+/// The Accel-Sim lines parse with get_stats.py-style regular expressions and carry the
+/// values of the JSON report.
+#[test]
+fn accelsim_lines_match_json() {
+    let j = tmp("as.json");
+    let o = sassim(&[
+        "run",
+        "vecadd",
+        "reduce",
+        "--accelsim",
+        "--json",
+        j.to_str().expect("path"),
+        "--force",
+    ]);
+    assert!(o.status.success());
+    let (out, _) = text(&o);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).expect("json")).expect("json");
+    let grab = |re: &str| -> Vec<String> {
+        let r = regex::Regex::new(re).expect("regex");
+        r.captures_iter(&out).map(|c| c[1].trim().to_string()).collect()
+    };
+    let names = grab(r"kernel_name\s*=\s*(.*)");
+    assert_eq!(names, vec!["vecadd", "reduce"]);
+    let cycles = grab(r"gpu_sim_cycle\s*=\s*(.*)");
+    let insn = grab(r"gpu_sim_insn\s*=\s*(.*)");
+    for (k, kern) in v["kernels"].as_array().expect("kernels").iter().enumerate() {
+        assert_eq!(cycles[k], kern["cycles"].to_string());
+        assert_eq!(insn[k], kern["thread_insts"].to_string());
+    }
+    let tot = grab(r"gpu_tot_sim_cycle\s*=\s*(.*)");
+    assert_eq!(tot.last().expect("tot"), &v["total"]["cycles"].to_string());
+    let w = grab(r"gpgpu_n_tot_w_icount\s*=\s*(.*)");
+    assert_eq!(w.last().expect("w"), &v["total"]["warp_insts"].to_string());
+    assert!(!grab(r"gpu_tot_ipc\s*=\s*(.*)").is_empty());
+    assert!(!grab(r"gpu_occupancy\s*=\s*(.*)%").is_empty());
+    assert!(!grab(r"gpgpu_simulation_rate\s*=\s*(.*)\(inst/sec\)").is_empty());
+    assert!(out.contains("GPGPU-Sim: *** exit detected ***"));
+}
+
+/// `correlate` on a CSV whose numbers are computed by hand against the JSON's cycles.
+#[test]
+fn correlate_against_hand_computed_csv() {
+    let j = tmp("cor.json");
+    let o = sassim(&[
+        "run",
+        "vecadd",
+        "saxpy",
+        "--json",
+        j.to_str().expect("path"),
+        "--force",
+    ]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).expect("json")).expect("json");
+    let c: Vec<f64> = v["kernels"]
+        .as_array()
+        .expect("k")
+        .iter()
+        .map(|k| k["cycles"].as_f64().expect("c"))
+        .collect();
+    // Measured = sim × 1.25 and sim × 0.8: APE = 20% and 25%, MAPE 22.5%.
+    let csv = tmp("hw.csv");
+    std::fs::write(
+        &csv,
+        format!(
+            "kernel,launch_id,cycles\nvecadd,1,{}\nsaxpy,2,{}\n",
+            c[0] * 1.25,
+            c[1] * 0.8
+        ),
+    )
+    .expect("csv");
+    let o = sassim(&["correlate", j.to_str().expect("j"), csv.to_str().expect("csv")]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let (out, _) = text(&o);
+    assert!(out.contains("22.5"), "MAPE 22.5% expected:\n{out}");
+}
+
+#[test]
+fn functional_mode_verifies_outputs() {
+    let o = sassim(&["run", "--functional", "vecadd", "spinlock"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(text(&o).0.matches("outputs verified").count(), 2);
+}
+
+#[test]
+fn cflow_compare_hanoi_vs_simt() {
+    let o = sassim(&["cflow", "compare", "hanoi", "simt", "--workload", "divergent"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let (out, _) = text(&o);
+    let d: f64 = out
+        .split("discrepancy ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .expect("discrepancy");
+    assert!(d > 0.0 && d < 1.0, "{out}");
+}

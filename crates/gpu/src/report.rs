@@ -1,0 +1,75 @@
+//! Statistics of timed kernels as `sassim-report` data.
+
+use crate::KernelRun;
+use sassim_report::{KernelReport, RunReport};
+use sassim_timing::StallReason;
+
+/// The report of one timed kernel.
+pub fn kernel_report(
+    run: &KernelRun,
+    launch_uid: u32,
+    grid: [u32; 3],
+    block: [u32; 3],
+    mode: &str,
+) -> KernelReport {
+    let s = &run.stats;
+    let mut k = KernelReport {
+        name: run.name.clone(),
+        launch_uid,
+        grid,
+        block,
+        cycles: run.cycles,
+        warp_insts: s.warp_insts,
+        thread_insts: s.thread_insts,
+        occupancy: run.occupancy,
+        ctas: run.ctas as u64,
+        rfc_reads: s.rfc_reads,
+        rfc_hits: s.rfc_hits,
+        l0i_hits: s.l0i_hits,
+        l0i_misses: s.l0i_misses,
+        ipc_timeline: run.ipc_timeline.clone(),
+        mode: mode.to_string(),
+        warnings: run.warnings.clone(),
+        ..Default::default()
+    };
+    for r in StallReason::ALL {
+        k.stall_breakdown
+            .insert(r.name().to_string(), s.stall_slots[r as usize]);
+    }
+    k.stall_breakdown
+        .insert(sassim_report::ISSUED.to_string(), s.issue_slots_used);
+    let extra = [
+        ("rf_bank_reads", s.rf_bank_reads),
+        ("allocate_stall_cycles", s.allocate_stall_cycles),
+        ("stream_buffer_hits", s.stream_buffer_hits),
+        ("l1i_requests", s.l1i_requests),
+        ("l0c_hits", s.l0c_hits),
+        ("l0c_misses", s.l0c_misses),
+        ("mem_insts", s.mem_insts),
+        ("ib_flushes", s.ib_flushes),
+        ("load_wb_conflicts", s.load_wb_conflicts),
+        ("sms_used", run.sms_used as u64),
+        ("ctas_per_sm", run.ctas_per_sm as u64),
+    ];
+    for (n, v) in extra {
+        k.extra.insert(n.to_string(), v);
+    }
+    if let Some(m) = &run.mem {
+        crate::memsys::fill_report(m, &mut k);
+    }
+    k.compute_ipc();
+    k
+}
+
+/// A run report for `kernels` on the GPU `gpu` (the effective configuration in `config`).
+pub fn run_report(gpu: &str, config: serde_json::Value, kernels: Vec<KernelReport>) -> RunReport {
+    let mut r = RunReport {
+        gpu: gpu.to_string(),
+        sim_version: env!("CARGO_PKG_VERSION").to_string(),
+        config,
+        kernels,
+        ..Default::default()
+    };
+    r.finalize();
+    r
+}
