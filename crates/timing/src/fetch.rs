@@ -25,7 +25,7 @@ impl<W> Sm<W> {
         // Choose the warp to fetch for: the last issued unless its buffer is full,
         // else the youngest warp with room (rule 33).
         let cap = self.cfg.ib_entries;
-        let has_room = |w: &Warp<W>| {
+        let has_room = |w: &Warp| {
             w.used && !w.exited && w.fetch_wait_line.is_none() && (w.ib.len() as u32 + w.inflight_fetch) < cap
         };
         let s = &self.subcores[sc];

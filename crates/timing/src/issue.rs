@@ -8,6 +8,9 @@ use crate::inst::Special;
 use crate::sm::{reg_index, Sm, Stage};
 use crate::stats::StallReason;
 
+/// Upper bound on the warps of one sub-core (64 warps per SM / 4, with margin).
+const MAX_WARPS_PER_SUBCORE: usize = 64;
+
 impl<W> Sm<W> {
     /// Readiness of one warp at `now`: Ok(()) or the reason it cannot issue.
     pub(crate) fn ready<E: Executor<Writes = W>>(
@@ -62,7 +65,13 @@ impl<W> Sm<W> {
                 .any(|r| w.sb_write[reg_index(r)] > 0);
             let war = inst.writes.iter().any(|r| w.sb_read[reg_index(r)] > 0);
             let full = max > 0 && inst.reads.iter().any(|r| w.sb_read[reg_index(r)] as u32 >= max);
-            if raw || war || full {
+            // The write scoreboard of a fixed-latency result is released when fixed-latency
+            // consumers may read it (bypass); memory instructions read the register file one
+            // cycle later (M25 rule 24, Listing 3). The pending results do not say which
+            // registers they write, so a memory instruction waits while any result of the
+            // warp is in that window (conservative: at most `var_consumer_extra_cycles`).
+            let var_late = inst.mem.is_some() && w.pending.iter().any(|p| p.0 <= now && now < p.1);
+            if raw || war || full || var_late {
                 return Err(StallReason::DependenceCounters);
             }
         }
@@ -145,7 +154,7 @@ impl<W> Sm<W> {
             SchedPolicy::TwoLevel => rr(&s.two_level_pool),
         }
     }
-    pub(crate) fn update_two_level_pool(&mut self, sc: usize, now: u64) {
+    pub(crate) fn update_two_level_pool<E: Executor<Writes = W>>(&mut self, ex: &E, sc: usize, now: u64) {
         if self.cfg.scheduler != SchedPolicy::TwoLevel {
             return;
         }
@@ -153,10 +162,12 @@ impl<W> Sm<W> {
         let warps = &self.warps;
         let code = &self.code;
         let s = &mut self.subcores[sc];
-        // Demote warps waiting on a long-latency dependence; promote the oldest others.
+        // Demote warps waiting on a long-latency dependence or at a barrier (a pool of
+        // barrier-blocked warps would never let the warps they wait for in: deadlock);
+        // promote the oldest others.
         let long_wait = |slot: usize| -> bool {
             let w = &warps[slot];
-            if !w.used || w.exited {
+            if !w.used || w.exited || ex.blocked(w.exec_id) {
                 return true;
             }
             match w.ib.front() {
@@ -198,20 +209,22 @@ impl<W> Sm<W> {
             self.stats.stall_slots[StallReason::AllocatePortConflict as usize] += 1;
             return Ok(());
         }
-        self.update_two_level_pool(sc, now);
-        let slots = self.subcores[sc].warps.clone();
-        let mut ready = Vec::with_capacity(slots.len());
+        self.update_two_level_pool(ex, sc, now);
+        // Readiness of every warp of the sub-core, in a stack buffer (no allocation per cycle).
+        let mut buf = [(0usize, false); MAX_WARPS_PER_SUBCORE];
+        let n = self.subcores[sc].warps.len().min(MAX_WARPS_PER_SUBCORE);
         let mut best = StallReason::Idle;
-        for &slot in &slots {
-            self.redirect_if_needed(ex, slot);
+        for k in 0..n {
+            let slot = self.subcores[sc].warps[k];
             match self.ready(ex, sc, slot, now) {
-                Ok(()) => ready.push((slot, true)),
+                Ok(()) => buf[k] = (slot, true),
                 Err(r) => {
                     best = best.min(r);
-                    ready.push((slot, false));
+                    buf[k] = (slot, false);
                 }
             }
         }
+        let ready = &buf[..n];
         // L0 fixed-latency constant cache: a miss blocks issue (rule 13).
         let mut exclude = None;
         if let Some((wslot, since, line, ready_at)) = self.subcores[sc].const_wait {
@@ -283,13 +296,15 @@ impl<W> Sm<W> {
         // Commit results that are visible to this consumer.
         {
             let id = self.warps[slot].exec_id;
-            let w = &mut self.warps[slot];
             let mut i = 0;
-            while i < w.pending.len() {
-                let vis = if fixed { w.pending[i].0 } else { w.pending[i].1 };
+            while i < self.warps[slot].pending.len() {
+                let p = self.warps[slot].pending[i];
+                let vis = if fixed { p.0 } else { p.1 };
                 if vis <= now {
-                    let (_, _, wr) = w.pending.remove(i);
-                    ex.commit(id, wr);
+                    self.warps[slot].pending.remove(i);
+                    if let Some(wr) = self.take(p.2) {
+                        ex.commit(id, wr);
+                    }
                 } else {
                     i += 1;
                 }
@@ -400,7 +415,11 @@ impl<W> Sm<W> {
         }
         if issued.exited {
             w.exited = true;
+            self.exited_warps += 1;
         }
+        // The engine executed the instruction: if the warp's next PC is not the next one
+        // fetched (taken branch, reconvergence), flush and redirect fetch.
+        self.redirect_if_needed(ex, slot);
         Ok(())
     }
 }

@@ -14,6 +14,11 @@ pub struct MemReq {
     /// Bits per thread.
     pub bits: u32,
     pub access: Option<MemAccess>,
+    /// SM warp slot of the instruction (local-memory addressing).
+    pub warp: u32,
+    /// LDC: the constant bank and offset of the operand when known at decode
+    /// (`bank << 32 | offset`).
+    pub const_addr: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -105,6 +105,10 @@ impl<W> Sm<W> {
                 kind: m.kind,
                 bits: m.bits,
                 access: e.access.clone(),
+                warp: e.st.slot as u32,
+                const_addr: self.code[e.st.sidx]
+                    .const_operand
+                    .map(|(bank, off)| ((bank as u64) << 32) | (off & 0xffff_ffff)),
             };
             match self.mem.access(now, &req) {
                 Access::Retry => continue,

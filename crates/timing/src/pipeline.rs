@@ -22,10 +22,9 @@ impl<W> Sm<W> {
         // Peek the RFC without changing it: which reads need a port.
         let s = &mut self.subcores[sc];
         if !self.cfg.rf_ideal {
-            let mut probe = s.rfc.clone();
+            // Each (bank, slot) is read at most once per instruction, so peeking is exact.
             for (k, b, r) in inst.bank_reads(banks) {
-                let reuse = inst.srcs[k].reuse;
-                let hit = self.cfg.rfc_enabled && probe.read(warp, b, k, r, reuse);
+                let hit = self.cfg.rfc_enabled && s.rfc.peek(warp, b, k, r);
                 if !hit {
                     need[b as usize] += 1;
                 }
@@ -92,9 +91,7 @@ impl<W> Sm<W> {
         if has_write {
             self.schedule(vis_fixed, Event::FixedDone { slot: st.slot, sidx });
         }
-        if let Some(w) = self.take(st.writes) {
-            self.warps[st.slot].pending.push((vis_fixed, vis_var, w));
-        }
+        self.warps[st.slot].pending.push((vis_fixed, vis_var, st.writes));
     }
     pub(crate) fn var_read_stage(&mut self, sc: usize, now: u64) {
         let Some(st) = self.subcores[sc].var_q.front().copied() else {
@@ -153,6 +150,9 @@ impl<W> Sm<W> {
         let w = &mut self.warps[st.slot];
         if st.entered + 1 == now && self.uses_control_bits {
             // Dependence counters are incremented in Control, visible next cycle (rule 9).
+            if inst.ctrl.write_sb.is_some() || inst.ctrl.read_sb.is_some() {
+                self.staged.push(st.slot);
+            }
             if let Some(s) = inst.ctrl.write_sb {
                 w.sb_staged[s as usize % 6] += 1;
             }

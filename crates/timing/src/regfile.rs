@@ -100,6 +100,11 @@ impl Rfc {
         hit
     }
 
+    /// Whether a read would hit, without changing the cache.
+    pub fn peek(&self, warp: u32, bank: u32, slot: usize, reg: u8) -> bool {
+        slot < self.slots && self.entries[bank as usize * self.slots + slot] == Some((warp, reg))
+    }
+
     pub fn clear(&mut self) {
         self.entries.fill(None);
     }

@@ -22,7 +22,7 @@ pub struct WarpLog {
     pub rfc: Vec<(u64, Vec<bool>)>,
 }
 
-pub(crate) struct Warp<W> {
+pub(crate) struct Warp {
     pub(crate) used: bool,
     pub(crate) exec_id: u32,
     pub(crate) age: u64,
@@ -40,7 +40,8 @@ pub(crate) struct Warp<W> {
     pub(crate) sb_staged: [u8; 6],
     pub(crate) depbar: Option<(u64, u8, u8, u8)>,
     /// (visible to fixed-latency consumers, visible to variable-latency consumers, writes)
-    pub(crate) pending: Vec<(u64, u64, W)>,
+    /// (visible to fixed-latency consumers, visible to memory instructions, slab index of the results)
+    pub(crate) pending: Vec<(u64, u64, usize)>,
     pub(crate) inflight_ops: u32,
     // Scoreboards (DepMode::Scoreboard): pending writes and in-flight consumers per register.
     pub(crate) sb_write: Vec<u8>,
@@ -59,7 +60,7 @@ pub(crate) fn reg_index(r: &ArchReg) -> usize {
 }
 pub(crate) const SB_REGS: usize = 352;
 
-impl<W> Warp<W> {
+impl Warp {
     fn new() -> Self {
         Warp {
             used: false,
@@ -173,7 +174,7 @@ pub struct Sm<W> {
     pub cfg: CoreConfig,
     pub(crate) code: Vec<StaticInst>,
     pub(crate) code_base: u64,
-    pub(crate) warps: Vec<Warp<W>>,
+    pub(crate) warps: Vec<Warp>,
     pub(crate) subcores: Vec<SubCore>,
     pub(crate) slab: Vec<Option<W>>,
     /// Memory accesses of in-flight instructions, indexed like `slab`.
@@ -195,6 +196,10 @@ pub struct Sm<W> {
     pub(crate) finished: Vec<u32>,
     pub(crate) uses_control_bits: bool,
     pub(crate) now: u64,
+    /// Warps with counter increments staged this cycle.
+    pub(crate) staged: Vec<usize>,
+    /// Warps that exited and are not retired yet.
+    pub(crate) exited_warps: u32,
     pub(crate) fp32_unit: Option<usize>,
     pub(crate) int_unit: Option<usize>,
 }
@@ -256,6 +261,8 @@ impl<W> Sm<W> {
             finished: Vec::new(),
             uses_control_bits: true,
             now: 0,
+            staged: Vec::with_capacity(8),
+            exited_warps: 0,
             fp32_unit,
             int_unit,
         }
@@ -416,13 +423,18 @@ impl<W> Sm<W> {
         }
         self.mem_arbiter(now);
         self.l1i_arbiter(now);
-        for w in self.warps.iter_mut().filter(|w| w.used) {
+        // Counter increments made in Control become visible from the next cycle (rule 9).
+        for i in 0..self.staged.len() {
+            let w = &mut self.warps[self.staged[i]];
             for k in 0..6 {
                 w.sb[k] = w.sb[k].saturating_add(w.sb_staged[k]);
                 w.sb_staged[k] = 0;
             }
         }
-        self.retire_warps(ex);
+        self.staged.clear();
+        if self.exited_warps > 0 {
+            self.retire_warps(ex);
+        }
         self.now += 1;
         self.stats.cycles = self.now;
         Ok(())
@@ -530,11 +542,13 @@ impl<W> Sm<W> {
                 continue;
             }
             let id = w.exec_id;
-            let w = &mut self.warps[slot];
-            let pend: Vec<_> = w.pending.drain(..).collect();
-            for (_, _, wr) in pend {
-                ex.commit(id, wr);
+            while let Some((_, _, idx)) = self.warps[slot].pending.pop() {
+                if let Some(wr) = self.take(idx) {
+                    ex.commit(id, wr);
+                }
             }
+            self.exited_warps = self.exited_warps.saturating_sub(1);
+            let w = &mut self.warps[slot];
             w.finished = true;
             w.used = false;
             self.subcores[sc].warps.retain(|&x| x != slot);
