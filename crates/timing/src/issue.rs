@@ -24,9 +24,15 @@ impl<W> Sm<W> {
         if !w.used || w.exited {
             return Err(StallReason::Idle);
         }
-        if ex.blocked(w.exec_id) {
-            return Err(StallReason::Barrier);
+        // A warp becomes blocked (barrier, no runnable path) only by its own issue; poll the
+        // executor only while it is.
+        if w.maybe_blocked {
+            if ex.blocked(w.exec_id) {
+                return Err(StallReason::Barrier);
+            }
+            self.warps[slot].maybe_blocked = false;
         }
+        let w = &self.warps[slot];
         let Some(&(pc, ready_at)) = w.ib.front() else {
             return Err(StallReason::NoInstruction);
         };
@@ -417,6 +423,7 @@ impl<W> Sm<W> {
             w.exited = true;
             self.exited_warps += 1;
         }
+        self.warps[slot].maybe_blocked = ex.blocked(id);
         // The engine executed the instruction: if the warp's next PC is not the next one
         // fetched (taken branch, reconvergence), flush and redirect fetch.
         self.redirect_if_needed(ex, slot);

@@ -29,6 +29,8 @@ pub(crate) struct Warp {
     pub(crate) subcore: usize,
     pub(crate) exited: bool,
     pub(crate) finished: bool,
+    /// The executor may report the warp blocked (set after each issue).
+    pub(crate) maybe_blocked: bool,
     pub(crate) ib: VecDeque<(u64, u64)>,
     pub(crate) inflight_fetch: u32,
     pub(crate) epoch: u32,
@@ -69,6 +71,7 @@ impl Warp {
             subcore: 0,
             exited: false,
             finished: false,
+            maybe_blocked: true,
             ib: VecDeque::with_capacity(4),
             inflight_fetch: 0,
             epoch: 0,
