@@ -293,6 +293,20 @@ pub enum TraceCmd {
     },
     /// Print a trace's header and instruction counts.
     Info { input: PathBuf },
+    /// Execute a built-in workload functionally and write it as an Accel-Sim trace
+    /// (kernelslist.g + kernel-1.traceg, tracer version 4) into DIR.
+    Record {
+        workload: String,
+        dir: PathBuf,
+        /// Listing architecture (sm_75, sm_86, sm_90).
+        #[arg(long, default_value = "sm_86")]
+        arch: String,
+        /// Control-flow manager: hanoi or simt.
+        #[arg(long, default_value = "hanoi")]
+        cf: String,
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 pub fn trace(t: TraceCmd) -> Result<ExitCode> {
@@ -301,6 +315,28 @@ pub fn trace(t: TraceCmd) -> Result<ExitCode> {
             check_output(&output, force)?;
             let s = sassim_trace::convert(&input, &output).map_err(|e| anyhow!("{e}"))?;
             println!("{s:?}");
+        }
+        TraceCmd::Record {
+            workload,
+            dir,
+            arch,
+            cf,
+            force,
+        } => {
+            let b = sassim_workload::builtin_named(&workload)
+                .ok_or_else(|| anyhow!("unknown workload '{workload}'"))?;
+            let (w, listing, _) = load_builtin(&b, &arch).map_err(|e| anyhow!(e))?;
+            check_output(&dir.join("kernelslist.g"), force)?;
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            let s =
+                sassim_functional::tracer::write_workload_trace(&w, &listing, &arch, parse_cf(&cf)?, &dir, 1)
+                    .map_err(|e| anyhow!("{e}"))?;
+            println!(
+                "wrote {} ({} warp instructions, {} thread blocks)",
+                s.trace.display(),
+                s.counts.instructions,
+                s.counts.blocks
+            );
         }
         TraceCmd::Info { input } => {
             let mut r = sassim_trace::KernelTraceReader::open(&input).map_err(|e| anyhow!("{e}"))?;

@@ -231,3 +231,32 @@ fn cflow_compare_hanoi_vs_simt() {
         .expect("discrepancy");
     assert!(d > 0.0 && d < 1.0, "{out}");
 }
+
+/// `trace record` writes an Accel-Sim trace that `trace info` reads back with the same
+/// instruction count as the functional run.
+#[test]
+fn trace_record_then_info() {
+    let dir = tmp("trace-rec");
+    let o = sassim(&["trace", "record", "reduce", dir.to_str().expect("dir"), "--force"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let (out, _) = text(&o);
+    assert!(out.contains("6440 warp instructions"), "{out}");
+    let o = sassim(&[
+        "trace",
+        "info",
+        dir.join("kernel-1.traceg").to_str().expect("path"),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(text(&o).0.contains("6440 warp instructions"));
+    let bin = dir.join("k.sbt");
+    let o = sassim(&[
+        "trace",
+        "convert",
+        dir.join("kernel-1.traceg").to_str().expect("p"),
+        bin.to_str().expect("b"),
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let o = sassim(&["trace", "info", bin.to_str().expect("b")]);
+    assert!(text(&o).0.contains("6440 warp instructions"));
+}

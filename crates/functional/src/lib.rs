@@ -7,6 +7,8 @@
 //! - [`runner`]: a functional runner (round-robin, immediate commit, deadlock detection)
 //!   and [`run_workload`] for the `sassim-workload` specs.
 //! - [`trace`]: control-flow traces and their comparison (Levenshtein discrepancy).
+//! - [`tracer`]: an Accel-Sim trace writer (`kernelslist.g`, `kernel-N.traceg`, tracer
+//!   version 4 with address compression) for any executed workload.
 //!
 //! See `docs/functional.md`.
 
@@ -18,6 +20,7 @@ pub mod exec;
 pub mod memory;
 pub mod runner;
 pub mod trace;
+pub mod tracer;
 
 pub use cflow::{CfView, ControlFlow, ControlFlowKind, PathEntry, RecView};
 pub use error::{ExecError, Space};
@@ -28,3 +31,7 @@ pub use exec::{
 pub use memory::GlobalMemory;
 pub use runner::{run_functional, run_workload, FunctionalResult, RunOptions, WorkloadResult};
 pub use trace::{cflow_compare, levenshtein, CflowReport, WarpTrace};
+pub use tracer::{
+    prepare_workload, trace_exec, write_workload_trace, write_workload_trace_with, AddrCompression,
+    KernelTracer, TraceCounts, TraceHeader, TraceOptions, TraceSummary, TraceWriteError,
+};
