@@ -385,10 +385,21 @@ pub fn cflow(c: CflowCmd) -> Result<ExitCode> {
                     },
                     ..Default::default()
                 };
-                let ta = sassim_functional::runner::run_workload_with(&w, &listing, &arch, ka, &opts)
-                    .map_err(|e| anyhow!("{}: {a}: {e}", w.name))?;
-                let tb = sassim_functional::runner::run_workload_with(&w, &listing, &arch, kb, &opts)
-                    .map_err(|e| anyhow!("{}: {b}: {e}", w.name))?;
+                let ra = sassim_functional::runner::run_workload_with(&w, &listing, &arch, ka, &opts);
+                let rb = sassim_functional::runner::run_workload_with(&w, &listing, &arch, kb, &opts);
+                let (ta, tb) = match (ra, rb) {
+                    (Ok(ta), Ok(tb)) => (ta, tb),
+                    (ra, rb) => {
+                        // A control-flow manager that cannot run the kernel (e.g. the SIMT
+                        // stack on the spinlock: SIMT-induced deadlock) has no trace to compare.
+                        for (k, r) in [(&a, ra.err()), (&b, rb.err())] {
+                            if let Some(e) = r {
+                                println!("{:<12} {k} did not finish: {e}", w.name);
+                            }
+                        }
+                        continue;
+                    }
+                };
                 let rep = sassim_functional::cflow_compare(&ta.traces, &tb.traces);
                 println!(
                     "{:<12} {a} vs {b}: discrepancy {:.4} over {} warps",

@@ -414,6 +414,13 @@ pub struct L1dConfig {
     pub shmem_bank_width_bytes: u32,
     /// Minimum latency of the shared-memory arrays (component).
     pub shmem_latency: u32,
+    /// Cycles a shared-memory atomic holds its words (read-modify-write) beyond a load;
+    /// a later access to the same words waits for it.
+    #[serde(default = "default_shmem_atomic_latency")]
+    pub shmem_atomic_latency: u32,
+    /// Extra cycles per additional lane on the same shared address.
+    #[serde(default = "default_shmem_atomic_conflict")]
+    pub shmem_atomic_conflict_cycles: f64,
     /// Allowed shared-memory carve-outs in KB.
     pub shmem_carveout_options_kb: Vec<u32>,
     /// Default per-CTA shared memory limit in KB (without opt-in).
@@ -447,6 +454,30 @@ pub struct L2Config {
     pub queue_l2_to_dram: u32,
     pub queue_dram_to_l2: u32,
     pub queue_l2_to_icnt: u32,
+    /// Cycles the L2 atomic unit needs for an uncontended atomic (added to an L2 hit; a
+    /// later access to the line waits for it).
+    #[serde(default = "default_l2_atomic_latency")]
+    pub atomic_latency: u32,
+    /// Atomic-unit cycles per additional lane on the same address.
+    #[serde(default = "default_l2_atomic_conflict")]
+    pub atomic_conflict_cycles: f64,
+}
+
+// Defaults for presets that do not set the atomic fields, as presets/rtx-a6000.toml:
+// T4 microbenchmarking paper Table 4.2 (Turing, no contention: shared 8, global 76
+// cycles, of which 3 and 9 are the trailing load's own queueing in the model; 32 lanes
+// on one address: 69 and 116 → (69 − 8) / 31 ≈ 2 and (116 − 76) / 31 ≈ 1.3 per lane).
+fn default_shmem_atomic_latency() -> u32 {
+    5
+}
+fn default_shmem_atomic_conflict() -> f64 {
+    2.0
+}
+fn default_l2_atomic_latency() -> u32 {
+    67
+}
+fn default_l2_atomic_conflict() -> f64 {
+    1.3
 }
 
 /// `[icnt]`: SM <-> L2 interconnect.

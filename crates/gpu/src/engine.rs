@@ -38,10 +38,12 @@ impl crate::KernelSource for EngineExec<'_> {
         self.issued
     }
     fn describe(&self, warp: u32) -> String {
-        self.k.stuck_reason(WarpId(warp)).unwrap_or_else(|| match self.k.next_pc(WarpId(warp)) {
-            Some(pc) => format!("at pc {pc:#x}"),
-            None => "exited".into(),
-        })
+        self.k
+            .stuck_reason(WarpId(warp))
+            .unwrap_or_else(|| match self.k.next_pc(WarpId(warp)) {
+                Some(pc) => format!("at pc {pc:#x}"),
+                None => "exited".into(),
+            })
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod engine;
 pub mod memsys;
 pub mod microbench;
+pub mod trace_exec;
 pub mod report;
 pub mod workload;
 

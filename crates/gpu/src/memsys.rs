@@ -1,39 +1,704 @@
 //! The memory model behind the SMs' memory arbiters: fixed hit latencies (the SM
 //! pipeline alone) or the L1/shared + interconnect + L2 + DRAM hierarchy of
-//! `sassim-memory`.
+//! `sassim-memory` (docs/memory.md, "Wiring into the GPU").
+//!
+//! Latency convention: the SM model (`sassim-timing`) charges the sub-core stages (queue,
+//! address calculation, arbiter) before `DataMemory::access` and the transfer to the
+//! register file after the data is ready. The hierarchy's latencies therefore start at
+//! the arbiter grant: the L1 hit latency is `mem_pipeline.l1_hit_path` and the shared
+//! latency `mem_pipeline.shared_path` (not the preset's `l1d.latency` /
+//! `l1d.shmem_latency` array components), so MICRO'25 Table 2 holds with the hierarchy.
+//! The L1's one-cycle-per-line (shared: per-wavefront) data return of a perfectly
+//! coalesced access is the same data movement as the SM's write-back transfer
+//! (512 b/cycle) and is not charged twice; extra lines from divergence and extra
+//! wavefronts from bank conflicts are.
 
 use sassim_config::GpuConfig;
+use sassim_memory as mm;
 use sassim_timing::config::hit_latencies;
-use sassim_timing::{DataMemory, FixedLatencyMemory, Sm};
+use sassim_timing::inst::{MemKind, MemSpace};
+use sassim_timing::mem::{Access, MemReq};
+use sassim_timing::{DataMemory, FixedLatencyMemory, HitLatencies, Sm};
 use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Counters of one cache level by Accel-Sim access type and outcome
+/// (`GLOBAL_ACC_R` → `HIT` → n).
+pub type Breakdown = BTreeMap<String, BTreeMap<String, u64>>;
+
+/// L1 data cache statistics, summed over SMs. Counts are per 128-byte line request
+/// after coalescing (Accel-Sim counts sector requests of a line the same way).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct L1Report {
+    /// `by_kind[GLOBAL_ACC_R|LOCAL_ACC_R|GLOBAL_ACC_W|LOCAL_ACC_W|CONST_ACC_R|INST_ACC_R]
+    /// [HIT|HIT_RESERVED|MISS|RESERVATION_FAIL|SECTOR_MISS]`. Reservation fails are per
+    /// rejected warp access (a retry counts again). `CONST_ACC_R` is the L0 VL constant
+    /// cache (LDC); `INST_ACC_R` is not modelled here (instruction caches are in the SM).
+    pub by_kind: Breakdown,
+    pub warp_accesses: u64,
+    pub line_accesses: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub sector_misses: u64,
+    pub mshr_merges: u64,
+    pub reservation_fails: u64,
+    pub fail_mshr: u64,
+    pub fail_miss_queue: u64,
+    pub fail_pending_table: u64,
+    pub fail_no_victim: u64,
+    pub global_atomics: u64,
+    pub l2_reads: u64,
+    pub l2_writes: u64,
+    pub l2_writebacks: u64,
+    pub l2_atomics: u64,
+    pub evictions: u64,
+}
+
+/// Shared-memory statistics, summed over SMs.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SharedReport {
+    pub accesses: u64,
+    pub atomics: u64,
+    /// Bank-array passes; a conflict-free access is one.
+    pub wavefronts: u64,
+    /// Accesses with at least one bank conflict.
+    pub bank_conflict_accesses: u64,
+    /// Extra wavefronts (cycles) caused by bank conflicts.
+    pub bank_conflict_cycles: u64,
+    /// Extra cycles of same-address atomic lanes.
+    pub atomic_conflict_cycles: u64,
+}
+
+/// L2 statistics, summed over slices.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct L2Report {
+    /// `GLOBAL_ACC_R` (reads and atomics; the L2 does not see the space), `GLOBAL_ACC_W`
+    /// (write-through stores), `L1_WRBK_ACC` is included in `GLOBAL_ACC_W`.
+    pub by_kind: Breakdown,
+    pub accesses: u64,
+    pub read_hits: u64,
+    pub read_misses: u64,
+    pub sector_misses: u64,
+    pub write_hits: u64,
+    pub write_misses: u64,
+    pub atomic_hits: u64,
+    pub atomic_misses: u64,
+    pub mshr_merges: u64,
+    /// Cycles a slice's head request stalled (MSHR, way, DRAM queue, output queue).
+    pub reservation_fails: u64,
+    pub read_hit_rate: f64,
+}
+
+/// DRAM statistics, summed over channels.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DramReport {
+    pub reads: u64,
+    pub writes: u64,
+    pub row_hits: u64,
+    pub row_misses: u64,
+    pub row_conflicts: u64,
+    pub activates: u64,
+    pub bytes: u64,
+    /// Data-bus busy cycles / (DRAM cycles × channels).
+    pub bandwidth_utilization: f64,
+    /// Bytes moved per core cycle, and the preset's peak.
+    pub bytes_per_core_cycle: f64,
+    pub theoretical_bytes_per_core_cycle: f64,
+    /// Average read latency inside the controller (queue arrival → data), DRAM cycles.
+    pub avg_read_latency_dram_cycles: f64,
+}
 
 /// Memory statistics of one kernel.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct MemReport {}
+pub struct MemReport {
+    pub l1d: L1Report,
+    pub shared: SharedReport,
+    /// L0 VL constant cache (LDC), summed over SMs.
+    pub const_hits: u64,
+    pub const_misses: u64,
+    pub l2: L2Report,
+    pub dram: DramReport,
+    /// Packets through the request / response crossbars.
+    pub icnt_request_packets: u64,
+    pub icnt_response_packets: u64,
+    pub core_cycles: u64,
+    /// Per-SM L1D summaries (index = SM id): line accesses, misses (incl. sector misses),
+    /// pending hits, reservation fails.
+    pub l1d_per_sm: Vec<[u64; 4]>,
+}
+
+/// Copy a memory report into a `sassim-report` kernel report (Accel-Sim categories).
+pub fn fill_report(m: &MemReport, k: &mut sassim_report::KernelReport) {
+    use sassim_report::{AccessKind, CacheCounters, CacheStatus};
+    let fill = |c: &mut CacheCounters, b: &Breakdown| {
+        for (kind, row) in b {
+            let Some(ak) = AccessKind::ALL.iter().copied().find(|a| a.as_str() == kind) else {
+                continue;
+            };
+            for (st, &n) in row {
+                if let Some(cs) = CacheStatus::ALL.iter().copied().find(|c| c.as_str() == st) {
+                    c.record(ak, cs, n);
+                }
+            }
+        }
+    };
+    fill(&mut k.l1d, &m.l1d.by_kind);
+    fill(&mut k.l2, &m.l2.by_kind);
+    k.l1d_per_sm = m
+        .l1d_per_sm
+        .iter()
+        .map(|s| sassim_report::CacheSubStats {
+            accesses: s[0],
+            misses: s[1],
+            pending_hits: s[2],
+            reservation_fails: s[3],
+        })
+        .collect();
+    k.dram_reads = m.dram.reads;
+    k.dram_writes = m.dram.writes;
+    k.dram_row_hits = m.dram.row_hits;
+    k.dram_row_misses = m.dram.row_misses + m.dram.row_conflicts;
+    k.shared_accesses = m.shared.accesses;
+    k.shared_bank_conflicts = m.shared.bank_conflict_cycles;
+    let extra = [
+        ("const_l0vl_hits", m.const_hits),
+        ("const_l0vl_misses", m.const_misses),
+        ("shared_atomics", m.shared.atomics),
+        ("shared_bank_conflict_accesses", m.shared.bank_conflict_accesses),
+        ("l2_reservation_fails", m.l2.reservation_fails),
+        ("dram_row_conflicts", m.dram.row_conflicts),
+        ("dram_bytes", m.dram.bytes),
+        ("icnt_request_packets", m.icnt_request_packets),
+        ("icnt_response_packets", m.icnt_response_packets),
+    ];
+    for (n, v) in extra {
+        k.extra.insert(n.to_string(), v);
+    }
+    // Per mille, as the extra map holds integers.
+    k.extra.insert(
+        "dram_bandwidth_utilization_permille".into(),
+        (m.dram.bandwidth_utilization * 1000.0).round() as u64,
+    );
+}
 
 pub enum MemModel {
-    Fixed(sassim_timing::HitLatencies),
+    Fixed(HitLatencies),
+    Hierarchy(Box<Hierarchy>),
+}
+
+/// The shared part of the hierarchy (interconnect, L2, DRAM) and what the per-SM
+/// adapters are built from.
+pub struct Hierarchy {
+    pub cfg: mm::MemoryConfig,
+    pub sys: mm::MemorySystem,
+    lat: HitLatencies,
+    consts: ConstGeom,
+    local_bytes_per_thread: u64,
+    threads_per_sm: u64,
+}
+
+/// Map a GPU preset onto `sassim-memory`'s configuration (docs/memory.md, mapping table).
+pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
+    let policy = |p: sassim_config::WritePolicy| match p {
+        sassim_config::WritePolicy::WriteBack => mm::WritePolicy::WriteBack,
+        sassim_config::WritePolicy::WriteThrough => mm::WritePolicy::WriteThrough,
+        sassim_config::WritePolicy::LocalWbGlobalWt => mm::WritePolicy::LocalWbGlobalWt,
+    };
+    let alloc = |a: sassim_config::WriteAllocate| match a {
+        sassim_config::WriteAllocate::NoAllocate => mm::WriteAllocate::NoAllocate,
+        sassim_config::WriteAllocate::FetchOnWrite => mm::WriteAllocate::FetchOnWrite,
+        sassim_config::WriteAllocate::LazyFetchOnRead => mm::WriteAllocate::LazyFetchOnRead,
+    };
+    let hash = |h: sassim_config::Hashing| match h {
+        sassim_config::Hashing::Ipoly => mm::Hashing::Ipoly,
+        sassim_config::Hashing::Xor => mm::Hashing::Xor,
+        sassim_config::Hashing::Linear => mm::Hashing::Linear,
+    };
+    let mp = &g.mem_pipeline;
+    let l1 = &g.l1d;
+    let l2 = &g.l2;
+    let ic = &g.icnt;
+    let d = &g.dram;
+    // Adaptive carve-out (GPGPU-Sim `-gpgpu_shmem_option`): the smallest option that holds
+    // the default per-CTA shared-memory limit. The kernel's real need is not known here.
+    let carveout = l1
+        .shmem_carveout_options_kb
+        .iter()
+        .copied()
+        .filter(|&o| o >= l1.shmem_per_cta_default_kb)
+        .min()
+        .unwrap_or(l1.shmem_per_cta_default_kb)
+        .min(l1.size_kb / 2);
+    let l1_sets = (l1.size_kb * 1024 / l1.line_bytes.max(1) / l1.assoc.max(1)).max(1);
+    let defaults = mm::MemoryConfig::default();
+    // One packet of the largest kind: header + a full line of data.
+    let max_packet_flits = (defaults.icnt.header_bytes + l1.line_bytes).div_ceil(ic.flit_bytes.max(1)).max(1);
+    let mut dram = mm::DramConfig::preset(match d.dram_type {
+        sassim_config::DramType::Gddr6 => mm::DramType::Gddr6,
+        sassim_config::DramType::Gddr6x => mm::DramType::Gddr6x,
+        sassim_config::DramType::Gddr7 => mm::DramType::Gddr7,
+        sassim_config::DramType::Hbm2e => mm::DramType::Hbm2e,
+        sassim_config::DramType::Hbm3 => mm::DramType::Hbm3,
+    });
+    dram.data_rate_mtps = d.clock_mhz * d.data_rate_multiplier as f64;
+    dram.transfers_per_cmd_cycle = d.command_ratio.max(1);
+    dram.channels_per_partition = d.channels_per_partition.max(1);
+    dram.bus_width_bits = d.bus_width_bytes * 8;
+    dram.burst_length = d.burst_length;
+    dram.banks = d.banks;
+    dram.bank_groups = d.bank_groups;
+    dram.row_bytes = d.row_bytes;
+    dram.sched_queue_entries = d.sched_queue_entries;
+    dram.return_queue_entries = d.return_queue_entries;
+    dram.latency = d.latency;
+    let t = &d.timing;
+    dram.timing = mm::DramTiming {
+        t_ccd: t.t_ccd,
+        t_ccdl: t.t_ccdl,
+        t_rrd: t.t_rrd,
+        t_rcd: t.t_rcd,
+        t_ras: t.t_ras,
+        t_rp: t.t_rp,
+        t_rc: t.t_rc,
+        t_cl: t.t_cl,
+        t_wl: t.t_wl,
+        t_wtr: t.t_wtr,
+        t_wr: t.t_wr,
+        t_rtw: t.t_rtw,
+        t_rtp: t.t_rtp,
+    };
+    mm::MemoryConfig {
+        l1d: mm::L1dConfig {
+            unified_kb: l1.size_kb,
+            line_bytes: l1.line_bytes,
+            sector_bytes: l1.sector_bytes,
+            sets: l1_sets,
+            // From the arbiter grant (see the module comment), not the array latency.
+            latency: mp.l1_hit_path,
+            mshr_entries: l1.mshr_entries,
+            mshr_max_merge: l1.mshr_max_merge,
+            miss_queue_entries: l1.miss_queue_entries,
+            write_policy: policy(l1.write_policy),
+            write_allocate: alloc(l1.write_allocate),
+            hashing: hash(l1.hashing),
+            max_pending_requests: mp.max_outstanding_requests,
+            ..defaults.l1d.clone()
+        },
+        shared: mm::SharedMemConfig {
+            carveout_kb: carveout,
+            banks: l1.shmem_banks,
+            bank_width_bytes: l1.shmem_bank_width_bytes,
+            latency: mp.shared_path,
+            atomic_latency: l1.shmem_atomic_latency,
+            atomic_conflict_cycles: l1.shmem_atomic_conflict_cycles,
+        },
+        l2: mm::L2Config {
+            size_kb: l2.size_kb,
+            partitions: l2.partitions,
+            sub_partitions_per_partition: l2.sub_partitions_per_partition,
+            // sassim-memory needs equal L1/L2 lines (T4's L2 has 64 B lines: sectors of
+            // 32 B are what moves, so only the tag granularity differs).
+            line_bytes: l1.line_bytes,
+            sector_bytes: l1.sector_bytes,
+            assoc: if l2.line_bytes == l1.line_bytes {
+                l2.assoc
+            } else {
+                (l2.assoc * l2.line_bytes / l1.line_bytes.max(1)).max(1)
+            },
+            latency: l2.latency,
+            hashing: hash(l2.hashing),
+            set_hashing: hash(l2.hashing),
+            write_policy: policy(l2.write_policy),
+            write_allocate: alloc(l2.write_allocate),
+            mshr_entries: l2.mshr_entries,
+            mshr_max_merge: l2.mshr_max_merge,
+            data_port_bytes: l2.data_port_bytes,
+            queue_icnt_to_l2: l2.queue_icnt_to_l2,
+            queue_l2_to_dram: l2.queue_l2_to_dram,
+            queue_dram_to_l2: l2.queue_dram_to_l2,
+            queue_l2_to_icnt: l2.queue_l2_to_icnt,
+            atomic_latency: l2.atomic_latency,
+            atomic_conflict_cycles: l2.atomic_conflict_cycles,
+            ..defaults.l2.clone()
+        },
+        icnt: mm::IcntConfig {
+            latency: ic.latency,
+            flit_bytes: ic.flit_bytes,
+            flits_per_cycle: ic.flits_per_cycle,
+            input_queue_entries: (ic.input_buffer_flits / max_packet_flits).max(1),
+            output_queue_entries: (ic.output_buffer_flits / max_packet_flits).max(1),
+            dest_queue_entries: ic.ejection_buffer_entries.max(1),
+            ..defaults.icnt.clone()
+        },
+        dram,
+        clocks: mm::ClockConfig {
+            core_mhz: g.gpu.core_clock_mhz,
+            icnt_mhz: g.gpu.icnt_clock_mhz,
+            l2_mhz: g.gpu.l2_clock_mhz,
+        },
+    }
 }
 
 impl MemModel {
-    pub fn new(cfg: &GpuConfig, _num_sms: usize, _hierarchy: bool) -> Self {
-        MemModel::Fixed(hit_latencies(cfg))
+    pub fn new(cfg: &GpuConfig, num_sms: usize, hierarchy: bool) -> Self {
+        if !hierarchy {
+            return MemModel::Fixed(hit_latencies(cfg));
+        }
+        let mcfg = memory_config(cfg);
+        let sys = mm::MemorySystem::new(&mcfg, num_sms.max(1));
+        let c = &cfg.const_cache;
+        MemModel::Hierarchy(Box::new(Hierarchy {
+            sys,
+            cfg: mcfg,
+            lat: hit_latencies(cfg),
+            consts: ConstGeom {
+                sets: (c.l0_vl.size_bytes / c.l0_vl.line_bytes.max(1) / c.l0_vl.assoc.max(1)).max(1),
+                assoc: c.l0_vl.assoc.max(1),
+                line_shift: c.l0_vl.line_bytes.max(1).trailing_zeros(),
+                miss_penalty: c.vl_miss_penalty as u64,
+                perfect: c.perfect,
+            },
+            local_bytes_per_thread: sassim_functional::LOCAL_BYTES as u64,
+            threads_per_sm: cfg.gpu.max_warps_per_sm as u64 * cfg.gpu.warp_size as u64,
+        }))
     }
 
     /// The data memory of SM `sm`.
-    pub fn sm_memory(&mut self, _sm: usize) -> Box<dyn DataMemory> {
+    pub fn sm_memory(&mut self, sm: usize) -> Box<dyn DataMemory> {
         match self {
             MemModel::Fixed(lat) => Box::new(FixedLatencyMemory { lat: *lat }),
+            MemModel::Hierarchy(h) => Box::new(SmDataMemory::new(h, sm)),
         }
     }
 
-    /// Advance everything beyond the SMs by one core cycle, after the SMs ticked.
-    pub fn tick<W>(&mut self, _cycle: u64, _sms: &mut [Sm<W>]) {}
+    /// Advance everything beyond the SMs by one core cycle, after the SMs ticked:
+    /// L1 miss queues → interconnect (SM order), interconnect/L2/DRAM, responses → L1s.
+    pub fn tick<W>(&mut self, cycle: u64, sms: &mut [Sm<W>]) {
+        let MemModel::Hierarchy(h) = self else { return };
+        let sys = &mut h.sys;
+        for (s, sm) in sms.iter_mut().enumerate() {
+            if let Some(m) = adapter(sm) {
+                m.l1.tick(cycle, &mut |r| sys.push(cycle, s, r));
+            }
+        }
+        sys.tick(cycle);
+        for (s, sm) in sms.iter_mut().enumerate() {
+            if let Some(m) = adapter(sm) {
+                while let Some(resp) = sys.pop_response(s) {
+                    m.l1.fill(cycle, resp);
+                }
+            }
+        }
+    }
 
-    pub fn report<W>(&mut self, _sms: &mut [Sm<W>]) -> Option<MemReport> {
-        None
+    pub fn report<W>(&mut self, sms: &mut [Sm<W>]) -> Option<MemReport> {
+        let MemModel::Hierarchy(h) = self else { return None };
+        let mut r = MemReport::default();
+        let mut l1 = mm::L1Stats::default();
+        for sm in sms.iter_mut() {
+            if let Some(m) = adapter(sm) {
+                let st = m.l1.stats();
+                let k = &st.by_kind;
+                let reads_writes = [0usize, 1, 4, 5];
+                let sum = |o: usize| reads_writes.iter().map(|&i| k[i][o]).sum::<u64>();
+                r.l1d_per_sm.push([
+                    st.line_accesses + st.write_hits + st.write_misses,
+                    st.misses + st.sector_misses + st.write_misses,
+                    sum(mm::ACCESS_OUTCOME_NAMES.iter().position(|n| *n == "HIT_RESERVED").unwrap_or(1)),
+                    st.reservation_fails,
+                ]);
+                add_l1(&mut l1, st);
+                r.const_hits += m.const_hits;
+                r.const_misses += m.const_misses;
+            }
+        }
+        let mut by_kind = Breakdown::new();
+        for (k, name) in mm::ACCESS_TYPE_NAMES.iter().enumerate() {
+            let mut row: BTreeMap<String, u64> = BTreeMap::new();
+            for (o, oname) in mm::ACCESS_OUTCOME_NAMES.iter().enumerate() {
+                let v = l1.by_kind[k][o];
+                if v > 0 {
+                    row.insert(oname.to_string(), v);
+                }
+            }
+            if *name == "CONST_ACC_R" {
+                if r.const_hits > 0 {
+                    row.insert("HIT".into(), r.const_hits);
+                }
+                if r.const_misses > 0 {
+                    row.insert("MISS".into(), r.const_misses);
+                }
+            }
+            if !row.is_empty() {
+                by_kind.insert(name.to_string(), row);
+            }
+        }
+        r.l1d = L1Report {
+            by_kind,
+            warp_accesses: l1.accesses,
+            line_accesses: l1.line_accesses,
+            hits: l1.hits,
+            misses: l1.misses,
+            sector_misses: l1.sector_misses,
+            mshr_merges: l1.mshr_merges,
+            reservation_fails: l1.reservation_fails,
+            fail_mshr: l1.fail_mshr,
+            fail_miss_queue: l1.fail_miss_queue,
+            fail_pending_table: l1.fail_pending_table,
+            fail_no_victim: l1.fail_no_victim,
+            global_atomics: l1.global_atomics,
+            l2_reads: l1.l2_reads,
+            l2_writes: l1.l2_writes,
+            l2_writebacks: l1.l2_writebacks,
+            l2_atomics: l1.l2_atomics,
+            evictions: l1.evictions,
+        };
+        r.shared = SharedReport {
+            accesses: l1.shared_accesses,
+            atomics: l1.shared_atomics,
+            wavefronts: l1.shared_wavefronts,
+            bank_conflict_accesses: l1.bank_conflict_accesses,
+            bank_conflict_cycles: l1.bank_conflict_cycles,
+            atomic_conflict_cycles: l1.shared_atomic_conflict_cycles,
+        };
+        let ms = h.sys.stats();
+        let s2 = &ms.l2;
+        let mut l2k = Breakdown::new();
+        let mut put = |k: &str, o: &str, v: u64| {
+            if v > 0 {
+                *l2k.entry(k.into()).or_default().entry(o.into()).or_default() += v;
+            }
+        };
+        put("GLOBAL_ACC_R", "HIT", s2.read_hits + s2.atomic_hits);
+        put(
+            "GLOBAL_ACC_R",
+            "MISS",
+            (s2.read_misses + s2.atomic_misses).saturating_sub(s2.sector_misses),
+        );
+        put("GLOBAL_ACC_R", "SECTOR_MISS", s2.sector_misses);
+        put("GLOBAL_ACC_R", "MSHR_HIT", s2.mshr_merges);
+        put("GLOBAL_ACC_R", "RESERVATION_FAIL", s2.reservation_fails);
+        put("GLOBAL_ACC_W", "HIT", s2.write_hits);
+        put("GLOBAL_ACC_W", "MISS", s2.write_misses);
+        r.l2 = L2Report {
+            by_kind: l2k,
+            accesses: s2.accesses,
+            read_hits: s2.read_hits,
+            read_misses: s2.read_misses,
+            sector_misses: s2.sector_misses,
+            write_hits: s2.write_hits,
+            write_misses: s2.write_misses,
+            atomic_hits: s2.atomic_hits,
+            atomic_misses: s2.atomic_misses,
+            mshr_merges: s2.mshr_merges,
+            reservation_fails: s2.reservation_fails,
+            read_hit_rate: ms.l2_read_hit_rate,
+        };
+        let d = &ms.dram;
+        r.dram = DramReport {
+            reads: d.reads,
+            writes: d.writes,
+            row_hits: d.row_hits,
+            row_misses: d.row_misses,
+            row_conflicts: d.row_conflicts,
+            activates: d.activates,
+            bytes: d.bytes,
+            bandwidth_utilization: ms.dram_bandwidth_utilization,
+            bytes_per_core_cycle: ms.dram_bytes_per_core_cycle,
+            theoretical_bytes_per_core_cycle: h.sys.theoretical_bandwidth_bytes_per_core_cycle(),
+            avg_read_latency_dram_cycles: ms.dram_avg_read_latency,
+        };
+        r.icnt_request_packets = ms.icnt_requests.packets;
+        r.icnt_response_packets = ms.icnt_responses.packets;
+        r.core_cycles = ms.core_cycles;
+        Some(r)
     }
 }
 
-/// Copy the memory statistics into a kernel report.
-pub fn fill_report(_m: &MemReport, _k: &mut sassim_report::KernelReport) {}
+fn adapter<W>(sm: &mut Sm<W>) -> Option<&mut SmDataMemory> {
+    sm.data_memory().as_any_mut().downcast_mut::<SmDataMemory>()
+}
+
+fn add_l1(a: &mut mm::L1Stats, b: &mm::L1Stats) {
+    a.accesses += b.accesses;
+    a.line_accesses += b.line_accesses;
+    a.hits += b.hits;
+    a.misses += b.misses;
+    a.sector_misses += b.sector_misses;
+    a.mshr_merges += b.mshr_merges;
+    a.reservation_fails += b.reservation_fails;
+    a.fail_mshr += b.fail_mshr;
+    a.fail_miss_queue += b.fail_miss_queue;
+    a.fail_pending_table += b.fail_pending_table;
+    a.fail_no_victim += b.fail_no_victim;
+    a.global_atomics += b.global_atomics;
+    a.l2_reads += b.l2_reads;
+    a.l2_writes += b.l2_writes;
+    a.l2_writebacks += b.l2_writebacks;
+    a.l2_atomics += b.l2_atomics;
+    a.evictions += b.evictions;
+    a.shared_accesses += b.shared_accesses;
+    a.shared_atomics += b.shared_atomics;
+    a.shared_wavefronts += b.shared_wavefronts;
+    a.bank_conflict_accesses += b.bank_conflict_accesses;
+    a.bank_conflict_cycles += b.bank_conflict_cycles;
+    a.shared_atomic_conflict_cycles += b.shared_atomic_conflict_cycles;
+    for (ra, rb) in a.by_kind.iter_mut().zip(b.by_kind.iter()) {
+        for (x, y) in ra.iter_mut().zip(rb.iter()) {
+            *x += *y;
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ConstGeom {
+    sets: u32,
+    assoc: u32,
+    line_shift: u32,
+    miss_penalty: u64,
+    perfect: bool,
+}
+
+/// One SM's data memory: `sassim-memory`'s L1D + shared memory, and the L0 VL constant
+/// cache of the shared memory unit (LDC).
+pub struct SmDataMemory {
+    pub l1: mm::SmMemory,
+    lat: HitLatencies,
+    consts: ConstGeom,
+    /// L0 VL tags (sets × assoc) with LRU stamps.
+    ctags: Vec<(u64, u64)>,
+    cstamp: u64,
+    pub const_hits: u64,
+    pub const_misses: u64,
+    l1_latency: u64,
+    sh_latency: u64,
+    local_base: u64,
+    local_bytes_per_thread: u64,
+    threads_per_sm: u64,
+}
+
+impl SmDataMemory {
+    fn new(h: &Hierarchy, sm: usize) -> Self {
+        let n = (h.consts.sets * h.consts.assoc) as usize;
+        // Local memory: one region per SM, words of the threads interleaved
+        // (GPGPU-Sim's local address translation) so a warp's same-offset access coalesces.
+        let region = (h.local_bytes_per_thread * h.threads_per_sm).next_power_of_two();
+        SmDataMemory {
+            l1: mm::SmMemory::new(&h.cfg),
+            lat: h.lat,
+            consts: h.consts,
+            ctags: vec![(u64::MAX, 0); n],
+            cstamp: 0,
+            const_hits: 0,
+            const_misses: 0,
+            l1_latency: h.cfg.l1d.latency as u64,
+            sh_latency: h.cfg.shared.latency as u64,
+            local_base: (1u64 << 44) + sm as u64 * region,
+            local_bytes_per_thread: h.local_bytes_per_thread,
+            threads_per_sm: h.threads_per_sm,
+        }
+    }
+
+    /// L0 VL constant cache lookup; fills on a miss. Returns hit.
+    fn const_lookup(&mut self, addr: u64) -> bool {
+        if self.consts.perfect {
+            return true;
+        }
+        let line = addr >> self.consts.line_shift;
+        let a = self.consts.assoc as usize;
+        let set = (line % self.consts.sets as u64) as usize;
+        let ways = &mut self.ctags[set * a..(set + 1) * a];
+        self.cstamp += 1;
+        if let Some(w) = ways.iter_mut().find(|w| w.0 == line) {
+            w.1 = self.cstamp;
+            return true;
+        }
+        let victim = ways.iter_mut().min_by_key(|w| w.1).expect("assoc >= 1");
+        *victim = (line, self.cstamp);
+        false
+    }
+
+    fn local_addr(&self, warp: u32, lane: usize, off: u64, gran: u64) -> u64 {
+        let tid = (warp as u64 * 32 + lane as u64) % self.threads_per_sm.max(1);
+        let off = off % self.local_bytes_per_thread.max(1);
+        self.local_base + (off / gran) * (self.threads_per_sm * gran) + tid * gran + off % gran
+    }
+}
+
+impl DataMemory for SmDataMemory {
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+
+    fn access(&mut self, now: u64, req: &MemReq) -> Access {
+        let acc = match (&req.access, req.space) {
+            (_, MemSpace::Const) => {
+                let hit = match req.const_addr {
+                    Some(a) => self.const_lookup(a),
+                    None => true,
+                };
+                let l = self.lat.constant as u64;
+                return if hit {
+                    self.const_hits += 1;
+                    Access::ReadyAt(now + l)
+                } else {
+                    self.const_misses += 1;
+                    Access::ReadyAt(now + l + self.consts.miss_penalty)
+                };
+            }
+            (Some(a), _) if a.space != MemSpace::Const => a,
+            // No addresses (trace without them): hit latencies.
+            _ => return FixedLatencyMemory { lat: self.lat }.access(now, req),
+        };
+        let space = match acc.space {
+            MemSpace::Shared => mm::MemSpace::Shared,
+            MemSpace::Local => mm::MemSpace::Local,
+            _ => mm::MemSpace::Global,
+        };
+        let kind = match req.kind {
+            MemKind::Load | MemKind::Ldgsts => mm::AccessKind::Load,
+            MemKind::Store => mm::AccessKind::Store,
+            MemKind::Atomic => mm::AccessKind::Atomic,
+        };
+        let bytes = acc.bytes_per_lane.clamp(1, 16);
+        let mut w = mm::WarpMemRequest {
+            id: req.id,
+            warp: req.warp,
+            space,
+            kind,
+            addrs: acc.addrs,
+            active: acc.active,
+            bytes_per_lane: bytes,
+        };
+        if space == mm::MemSpace::Local {
+            let gran = (bytes as u64).max(4);
+            for lane in 0..32 {
+                if w.active & (1 << lane) != 0 {
+                    w.addrs[lane] = self.local_addr(req.warp, lane, acc.addrs[lane], gran);
+                }
+            }
+        }
+        match self.l1.access(now, &w) {
+            mm::AccessOutcome::Done { ready_at } => {
+                // A perfectly coalesced access of this width needs this many lines
+                // (shared: wavefronts); their data cycles are the SM's RF transfer.
+                let natural = (32 * bytes as u64 / 128).max(1);
+                let base = if space == mm::MemSpace::Shared {
+                    self.sh_latency
+                } else {
+                    self.l1_latency
+                };
+                let extra = ready_at.saturating_sub(now + base);
+                Access::ReadyAt(ready_at - extra.min(natural - 1))
+            }
+            mm::AccessOutcome::Pending => Access::Pending,
+            mm::AccessOutcome::Rejected => Access::Retry,
+        }
+    }
+
+    fn completed(&mut self, now: u64, out: &mut Vec<u64>) {
+        while let Some((id, _)) = self.l1.pop_completed(now) {
+            out.push(id);
+        }
+    }
+}

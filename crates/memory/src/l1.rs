@@ -5,7 +5,11 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::cache::{MshrTable, SectorCache};
 use crate::config::{MemoryConfig, WritePolicy};
-use crate::types::{AccessKind, AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest};
+use crate::types::{
+    AccessKind, AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest, ACCESS_OUTCOMES,
+    ACCESS_TYPES, ACC_GLOBAL_R, ACC_GLOBAL_W, ACC_LOCAL_R, ACC_LOCAL_W, OUT_HIT, OUT_HIT_RESERVED, OUT_MISS,
+    OUT_RESERVATION_FAIL, OUT_SECTOR_MISS,
+};
 
 /// Counters of one SM's L1D and shared memory.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -58,6 +62,11 @@ pub struct L1Stats {
     pub bank_conflict_accesses: u64,
     /// Extra cycles from same-address shared atomics.
     pub shared_atomic_conflict_cycles: u64,
+    /// Cycles shared accesses waited for an earlier atomic on the same words.
+    pub shared_atomic_order_cycles: u64,
+    /// Accel-Sim-style per-line counters: `by_kind[AccessType][AccessOutcome]`
+    /// (see [`crate::types::ACCESS_TYPE_NAMES`], [`crate::types::ACCESS_OUTCOME_NAMES`]).
+    pub by_kind: [[u64; ACCESS_OUTCOMES]; ACCESS_TYPES],
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -111,6 +120,10 @@ pub struct SmMemory {
     sh_atomic_latency: u64,
     sh_atomic_conflict: f64,
     sh_busy_until: u64,
+    /// Words (sorted, distinct) of the last shared atomic and the cycle its results are
+    /// back in the banks: a later access to one of them waits (same-address ordering).
+    sh_atomic_words: Vec<u64>,
+    sh_atomic_until: u64,
     stats: L1Stats,
 }
 
@@ -147,6 +160,8 @@ impl SmMemory {
             sh_atomic_latency: cfg.shared.atomic_latency as u64,
             sh_atomic_conflict: cfg.shared.atomic_conflict_cycles,
             sh_busy_until: 0,
+            sh_atomic_words: Vec::with_capacity(128),
+            sh_atomic_until: 0,
             stats: L1Stats::default(),
         }
     }
@@ -221,7 +236,11 @@ impl SmMemory {
             per_bank[b] += 1;
             wavefronts = wavefronts.max(per_bank[b]);
         }
-        let start = now.max(self.sh_busy_until);
+        let mut start = now.max(self.sh_busy_until);
+        if self.sh_atomic_until > start && sorted_overlap(words, &self.sh_atomic_words) {
+            self.stats.shared_atomic_order_cycles += self.sh_atomic_until - start;
+            start = self.sh_atomic_until;
+        }
         self.sh_busy_until = start + wavefronts as u64;
         let mut ready = start + self.sh_latency + wavefronts as u64 - 1;
         self.stats.accesses += 1;
@@ -238,6 +257,17 @@ impl SmMemory {
             let extra = ((max_same - 1) as f64 * self.sh_atomic_conflict).round() as u64;
             ready += self.sh_atomic_latency + extra;
             self.sh_busy_until += extra;
+            // Read-modify-write: the new values are in the banks when the atomic unit
+            // is done; later accesses to these words wait for them.
+            self.sh_atomic_until = start + wavefronts as u64 + self.sh_atomic_latency + extra;
+            self.sh_atomic_words.clear();
+            let mut prev = u64::MAX;
+            for &w in words.iter() {
+                if w != prev {
+                    self.sh_atomic_words.push(w);
+                    prev = w;
+                }
+            }
             self.stats.shared_atomics += 1;
             self.stats.shared_atomic_conflict_cycles += extra;
         }
@@ -292,8 +322,9 @@ impl SmMemory {
         needed == 0 || self.miss_queue.is_empty() || self.miss_queue.len() + needed <= self.miss_queue_cap
     }
 
-    fn reject(&mut self, cause: fn(&mut L1Stats)) -> AccessOutcome {
+    fn reject(&mut self, kind: usize, cause: fn(&mut L1Stats)) -> AccessOutcome {
         self.stats.reservation_fails += 1;
+        self.stats.by_kind[kind][OUT_RESERVATION_FAIL] += 1;
         cause(&mut self.stats);
         AccessOutcome::Rejected
     }
@@ -327,6 +358,11 @@ impl SmMemory {
     }
 
     fn load(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
+        let kind = if req.space == MemSpace::Local {
+            ACC_LOCAL_R
+        } else {
+            ACC_GLOBAL_R
+        };
         let mut lines = [LineReq::default(); MAX_LINES];
         let n = self.coalesce(req, &mut lines);
         // Pass 1: resources, no state change.
@@ -343,7 +379,7 @@ impl SmMemory {
                 Some(e) => {
                     let e = self.mshr.entry(e);
                     if e.waiters.len() >= self.mshr.max_merge {
-                        return self.reject(|s| s.fail_mshr += 1);
+                        return self.reject(kind, |s| s.fail_mshr += 1);
                     }
                     if missing & !e.pending != 0 {
                         mq += 1;
@@ -354,7 +390,7 @@ impl SmMemory {
                     mq += 1;
                     if way.is_none() {
                         match self.cache.pick_victim(l.line) {
-                            None => return self.reject(|s| s.fail_no_victim += 1),
+                            None => return self.reject(kind, |s| s.fail_no_victim += 1),
                             Some(v) => {
                                 if v.evicted.is_some_and(|(_, d)| d != 0) {
                                     mq += 1;
@@ -366,13 +402,13 @@ impl SmMemory {
             }
         }
         if new_mshr > self.mshr.free_entries() {
-            return self.reject(|s| s.fail_mshr += 1);
+            return self.reject(kind, |s| s.fail_mshr += 1);
         }
         if !self.mq_fits(mq) {
-            return self.reject(|s| s.fail_miss_queue += 1);
+            return self.reject(kind, |s| s.fail_miss_queue += 1);
         }
         if misses > 0 && self.free_slots.is_empty() {
-            return self.reject(|s| s.fail_pending_table += 1);
+            return self.reject(kind, |s| s.fail_pending_table += 1);
         }
         // Pass 2: apply.
         self.stats.accesses += 1;
@@ -403,13 +439,26 @@ impl SmMemory {
             }
             if missing == 0 {
                 self.stats.hits += 1;
+                self.stats.by_kind[kind][OUT_HIT] += 1;
                 continue;
             }
+            let reserved = self
+                .mshr
+                .get(l.line)
+                .is_some_and(|e| missing & !self.mshr.entry(e).pending == 0);
             if way.is_some() {
                 self.stats.sector_misses += 1;
             } else {
                 self.stats.misses += 1;
             }
+            let out = if reserved {
+                OUT_HIT_RESERVED
+            } else if way.is_some() {
+                OUT_SECTOR_MISS
+            } else {
+                OUT_MISS
+            };
+            self.stats.by_kind[kind][out] += 1;
             self.stats.sectors_missed += missing.count_ones() as u64;
             self.slots[slot as usize].remaining += 1;
             let e = match self.mshr.get(l.line) {
@@ -451,6 +500,11 @@ impl SmMemory {
     fn store(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
         let mut lines = [LineReq::default(); MAX_LINES];
         let n = self.coalesce(req, &mut lines);
+        let kind = if req.space == MemSpace::Local {
+            ACC_LOCAL_W
+        } else {
+            ACC_GLOBAL_W
+        };
         let write_back = match self.write_policy {
             WritePolicy::WriteBack => true,
             WritePolicy::WriteThrough => false,
@@ -468,7 +522,7 @@ impl SmMemory {
             }
         }
         if !self.mq_fits(mq) {
-            return self.reject(|s| s.fail_miss_queue += 1);
+            return self.reject(kind, |s| s.fail_miss_queue += 1);
         }
         self.stats.accesses += 1;
         self.stats.stores += 1;
@@ -476,8 +530,10 @@ impl SmMemory {
             let way = self.cache.find(l.line, l.line);
             if way.is_some() {
                 self.stats.write_hits += 1;
+                self.stats.by_kind[kind][OUT_HIT] += 1;
             } else {
                 self.stats.write_misses += 1;
+                self.stats.by_kind[kind][OUT_MISS] += 1;
             }
             if write_back {
                 let w = match way {
@@ -511,10 +567,10 @@ impl SmMemory {
         let mut lines = [LineReq::default(); MAX_LINES];
         let n = self.coalesce(req, &mut lines);
         if !self.mq_fits(n) {
-            return self.reject(|s| s.fail_miss_queue += 1);
+            return self.reject(ACC_GLOBAL_R, |s| s.fail_miss_queue += 1);
         }
         if self.free_slots.is_empty() {
-            return self.reject(|s| s.fail_pending_table += 1);
+            return self.reject(ACC_GLOBAL_R, |s| s.fail_pending_table += 1);
         }
         // Largest number of lanes on one address, per line.
         let mut sorted = [0u64; 32];
@@ -647,6 +703,19 @@ impl SmMemory {
             _ => None,
         }
     }
+}
+
+/// Whether two sorted slices share an element.
+fn sorted_overlap(a: &[u64], b: &[u64]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
 }
 
 fn max_run(sorted: &[u64]) -> u32 {

@@ -33,6 +33,8 @@ pub struct L2Stats {
     pub dram_write_sectors: u64,
     /// Responses sent to SMs.
     pub responses: u64,
+    /// Read hits delayed behind an atomic on the same line (same-address ordering).
+    pub reads_after_atomic: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -96,6 +98,10 @@ pub(crate) struct L2Slice {
     mshr: MshrTable<Waiter>,
     port_free: u64,
     atomic_busy: u64,
+    /// Recent atomics (line, cycle the result is in the array): a read hit of the same
+    /// line waits for it, so that a load after an atomic sees its result.
+    recent_atomics: [(u64, u64); 4],
+    recent_next: usize,
     seq: u64,
     pub resp: BinaryHeap<Reverse<OutResp>>,
     resp_cap: usize,
@@ -135,6 +141,8 @@ impl L2Slice {
             mshr: MshrTable::new(mshr_entries, l2.mshr_max_merge as usize),
             port_free: 0,
             atomic_busy: 0,
+            recent_atomics: [(u64::MAX, 0); 4],
+            recent_next: 0,
             seq: 0,
             resp: BinaryHeap::with_capacity(resp_cap + mshr_entries + 8),
             resp_cap,
@@ -197,6 +205,15 @@ impl L2Slice {
         start + self.atomic_latency + occ - 1
     }
 
+    fn note_atomic(&mut self, line: u64, done: u64) {
+        if let Some(a) = self.recent_atomics.iter_mut().find(|a| a.0 == line) {
+            a.1 = a.1.max(done);
+            return;
+        }
+        self.recent_atomics[self.recent_next] = (line, done);
+        self.recent_next = (self.recent_next + 1) % self.recent_atomics.len();
+    }
+
     fn dram_req(&self, line: u64, set_line: u64, sector: u8, write: bool, loc: &Location) -> DramReq {
         DramReq::new(
             line,
@@ -250,10 +267,17 @@ impl L2Slice {
                     let bytes = if is_atomic {
                         self.cache.dirty[w] |= req.sectors;
                         ready = self.atomic_ready(ready, req.atomic_max_same);
+                        self.note_atomic(line, ready);
                         self.stats.atomic_hits += 1;
                         req.bytes
                     } else {
                         self.stats.read_hits += 1;
+                        if let Some(&(_, done)) = self.recent_atomics.iter().find(|a| a.0 == line) {
+                            if done > ready {
+                                self.stats.reads_after_atomic += 1;
+                                ready = done;
+                            }
+                        }
                         nsec << self.sector_shift
                     };
                     let resp = L2Response {
@@ -428,6 +452,7 @@ impl L2Slice {
             let nsec = w.sectors.count_ones();
             let bytes = if w.kind == L2ReqKind::Atomic {
                 ready = self.atomic_ready(ready, w.atomic_max_same);
+                self.note_atomic(d.line, ready);
                 if let Some(way) = self.cache.find(d.line, d.set_line) {
                     self.cache.dirty[way] |= w.sectors;
                 }

@@ -83,3 +83,35 @@ pub struct L2Response {
     pub kind: L2ReqKind,
     pub tag: u32,
 }
+
+/// Number of Accel-Sim access types counted in [`crate::L1Stats::by_kind`].
+pub const ACCESS_TYPES: usize = 9;
+/// Number of Accel-Sim access outcomes counted in [`crate::L1Stats::by_kind`].
+pub const ACCESS_OUTCOMES: usize = 5;
+/// Accel-Sim's `mem_access_type` names, in index order.
+pub const ACCESS_TYPE_NAMES: [&str; ACCESS_TYPES] = [
+    "GLOBAL_ACC_R",
+    "LOCAL_ACC_R",
+    "CONST_ACC_R",
+    "TEXTURE_ACC_R",
+    "GLOBAL_ACC_W",
+    "LOCAL_ACC_W",
+    "L1_WRBK_ACC",
+    "L2_WRBK_ACC",
+    "INST_ACC_R",
+];
+/// Accel-Sim's `cache_request_status` names, in index order.
+pub const ACCESS_OUTCOME_NAMES: [&str; ACCESS_OUTCOMES] =
+    ["HIT", "HIT_RESERVED", "MISS", "RESERVATION_FAIL", "SECTOR_MISS"];
+pub const ACC_GLOBAL_R: usize = 0;
+pub const ACC_LOCAL_R: usize = 1;
+pub const ACC_CONST_R: usize = 2;
+pub const ACC_GLOBAL_W: usize = 4;
+pub const ACC_LOCAL_W: usize = 5;
+pub const ACC_L1_WRBK: usize = 6;
+pub const ACC_INST_R: usize = 8;
+pub const OUT_HIT: usize = 0;
+pub const OUT_HIT_RESERVED: usize = 1;
+pub const OUT_MISS: usize = 2;
+pub const OUT_RESERVATION_FAIL: usize = 3;
+pub const OUT_SECTOR_MISS: usize = 4;

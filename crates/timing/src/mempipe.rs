@@ -42,16 +42,28 @@ impl<W> Sm<W> {
         } else {
             mp.regular_addr_coalesce_extra as u64
         };
+        // Stores: the data crosses the link, its first cycle overlapping the address read
+        // (`link − 1`); a per-thread address register adds its own 32-bit transfer. Fits
+        // Table 2 exactly: STS 10/12/16 (uniform) and 12/14/18 (regular), STG 10/12/16
+        // and 14/16/20 (docs/memory.md).
+        let store_src = |extra: u64| {
+            let addr_link = if m.uniform_addr {
+                0
+            } else {
+                link(self.cfg.warp_size as u64 * 32)
+            };
+            base + extra + link(bits).saturating_sub(1) + addr_link
+        };
         let (src, arb) = match (m.space, m.kind) {
             (MemSpace::Const, _) if m.indexed_const => (base, base + mp.ldc_indexed_extra as u64),
             (MemSpace::Const, _) => (base + mp.ldc_imm_war_extra as u64, base),
             (MemSpace::Shared, MemKind::Store | MemKind::Atomic) => {
-                (base + link(bits), base + link(bits) + coalesce)
+                (store_src(0), base + link(bits) + coalesce)
             }
             (MemSpace::Shared, _) => (base, base + coalesce),
             (_, MemKind::Store | MemKind::Atomic) => {
                 let s = base + regular_extra + link(bits);
-                (s, s + coalesce)
+                (store_src(regular_extra), s + coalesce)
             }
             // LDGSTS also reads the shared-memory address through the link.
             (_, MemKind::Ldgsts) => {
