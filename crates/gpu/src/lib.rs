@@ -4,8 +4,8 @@
 pub mod engine;
 pub mod memsys;
 pub mod microbench;
-pub mod trace_exec;
 pub mod report;
+pub mod trace_exec;
 pub mod workload;
 
 use engine::EngineExec;
