@@ -267,7 +267,8 @@ impl Gpu {
         let num_ctas = src.num_ctas();
         run.ctas = num_ctas;
         run.ctas_per_sm = per_sm;
-        let num_sms = (self.cfg.gpu.num_sms as usize).min(num_ctas.div_ceil(per_sm).max(1) as usize);
+        // CTAs go round-robin over all SMs (SMs beyond the CTA count would stay idle).
+        let num_sms = (self.cfg.gpu.num_sms as usize).min(num_ctas.max(1) as usize);
         run.sms_used = num_sms as u32;
         let code_base = self.cfg.frontend.kernel_code_base
             + self.kernels_launched * self.cfg.frontend.kernel_code_spacing;
