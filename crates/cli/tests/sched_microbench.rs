@@ -363,6 +363,7 @@ fn scoreboard_variable_latency_consumer_waits_one_more_cycle() {
 ///   ahead), plus a few cycles where fetch catches up with the prefetches: 313;
 /// - 16 and 32 entries: the prefetches stay ahead of fetch: 301 (Table 5: 16 and 32 give
 ///   the same speed-up).
+///
 /// The L0 miss counts are not in the microbench JSON (see the report), so this asserts
 /// cycles; the loop runs 3 times in every configuration (R1 = 0, 3 BRAs).
 #[test]

@@ -38,6 +38,10 @@ pub struct WarpResult {
 pub struct MicrobenchResult {
     pub gpu: String,
     pub total_cycles: u64,
+    /// L0 instruction-cache hits and misses and stream-buffer hits, all sub-cores.
+    pub l0i_hits: u64,
+    pub l0i_misses: u64,
+    pub stream_buffer_hits: u64,
     pub warps: Vec<WarpResult>,
     /// The error that stopped the run (e.g. an illegal address), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -167,6 +171,9 @@ pub fn run_microbench(
     Ok(MicrobenchResult {
         gpu: cfg.gpu.name.clone(),
         total_cycles: run.as_ref().map_or(0, |r| r.cycles),
+        l0i_hits: run.as_ref().map_or(0, |r| r.stats.l0i_hits),
+        l0i_misses: run.as_ref().map_or(0, |r| r.stats.l0i_misses),
+        stream_buffer_hits: run.as_ref().map_or(0, |r| r.stats.stream_buffer_hits),
         warps,
         error,
     })

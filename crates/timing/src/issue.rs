@@ -220,13 +220,13 @@ impl<W> Sm<W> {
         let mut buf = [(0usize, false); MAX_WARPS_PER_SUBCORE];
         let n = self.subcores[sc].warps.len().min(MAX_WARPS_PER_SUBCORE);
         let mut best = StallReason::Idle;
-        for k in 0..n {
+        for (k, b) in buf.iter_mut().enumerate().take(n) {
             let slot = self.subcores[sc].warps[k];
             match self.ready(ex, sc, slot, now) {
-                Ok(()) => buf[k] = (slot, true),
+                Ok(()) => *b = (slot, true),
                 Err(r) => {
                     best = best.min(r);
-                    buf[k] = (slot, false);
+                    *b = (slot, false);
                 }
             }
         }
@@ -252,7 +252,7 @@ impl<W> Sm<W> {
                 .max_by_key(|&&(x, _)| self.warps[x].age)
                 .map(|&(x, _)| x)
         } else {
-            self.pick(sc, now, &ready, None)
+            self.pick(sc, now, ready, None)
         };
         let Some(slot) = chosen else {
             let reason = if exclude.is_some() {

@@ -482,8 +482,23 @@ impl<W> Sm<W> {
                             continue;
                         }
                     }
+                    // Fixed-latency results already written back precede this one in the
+                    // register file (they are otherwise committed lazily at the next issue).
+                    let id = self.warps[slot].exec_id;
+                    let mut i = 0;
+                    while i < self.warps[slot].pending.len() {
+                        let p = self.warps[slot].pending[i];
+                        if p.0 <= now {
+                            self.warps[slot].pending.remove(i);
+                            if let Some(wr) = self.take(p.2) {
+                                ex.commit(id, wr);
+                            }
+                        } else {
+                            i += 1;
+                        }
+                    }
                     if let Some(w) = self.take(writes) {
-                        ex.commit(self.warps[slot].exec_id, w);
+                        ex.commit(id, w);
                     }
                     self.release_write(slot, sidx);
                     if self.code[sidx].mem.is_some_and(|m| m.indexed_const) {
