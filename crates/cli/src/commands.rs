@@ -45,6 +45,13 @@ pub struct RunArgs {
     /// Overwrite existing output files.
     #[arg(long)]
     pub force: bool,
+    /// Run an Accel-Sim trace (its kernelslist.g) instead of workloads (trace-driven mode).
+    #[arg(long, value_name = "KERNELSLIST")]
+    pub trace: Option<PathBuf>,
+    /// SASS listings (cuobjdump -sass or nvdisasm) of the traced binary: control bits are
+    /// taken from them; kernels without a listing run with scoreboards (hybrid mode).
+    #[arg(long, value_name = "FILE")]
+    pub listing: Vec<PathBuf>,
 }
 
 fn check_output(p: &Path, force: bool) -> Result<()> {
@@ -59,6 +66,12 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let cf = parse_cf(&a.cf)?;
     if let Some(j) = &a.json {
         check_output(j, a.force)?;
+    }
+    if let Some(t) = &a.trace {
+        if !a.workloads.is_empty() {
+            bail!("give either workloads or --trace, not both");
+        }
+        return run_trace(&a, t, cfg);
     }
     let all = sassim_workload::builtin();
     let selected: Vec<_> = if a.workloads.is_empty() {
@@ -139,6 +152,21 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             ExitCode::SUCCESS
         });
     }
+    finish_report(&a, &cfg, kernels, t0, kernel_end)?;
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn finish_report(
+    a: &RunArgs,
+    cfg: &GpuConfig,
+    kernels: Vec<sassim_report::KernelReport>,
+    t0: std::time::Instant,
+    kernel_end: Vec<f64>,
+) -> Result<()> {
     let config: serde_json::Value = serde_json::from_str(&cfg.to_json()).unwrap_or(serde_json::Value::Null);
     let report = sassim_gpu::report::run_report(&cfg.gpu.name, config, kernels);
     let mut host = sassim_report::HostStats::new(&report, t0.elapsed().as_secs_f64());
@@ -165,11 +193,40 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             r.map_err(|e| anyhow!("{e}"))?;
         }
     }
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
+}
+
+/// Trace-driven mode: every kernel of an Accel-Sim kernelslist.g.
+fn run_trace(a: &RunArgs, kernelslist: &Path, cfg: GpuConfig) -> Result<ExitCode> {
+    let mut listings = Vec::new();
+    for l in &a.listing {
+        listings.push(sassim_sass::parse_listing_file(l).map_err(|e| anyhow!("{e}"))?);
+    }
+    let mut gpu = Gpu::new(cfg.clone());
+    let t0 = std::time::Instant::now();
+    let opts = RunOptions {
+        max_cycles: a.max_cycles,
+        ..RunOptions::default()
+    };
+    let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, kernelslist, &listings, &opts)
+        .map_err(|e| anyhow!("{}: {e}", kernelslist.display()))?;
+    let mut kernels = Vec::new();
+    let mut ends = Vec::new();
+    for (k, r) in runs.iter().enumerate() {
+        for w in &r.warnings {
+            eprintln!("warning: {}: {w}", r.run.name);
+        }
+        eprintln!("{}: {}", r.run.name, r.mode);
+        let (grid, block) = sassim_trace::KernelTraceReader::open(&r.path)
+            .map(|t| (t.header().grid, t.header().block))
+            .unwrap_or(([0; 3], [0; 3]));
+        let mut rep = sassim_gpu::report::kernel_report(&r.run, k as u32 + 1, grid, block, &r.mode);
+        rep.warnings = r.warnings.clone();
+        kernels.push(rep);
+        ends.push(t0.elapsed().as_secs_f64());
+    }
+    finish_report(a, &cfg, kernels, t0, ends)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn progress_bar(name: &str, tty: bool) -> indicatif::ProgressBar {

@@ -277,10 +277,11 @@ impl<W> Sm<W> {
     pub fn set_kernel(&mut self, code: Vec<StaticInst>, code_base: u64, has_control_bits: bool) {
         self.code = code;
         self.code_base = code_base;
+        // A kernel without real control bits (a trace without its SASS) can only run with
+        // scoreboards, whatever the mode says (the hybrid mode of MICRO'25 §6).
         self.uses_control_bits = match self.cfg.dependence {
-            DepMode::ControlBits => true,
             DepMode::Scoreboard => false,
-            DepMode::Hybrid => has_control_bits,
+            DepMode::ControlBits | DepMode::Hybrid => has_control_bits,
         };
     }
 

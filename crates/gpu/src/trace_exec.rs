@@ -1,0 +1,885 @@
+//! Trace-driven mode: Accel-Sim kernel traces as the timing model's instruction source.
+//!
+//! [`TraceKernel`] reads a kernel trace twice, one thread block at a time:
+//!
+//! 1. [`TraceKernel::open`] scans the whole file once to collect the distinct static
+//!    instructions (one per PC), the dynamic count of each, the number of thread blocks
+//!    and the total warp instructions. From them it builds a [`sassim_isa::Kernel`]:
+//!    either the instructions of a SASS listing of the same binary (matched by kernel
+//!    name and PC; the listing supplies operands and control bits), or instructions
+//!    synthesised from the trace records (opcode string, destination and source
+//!    registers, a memory operand for memory opcodes) with default control bits. PCs
+//!    that the trace never executed are filled with `NOP`s so that the code is
+//!    contiguous and fetch runs past untaken paths as it would on hardware.
+//! 2. While the timing model runs, each CTA launch reads the next thread block from a
+//!    second reader; its warps' records are dropped when the CTA retires, so memory is
+//!    bounded by the blocks in flight.
+//!
+//! Per warp the source serves the records in order: `next_pc` is the next record's PC,
+//! `issue` returns its active mask and, for memory opcodes, its per-lane addresses, and
+//! the warp has exited after its last record. `BAR` (except `BAR.ARV`) is a CTA barrier:
+//! a warp that issued its k-th barrier waits until every warp of its CTA that has not
+//! exited has issued k barriers too (`BAR.ARV` counts as an arrival without waiting).
+//!
+//! PCs: Volta-and-later traces (binary version ≥ 70) keep their byte offsets. Maxwell and
+//! Pascal traces (50–69, 8-byte instructions with a control word every 32 bytes) and
+//! Kepler traces (30–49, a control word every 64 bytes) are renumbered densely to 16-byte
+//! slots, the timing model's instruction size.
+//!
+//! Counts in the unknown-opcode warning are given both ways: distinct static
+//! instructions (PCs) and dynamic warp instructions of the trace.
+
+use crate::{Gpu, KernelRun, PreparedKernel, RunOptions, SimError};
+use sassim_isa::{
+    AddrReg, Address, ConstBank, ConstRef, ControlBits, Instruction, Kernel, Listing, Opcode, Operand,
+    OperandKind, PredReg,
+};
+use sassim_timing::exec::{Executor, Issued, MemAccess};
+use sassim_timing::inst::MemSpace;
+use sassim_timing::DepMode;
+use sassim_trace::{KernelHeader, KernelTraceReader, RegKind, TraceCommand, TraceInstr};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// `mode` of a kernel whose control bits came from a SASS listing.
+pub const MODE_CONTROL_BITS: &str = "trace-driven (control bits)";
+/// `mode` of a kernel without a SASS listing: the SM uses scoreboards for it.
+pub const MODE_HYBRID: &str = "trace-driven (hybrid: scoreboard, no SASS listing)";
+/// `mode` when the preset's dependence mode is `scoreboard` (control bits ignored).
+pub const MODE_SCOREBOARD: &str = "trace-driven (scoreboard)";
+
+/// Largest static instruction index accepted (a PC beyond 256 MiB is a broken trace).
+const MAX_STATIC: u64 = 1 << 24;
+
+/// Result of one trace kernel.
+#[derive(Debug, Clone)]
+pub struct TraceKernelRun {
+    pub run: KernelRun,
+    /// [`MODE_CONTROL_BITS`], [`MODE_HYBRID`] or [`MODE_SCOREBOARD`].
+    pub mode: String,
+    /// Everything worth telling about this kernel: architecture mismatch, unknown
+    /// opcodes (static and dynamic counts), listing problems, and the run's own
+    /// warnings (the same list as `run.warnings`).
+    pub warnings: Vec<String>,
+    /// `MemcpyHtoD` commands of the kernels list since the previous kernel: (dst, bytes).
+    /// Noted only; no data moves in trace-driven mode.
+    pub memcpy_htod: Vec<(u64, u64)>,
+    /// The trace file.
+    pub path: PathBuf,
+}
+
+/// How trace PCs map to the timing model's 16-byte instruction slots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PcMap {
+    /// Volta and later: 16-byte instructions, PCs kept.
+    Identity,
+    /// 8-byte instructions with one control word per bundle of `bundle` slots.
+    Bundled { bundle: u64 },
+}
+
+impl PcMap {
+    fn for_version(v: u32) -> PcMap {
+        match v {
+            30..=49 => PcMap::Bundled { bundle: 8 },
+            50..=69 => PcMap::Bundled { bundle: 4 },
+            _ => PcMap::Identity,
+        }
+    }
+    /// Timing-model PC of a trace (or listing) PC; `None` for a control-word slot.
+    fn map(self, pc: u64) -> Option<u64> {
+        match self {
+            PcMap::Identity => (pc.is_multiple_of(16)).then_some(pc),
+            PcMap::Bundled { bundle } => {
+                if !pc.is_multiple_of(8) {
+                    return None;
+                }
+                let slot = pc / 8;
+                let (b, k) = (slot / bundle, slot % bundle);
+                (k != 0).then(|| (b * (bundle - 1) + k - 1) * 16)
+            }
+        }
+    }
+}
+
+/// One warp of a CTA in flight.
+struct TWarp {
+    cta: u32,
+    instrs: Vec<TraceInstr>,
+    addrs: Vec<u64>,
+    pos: usize,
+    /// Barriers issued (BAR, including BAR.ARV).
+    bars: u32,
+    /// The last barrier issued waits for the others (not BAR.ARV).
+    waits: bool,
+}
+
+impl TWarp {
+    fn done(&self) -> bool {
+        self.pos >= self.instrs.len()
+    }
+}
+
+/// A kernel trace as the timing model's instruction source (see the module docs).
+pub struct TraceKernel {
+    path: PathBuf,
+    header: KernelHeader,
+    kernel: Arc<Kernel>,
+    pc_map: PcMap,
+    has_control_bits: bool,
+    warnings: Vec<String>,
+    num_blocks: u32,
+    total_instrs: u64,
+    wpc: u32,
+    /// Per static index: (opcode string, dynamic count) of instructions the trace executed.
+    executed: Vec<Option<(String, u64)>>,
+    /// Per static index: memory space of a memory instruction (set by `prepare`).
+    mem_space: Vec<Option<MemSpace>>,
+    /// Per static index: 0 = no barrier, 1 = BAR (waits), 2 = BAR.ARV (arrives).
+    barrier: Vec<u8>,
+    reader: Option<KernelTraceReader>,
+    next_cta: u32,
+    /// Executor warp id of `warps[0]`.
+    base: u32,
+    warps: VecDeque<Option<TWarp>>,
+    /// Per CTA in flight: the fewest barriers issued by a warp that has not exited.
+    cta_min_bars: HashMap<u32, u32>,
+    issued: u64,
+    error: Option<String>,
+}
+
+fn terr(e: sassim_trace::TraceError) -> SimError {
+    SimError::Exec(e.to_string())
+}
+
+fn reg_operand(r: &sassim_trace::Reg) -> Operand {
+    Operand::new(match r.kind {
+        RegKind::R => OperandKind::Reg(sassim_isa::Reg::r(r.num)),
+        RegKind::UR => OperandKind::Reg(sassim_isa::Reg::ur(r.num.min(sassim_isa::operand::URZ))),
+        RegKind::P => OperandKind::Pred(PredReg {
+            uniform: false,
+            idx: r.num.min(7),
+        }),
+        RegKind::UP => OperandKind::Pred(PredReg {
+            uniform: true,
+            idx: r.num.min(7),
+        }),
+    })
+}
+
+fn mem_operand(r: Option<&sassim_trace::Reg>) -> Operand {
+    let regs = r
+        .filter(|r| matches!(r.kind, RegKind::R | RegKind::UR))
+        .map(|r| AddrReg {
+            reg: match r.kind {
+                RegKind::UR => sassim_isa::Reg::ur(r.num.min(sassim_isa::operand::URZ)),
+                _ => sassim_isa::Reg::r(r.num),
+            },
+            wide: false,
+            scale: 1,
+            suffix: None,
+        })
+        .into_iter()
+        .collect();
+    Operand::new(OperandKind::Mem(Address {
+        desc: None,
+        regs,
+        offset: 0,
+    }))
+}
+
+/// Opcodes the timing model treats as memory instructions (`sassim_timing::inst`).
+fn is_mem_base(base: &str) -> bool {
+    matches!(
+        base,
+        "LDG"
+            | "LD"
+            | "STG"
+            | "ST"
+            | "LDS"
+            | "LDSM"
+            | "STS"
+            | "LDL"
+            | "STL"
+            | "LDC"
+            | "ATOMG"
+            | "ATOM"
+            | "RED"
+            | "ATOMS"
+            | "LDGSTS"
+    )
+}
+
+/// Build a static instruction from a trace record: destinations, then sources; the first
+/// source register of a memory opcode becomes its address (a constant reference for
+/// LDC). Destinations the tracer does not print (predicates of `ISETP`…) are padded with
+/// `PT`/`RZ` so that [`sassim_isa::dest_count`] splits the operands as the trace does.
+pub fn synthesize_instruction(opcode: &str, ti: &TraceInstr, pc: u64) -> Instruction {
+    let opcode = Opcode::parse(opcode);
+    let base = opcode.base.clone();
+    let mut ops: Vec<Operand> = ti.dsts().iter().map(reg_operand).collect();
+    let mut nd = ops.len();
+    let srcs = ti.srcs();
+    if base == "LDC" || base == "ULDC" {
+        let idx = srcs.first().filter(|r| r.kind == RegKind::R);
+        let regs = idx
+            .map(|r| AddrReg {
+                reg: sassim_isa::Reg::r(r.num),
+                wide: false,
+                scale: 1,
+                suffix: None,
+            })
+            .into_iter()
+            .collect();
+        ops.push(Operand::new(OperandKind::Const(ConstRef {
+            bank: ConstBank::Imm(0),
+            addr: Address {
+                desc: None,
+                regs,
+                offset: 0,
+            },
+        })));
+        ops.extend(srcs.iter().skip(usize::from(idx.is_some())).map(reg_operand));
+    } else if base == "LDGSTS" {
+        ops.push(mem_operand(srcs.first()));
+        ops.push(mem_operand(srcs.get(1)));
+        ops.extend(srcs.iter().skip(2).map(reg_operand));
+    } else if is_mem_base(&base) {
+        ops.push(mem_operand(srcs.first()));
+        ops.extend(srcs.iter().skip(1).map(reg_operand));
+    } else {
+        ops.extend(srcs.iter().map(reg_operand));
+    }
+    let pred_dest = base.ends_with("SETP") || matches!(base.as_str(), "PLOP3" | "UPLOP3" | "FCHK" | "FCHK2");
+    let mut ins = Instruction {
+        pc,
+        guard: None,
+        opcode,
+        operands: ops,
+        ctrl: ControlBits::default(),
+        encoding: None,
+    };
+    let limit = nd + 4;
+    while nd < limit && sassim_isa::dest_count(&ins) > nd {
+        let pad = if pred_dest {
+            OperandKind::Pred(PredReg::PT)
+        } else {
+            OperandKind::Reg(sassim_isa::Reg::r(sassim_isa::operand::RZ))
+        };
+        ins.operands.insert(nd, Operand::new(pad));
+        nd += 1;
+    }
+    sassim_isa::infer_widths(&mut ins);
+    ins
+}
+
+fn filler(pc: u64) -> Instruction {
+    Instruction {
+        pc,
+        guard: None,
+        opcode: Opcode::parse("NOP"),
+        operands: Vec::new(),
+        ctrl: ControlBits::default(),
+        encoding: None,
+    }
+}
+
+impl TraceKernel {
+    /// Scan the trace at `path` (any container `sassim-trace` reads) and build its static
+    /// code. `listings`: SASS listings to take control bits from (the kernel is looked up
+    /// by its mangled name; the first listing that has it is used).
+    pub fn open(path: &Path, listings: &[Listing]) -> Result<TraceKernel, SimError> {
+        let mut rd = KernelTraceReader::open(path).map_err(terr)?;
+        let header = rd.header().clone();
+        let pc_map = PcMap::for_version(header.binary_version);
+        let mut warnings = Vec::new();
+        let wpc = header.warps_per_block().max(1) as u32;
+        // Pass 1: the static instructions and their dynamic counts.
+        let mut statics: Vec<Option<(String, TraceInstr, u64)>> = Vec::new();
+        let mut conflicts: BTreeMap<u64, (String, String)> = BTreeMap::new();
+        let mut blocks = 0u64;
+        let mut total = 0u64;
+        let mut bad_warps = 0u64;
+        let mut empty_blocks = 0u64;
+        while let Some(tb) = rd.next_block().map_err(terr)? {
+            // A block without an instruction has nothing to run (and no CTA to retire).
+            if !tb.warps.iter().any(|w| w.warp_id < wpc && !w.instrs.is_empty()) {
+                empty_blocks += 1;
+                continue;
+            }
+            blocks += 1;
+            for w in &tb.warps {
+                if w.warp_id >= wpc {
+                    bad_warps += 1;
+                    continue;
+                }
+                for i in &w.instrs {
+                    total += 1;
+                    let pc = pc_map.map(u64::from(i.pc)).ok_or_else(|| {
+                        SimError::Exec(format!(
+                            "{}: pc {:#x} is not an instruction slot of an sm_{} kernel",
+                            path.display(),
+                            i.pc,
+                            header.binary_version
+                        ))
+                    })?;
+                    let idx = pc / 16;
+                    if idx >= MAX_STATIC {
+                        return Err(SimError::Exec(format!(
+                            "{}: pc {:#x} is beyond the largest kernel supported",
+                            path.display(),
+                            i.pc
+                        )));
+                    }
+                    let idx = idx as usize;
+                    if statics.len() <= idx {
+                        statics.resize(idx + 1, None);
+                    }
+                    match &mut statics[idx] {
+                        Some((name, t, n)) => {
+                            *n += 1;
+                            if t.opcode != i.opcode || t.dsts() != i.dsts() || t.srcs() != i.srcs() {
+                                conflicts
+                                    .entry(u64::from(i.pc))
+                                    .or_insert_with(|| (name.clone(), rd.opcode_name(i.opcode).to_string()));
+                            }
+                        }
+                        slot @ None => *slot = Some((rd.opcode_name(i.opcode).to_string(), *i, 1)),
+                    }
+                }
+            }
+        }
+        if bad_warps > 0 {
+            warnings.push(format!(
+                "{bad_warps} warps with an id beyond the {wpc} warps of a {}-thread block were skipped",
+                header.threads_per_block()
+            ));
+        }
+        if !conflicts.is_empty() {
+            let first: Vec<String> = conflicts
+                .iter()
+                .take(3)
+                .map(|(pc, (a, b))| format!("{pc:#x} ({a} / {b})"))
+                .collect();
+            warnings.push(format!(
+                "{} PCs carry different instructions in different records; the first seen is modelled: {}",
+                conflicts.len(),
+                first.join(", ")
+            ));
+        }
+        if empty_blocks > 0 {
+            warnings.push(format!(
+                "{empty_blocks} thread blocks without instructions were skipped"
+            ));
+        }
+        if blocks + empty_blocks != header.num_blocks() {
+            warnings.push(format!(
+                "the trace has {} thread blocks, the grid {}",
+                blocks + empty_blocks,
+                header.num_blocks()
+            ));
+        }
+        if blocks > u64::from(u32::MAX) {
+            return Err(SimError::Exec(format!(
+                "{}: too many thread blocks",
+                path.display()
+            )));
+        }
+
+        // Control bits from a listing of the same binary, matched by name and PC.
+        let mut listing_kernel = None;
+        if let Some(k) = listings.iter().find_map(|l| l.kernel(&header.name)) {
+            let mut mismatch = None;
+            for s in &statics {
+                let Some((name, t, _)) = s else { continue };
+                let tb = Opcode::parse(name).base;
+                match k.index_of(u64::from(t.pc)) {
+                    Some(li) if k.instructions[li].opcode.base == tb => {}
+                    Some(li) => {
+                        mismatch = Some(format!(
+                            "pc {:#x}: trace {name}, listing {}",
+                            t.pc, k.instructions[li].opcode
+                        ));
+                    }
+                    None => {
+                        mismatch = Some(format!(
+                            "pc {:#x}: trace {name}, listing has no instruction",
+                            t.pc
+                        ))
+                    }
+                }
+                if mismatch.is_some() {
+                    break;
+                }
+            }
+            match mismatch {
+                None => listing_kernel = Some(k),
+                Some(m) => warnings.push(format!(
+                    "the SASS listing of {} does not match the trace ({m}); running without control bits",
+                    header.name
+                )),
+            }
+        }
+        let mut code: Vec<Option<Instruction>> = vec![None; statics.len()];
+        if let Some(k) = listing_kernel {
+            for ins in &k.instructions {
+                let Some(pc) = pc_map.map(ins.pc) else { continue };
+                let idx = (pc / 16) as usize;
+                if idx as u64 >= MAX_STATIC {
+                    continue;
+                }
+                if code.len() <= idx {
+                    code.resize(idx + 1, None);
+                }
+                let mut i = ins.clone();
+                i.pc = pc;
+                code[idx] = Some(i);
+            }
+        }
+        let mut executed = vec![None; code.len()];
+        for (idx, s) in statics.into_iter().enumerate() {
+            let Some((name, t, n)) = s else { continue };
+            if code[idx].is_none() {
+                code[idx] = Some(synthesize_instruction(&name, &t, idx as u64 * 16));
+            }
+            executed[idx] = Some((name, n));
+        }
+        let instructions: Vec<Instruction> = code
+            .into_iter()
+            .enumerate()
+            .map(|(idx, i)| i.unwrap_or_else(|| filler(idx as u64 * 16)))
+            .collect();
+        let barrier = instructions
+            .iter()
+            .map(|i| match (i.opcode.base.as_str(), i.opcode.has("ARV")) {
+                ("BAR", false) => 1,
+                ("BAR", true) => 2,
+                _ => 0,
+            })
+            .collect();
+        let n = instructions.len();
+        let kernel = Kernel {
+            name: header.name.clone(),
+            instructions,
+            labels: BTreeMap::new(),
+        };
+        let reader = KernelTraceReader::open(path).map_err(terr)?;
+        Ok(TraceKernel {
+            path: path.to_path_buf(),
+            header,
+            kernel: Arc::new(kernel),
+            pc_map,
+            has_control_bits: listing_kernel.is_some(),
+            warnings,
+            num_blocks: blocks as u32,
+            total_instrs: total,
+            wpc,
+            executed,
+            mem_space: vec![None; n],
+            barrier,
+            reader: Some(reader),
+            next_cta: 0,
+            base: 0,
+            warps: VecDeque::new(),
+            cta_min_bars: HashMap::new(),
+            issued: 0,
+            error: None,
+        })
+    }
+
+    pub fn header(&self) -> &KernelHeader {
+        &self.header
+    }
+    /// The static code (contiguous from PC 0, 16 bytes per instruction).
+    pub fn kernel(&self) -> &Arc<Kernel> {
+        &self.kernel
+    }
+    /// Whether the control bits come from a matching SASS listing.
+    pub fn has_control_bits(&self) -> bool {
+        self.has_control_bits
+    }
+    /// Warnings found while reading the trace.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+    /// Thread blocks in the trace.
+    pub fn num_blocks(&self) -> u32 {
+        self.num_blocks
+    }
+    /// Warp instructions (records) in the trace.
+    pub fn total_instrs(&self) -> u64 {
+        self.total_instrs
+    }
+    /// Distinct PCs the trace executed.
+    pub fn static_count(&self) -> usize {
+        self.executed.iter().flatten().count()
+    }
+
+    /// Decode the static code for `gpu`'s timing model ([`crate::prepare`]). The
+    /// unknown-opcode list of the result is emptied and returned instead as a warning
+    /// over the executed instructions, with static and dynamic counts; the registers
+    /// per thread come from the trace header (`-nregs`) when it has them.
+    /// Call it before running: it also records which static instructions access memory.
+    pub fn prepare(&mut self, gpu: &Gpu) -> (PreparedKernel, Option<String>) {
+        let mut p = crate::prepare(&self.kernel, &gpu.cfg, &gpu.core);
+        p.unknown_opcodes.clear();
+        let table = gpu.cfg.opcode_table();
+        let mut unknown: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        for (idx, e) in self.executed.iter().enumerate() {
+            let Some((_, n)) = e else { continue };
+            let ins = &self.kernel.instructions[idx];
+            let (_, known) = sassim_timing::config::classify(table, ins);
+            if !known {
+                let u = unknown.entry(ins.opcode.base.clone()).or_default();
+                u.0 += 1;
+                u.1 += n;
+            }
+        }
+        for (i, s) in p.code.iter().enumerate() {
+            self.mem_space[i] = s.mem.map(|m| m.space);
+        }
+        if self.header.nregs > 0 {
+            let g = &gpu.cfg.gpu;
+            let gran = g.reg_alloc_granularity.max(1);
+            p.regs_per_thread = self
+                .header
+                .nregs
+                .div_ceil(gran)
+                .saturating_mul(gran)
+                .clamp(gran, g.max_regs_per_thread.max(gran));
+        }
+        let warning = (!unknown.is_empty()).then(|| {
+            let list: Vec<String> = unknown
+                .iter()
+                .map(|(k, (s, d))| format!("{k} ({s} static, {d} dynamic)"))
+                .collect();
+            format!(
+                "opcodes unknown to the {} opcode table ran with the default class: {}",
+                gpu.cfg.gpu.arch,
+                list.join(", ")
+            )
+        });
+        (p, warning)
+    }
+
+    /// The error that stopped the stream (a trace that changed between the passes).
+    pub fn stream_error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    fn warp(&self, id: u32) -> Option<&TWarp> {
+        let i = id.checked_sub(self.base)? as usize;
+        self.warps.get(i)?.as_ref()
+    }
+
+    fn warp_mut(&mut self, id: u32) -> Option<&mut TWarp> {
+        let i = id.checked_sub(self.base)? as usize;
+        self.warps.get_mut(i)?.as_mut()
+    }
+
+    fn cta_range(&self, cta: u32) -> std::ops::Range<usize> {
+        let first = (cta as u64 * self.wpc as u64).saturating_sub(self.base as u64) as usize;
+        first.min(self.warps.len())..(first + self.wpc as usize).min(self.warps.len())
+    }
+
+    fn update_cta_min(&mut self, cta: u32) {
+        let m = self
+            .warps
+            .range(self.cta_range(cta))
+            .flatten()
+            .filter(|w| !w.done())
+            .map(|w| w.bars)
+            .min();
+        self.cta_min_bars.insert(cta, m.unwrap_or(u32::MAX));
+    }
+}
+
+impl Executor for TraceKernel {
+    type Writes = ();
+
+    fn next_pc(&self, warp: u32) -> Option<u64> {
+        let w = self.warp(warp)?;
+        let i = w.instrs.get(w.pos)?;
+        self.pc_map.map(u64::from(i.pc))
+    }
+
+    fn blocked(&self, warp: u32) -> bool {
+        match self.warp(warp) {
+            Some(w) if w.waits && w.bars > 0 => self.cta_min_bars.get(&w.cta).is_some_and(|&m| m < w.bars),
+            _ => false,
+        }
+    }
+
+    fn issue(&mut self, warp: u32, _clock: u64) -> Result<Issued<()>, String> {
+        let pc_map = self.pc_map;
+        let w = self
+            .warp(warp)
+            .ok_or_else(|| format!("trace warp {warp} is not in flight"))?;
+        let i = *w
+            .instrs
+            .get(w.pos)
+            .ok_or_else(|| format!("trace warp {warp} has no instruction left"))?;
+        let pc = pc_map
+            .map(u64::from(i.pc))
+            .ok_or_else(|| format!("pc {:#x} is not an instruction slot", i.pc))?;
+        let index = (pc / 16) as usize;
+        let mem = self.mem_space.get(index).copied().flatten().map(|space| {
+            let mut addrs = [0u64; 32];
+            let a = if i.is_mem() {
+                let s = i.addr_start as usize;
+                w.addrs.get(s..s + i.n_addrs()).unwrap_or(&[])
+            } else {
+                &[]
+            };
+            let mut it = a.iter();
+            for (lane, slot) in addrs.iter_mut().enumerate() {
+                if i.mask >> lane & 1 == 1 {
+                    if let Some(&x) = it.next() {
+                        *slot = x;
+                    }
+                }
+            }
+            MemAccess {
+                space,
+                addrs,
+                // Lanes without an address (a trace without addresses) do not access.
+                active: if a.len() == i.mask.count_ones() as usize {
+                    i.mask
+                } else {
+                    0
+                },
+                bytes_per_lane: if i.mem_width > 0 {
+                    u32::from(i.mem_width)
+                } else {
+                    4
+                },
+            }
+        });
+        let bar = self.barrier.get(index).copied().unwrap_or(0);
+        let w = self.warp_mut(warp).expect("warp checked above");
+        w.pos += 1;
+        let exited = w.done();
+        if bar != 0 {
+            w.bars += 1;
+            w.waits = bar == 1;
+        }
+        let cta = w.cta;
+        if bar != 0 || exited {
+            self.update_cta_min(cta);
+        }
+        self.issued += 1;
+        Ok(Issued {
+            pc,
+            index,
+            active_mask: i.mask,
+            exited,
+            mem,
+            writes: (),
+        })
+    }
+
+    fn commit(&mut self, _warp: u32, _writes: ()) {}
+}
+
+impl crate::KernelSource for TraceKernel {
+    fn num_ctas(&self) -> u32 {
+        self.num_blocks
+    }
+    fn warps_per_cta(&self) -> u32 {
+        self.wpc
+    }
+    fn threads_per_cta(&self) -> u32 {
+        self.header.threads_per_block().min(u64::from(u32::MAX)) as u32
+    }
+    fn start_cta(&mut self, id: u32) -> Vec<(u32, u32)> {
+        // CTAs start in order; the trace's blocks are read in file order.
+        let cta = self.next_cta;
+        debug_assert_eq!(id, cta);
+        self.next_cta += 1;
+        let next = |r: &mut KernelTraceReader| loop {
+            match r.next_block() {
+                Ok(Some(b))
+                    if !b
+                        .warps
+                        .iter()
+                        .any(|w| w.warp_id < self.wpc && !w.instrs.is_empty()) => {}
+                other => break other,
+            }
+        };
+        let block = match self.reader.as_mut().map(next) {
+            Some(Ok(Some(b))) => b,
+            Some(Ok(None)) | None => {
+                self.error.get_or_insert_with(|| {
+                    format!(
+                        "{}: fewer thread blocks than the first pass read",
+                        self.path.display()
+                    )
+                });
+                return Vec::new();
+            }
+            Some(Err(e)) => {
+                self.error.get_or_insert_with(|| e.to_string());
+                return Vec::new();
+            }
+        };
+        let first = cta as u64 * self.wpc as u64;
+        // Keep `warps` covering [base, first + wpc).
+        if self.warps.is_empty() {
+            self.base = first as u32;
+        }
+        let end = first + self.wpc as u64;
+        while (self.base as u64 + self.warps.len() as u64) < end {
+            self.warps.push_back(None);
+        }
+        let mut out = Vec::new();
+        for w in block.warps {
+            if w.warp_id >= self.wpc || w.instrs.is_empty() {
+                continue;
+            }
+            let id = (first + w.warp_id as u64) as u32;
+            let i = (id - self.base) as usize;
+            if self.warps[i].is_some() {
+                continue;
+            }
+            self.warps[i] = Some(TWarp {
+                cta,
+                instrs: w.instrs,
+                addrs: w.addrs,
+                pos: 0,
+                bars: 0,
+                waits: false,
+            });
+            out.push((id, w.warp_id));
+        }
+        self.update_cta_min(cta);
+        out
+    }
+    fn retire_cta(&mut self, warp: u32) {
+        let cta = match self.warp(warp) {
+            Some(w) => w.cta,
+            None => warp / self.wpc,
+        };
+        for i in self.cta_range(cta) {
+            self.warps[i] = None;
+        }
+        self.cta_min_bars.remove(&cta);
+        while matches!(self.warps.front(), Some(None)) {
+            self.warps.pop_front();
+            self.base += 1;
+        }
+    }
+    fn issued(&self) -> u64 {
+        self.issued
+    }
+    fn describe(&self, warp: u32) -> String {
+        let Some(w) = self.warp(warp) else {
+            return "not in flight".into();
+        };
+        let at = match w.instrs.get(w.pos) {
+            Some(i) => format!(
+                "trace pc {:#x} (record {} of {})",
+                i.pc,
+                w.pos + 1,
+                w.instrs.len()
+            ),
+            None => "exited".into(),
+        };
+        if self.blocked(warp) {
+            format!("{at}, waiting at barrier {} of CTA {}", w.bars, w.cta)
+        } else {
+            at
+        }
+    }
+}
+
+/// The number of `sm_NN` (`sm_86` → 86).
+fn arch_number(arch: &str) -> Option<u32> {
+    arch.trim_start_matches("sm_").parse().ok()
+}
+
+/// Time one kernel trace on `gpu`. Control bits come from the listing of the same
+/// kernel in `listings` when there is one that matches the trace; otherwise the kernel
+/// runs with scoreboards (hybrid mode: when the preset's dependence mode is
+/// `control_bits` it is switched to `hybrid` for this kernel).
+pub fn run_trace_kernel(
+    gpu: &mut Gpu,
+    path: &Path,
+    listings: &[Listing],
+    opts: &RunOptions,
+) -> Result<TraceKernelRun, SimError> {
+    let mut tk = TraceKernel::open(path, listings)?;
+    let mut warnings = Vec::new();
+    let v = tk.header().binary_version;
+    if v != 0 && arch_number(&gpu.cfg.gpu.arch) != Some(v) {
+        warnings.push(format!(
+            "trace recorded for sm_{v}; simulating on {} ({}), the closest preset",
+            gpu.cfg.gpu.name, gpu.cfg.gpu.arch
+        ));
+    }
+    warnings.extend(tk.warnings().iter().cloned());
+    let (prepared, unknown) = tk.prepare(gpu);
+    warnings.extend(unknown);
+    let has_cb = tk.has_control_bits();
+    let opts = RunOptions {
+        has_control_bits: has_cb,
+        shared_per_cta: opts.shared_per_cta.max(tk.header().shmem),
+        ..opts.clone()
+    };
+    let saved = gpu.core.dependence;
+    if !has_cb && saved == DepMode::ControlBits {
+        gpu.core.dependence = DepMode::Hybrid;
+    }
+    let mode = match (gpu.core.dependence, has_cb) {
+        (DepMode::Scoreboard, _) => MODE_SCOREBOARD,
+        (_, true) => MODE_CONTROL_BITS,
+        (_, false) => MODE_HYBRID,
+    };
+    let kernel = tk.kernel().clone();
+    let r = gpu.run_source(&mut tk, &kernel, prepared, &opts, None);
+    gpu.core.dependence = saved;
+    let mut run = match r {
+        Ok(r) => r,
+        Err(e) => {
+            return Err(match tk.stream_error() {
+                Some(s) => SimError::Exec(s.to_string()),
+                None => e,
+            })
+        }
+    };
+    if let Some(s) = tk.stream_error() {
+        return Err(SimError::Exec(s.to_string()));
+    }
+    warnings.append(&mut run.warnings);
+    run.warnings = warnings.clone();
+    Ok(TraceKernelRun {
+        run,
+        mode: mode.to_string(),
+        warnings,
+        memcpy_htod: Vec::new(),
+        path: path.to_path_buf(),
+    })
+}
+
+/// Run every kernel of an Accel-Sim `kernelslist.g` in order on `gpu`. `MemcpyHtoD`
+/// lines are only noted (in the next kernel's `memcpy_htod`). See [`run_trace_kernel`].
+pub fn run_kernelslist(
+    gpu: &mut Gpu,
+    kernelslist: &Path,
+    listings: &[Listing],
+    opts: &RunOptions,
+) -> Result<Vec<TraceKernelRun>, SimError> {
+    let cmds = sassim_trace::read_kernelslist(kernelslist).map_err(terr)?;
+    let mut out = Vec::new();
+    let mut copies = Vec::new();
+    for c in cmds {
+        match c {
+            TraceCommand::MemcpyHtoD { dst, bytes } => copies.push((dst, bytes)),
+            TraceCommand::Kernel { path, .. } => {
+                let mut r = run_trace_kernel(gpu, &path, listings, opts)?;
+                r.memcpy_htod = std::mem::take(&mut copies);
+                out.push(r);
+            }
+        }
+    }
+    Ok(out)
+}
