@@ -442,6 +442,10 @@ pub struct L2Config {
     pub assoc: u32,
     /// L2 hit latency (ROP latency), core cycles.
     pub latency: u32,
+    /// ROP/tag pipeline latency of the memory hierarchy (`sassim-memory`), L2 cycles,
+    /// when `latency` is an end-to-end measurement; absent = `latency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rop_latency: Option<u32>,
     pub hashing: Hashing,
     pub write_policy: WritePolicy,
     pub write_allocate: WriteAllocate,

@@ -349,7 +349,12 @@ impl GpuConfig {
         range("l1d.shmem_bank_width_bytes", l1.shmem_bank_width_bytes, 1, 16)?;
         range("l1d.shmem_latency", l1.shmem_latency, 1, 1000)?;
         range("l1d.shmem_atomic_latency", l1.shmem_atomic_latency, 0, 1000)?;
-        range("l1d.shmem_atomic_conflict_cycles", l1.shmem_atomic_conflict_cycles, 0.0, 100.0)?;
+        range(
+            "l1d.shmem_atomic_conflict_cycles",
+            l1.shmem_atomic_conflict_cycles,
+            0.0,
+            100.0,
+        )?;
         range(
             "l1d.shmem_per_cta_default_kb",
             l1.shmem_per_cta_default_kb,
@@ -375,7 +380,15 @@ impl GpuConfig {
         )?;
         range("l2.latency", l2.latency, 1, 10_000)?;
         range("l2.atomic_latency", l2.atomic_latency, 0, 10_000)?;
-        range("l2.atomic_conflict_cycles", l2.atomic_conflict_cycles, 0.0, 1000.0)?;
+        if let Some(r) = l2.rop_latency {
+            range("l2.rop_latency", r, 1, 10_000)?;
+        }
+        range(
+            "l2.atomic_conflict_cycles",
+            l2.atomic_conflict_cycles,
+            0.0,
+            1000.0,
+        )?;
         pow2("l2.sector_bytes", l2.sector_bytes)?;
         let slice = (l2.size_kb * 1024) / self.l2_slices();
         if (l2.size_kb * 1024) % self.l2_slices() != 0 {

@@ -232,7 +232,9 @@ pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
     let l1_sets = (l1.size_kb * 1024 / l1.line_bytes.max(1) / l1.assoc.max(1)).max(1);
     let defaults = mm::MemoryConfig::default();
     // One packet of the largest kind: header + a full line of data.
-    let max_packet_flits = (defaults.icnt.header_bytes + l1.line_bytes).div_ceil(ic.flit_bytes.max(1)).max(1);
+    let max_packet_flits = (defaults.icnt.header_bytes + l1.line_bytes)
+        .div_ceil(ic.flit_bytes.max(1))
+        .max(1);
     let mut dram = mm::DramConfig::preset(match d.dram_type {
         sassim_config::DramType::Gddr6 => mm::DramType::Gddr6,
         sassim_config::DramType::Gddr6x => mm::DramType::Gddr6x,
@@ -305,7 +307,7 @@ pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
             } else {
                 (l2.assoc * l2.line_bytes / l1.line_bytes.max(1)).max(1)
             },
-            latency: l2.latency,
+            latency: l2.rop_latency.unwrap_or(l2.latency),
             hashing: hash(l2.hashing),
             set_hashing: hash(l2.hashing),
             write_policy: policy(l2.write_policy),
@@ -404,7 +406,7 @@ impl MemModel {
                 r.l1d_per_sm.push([
                     st.line_accesses + st.write_hits + st.write_misses,
                     st.misses + st.sector_misses + st.write_misses,
-                    sum(mm::ACCESS_OUTCOME_NAMES.iter().position(|n| *n == "HIT_RESERVED").unwrap_or(1)),
+                    sum(mm::types::OUT_HIT_RESERVED),
                     st.reservation_fails,
                 ]);
                 add_l1(&mut l1, st);
