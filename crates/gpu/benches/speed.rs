@@ -20,14 +20,20 @@ fn peak_rss_kb() -> u64 {
 }
 
 fn main() {
-    let reps: u32 = std::env::var("SASSIM_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+    let reps: u32 = std::env::var("SASSIM_BENCH_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
     let cfg = GpuConfig::preset("rtx-a6000").expect("preset");
     let arch = listing_arch_for(&cfg.gpu.arch);
     let suite: Vec<_> = sassim_workload::builtin()
         .iter()
         .map(|b| load_builtin(b, arch).expect("workload"))
         .collect();
-    println!("{:<12} {:>10} {:>12} {:>14} {:>14}", "workload", "cycles", "warp insts", "warp-insts/s", "cycles/s");
+    println!(
+        "{:<12} {:>10} {:>12} {:>14} {:>14}",
+        "workload", "cycles", "warp insts", "warp-insts/s", "cycles/s"
+    );
     let (mut tot_i, mut tot_c, mut tot_t) = (0u64, 0u64, 0f64);
     for (w, listing, smem) in &suite {
         let mut best = f64::MAX;
@@ -35,8 +41,16 @@ fn main() {
         for _ in 0..reps {
             let mut gpu = Gpu::new(cfg.clone());
             let t = Instant::now();
-            let r = run_workload_timed(&mut gpu, w, listing, arch, *smem, ControlFlowKind::Hanoi, &RunOptions::default())
-                .expect("run");
+            let r = run_workload_timed(
+                &mut gpu,
+                w,
+                listing,
+                arch,
+                *smem,
+                ControlFlowKind::Hanoi,
+                &RunOptions::default(),
+            )
+            .expect("run");
             best = best.min(t.elapsed().as_secs_f64());
             last = Some(r);
         }
@@ -45,7 +59,14 @@ fn main() {
         tot_i += i;
         tot_c += c;
         tot_t += best;
-        println!("{:<12} {:>10} {:>12} {:>14.0} {:>14.0}", w.name, c, i, i as f64 / best, c as f64 / best);
+        println!(
+            "{:<12} {:>10} {:>12} {:>14.0} {:>14.0}",
+            w.name,
+            c,
+            i,
+            i as f64 / best,
+            c as f64 / best
+        );
     }
     println!(
         "{:<12} {:>10} {:>12} {:>14.0} {:>14.0}",

@@ -116,7 +116,10 @@ mod tests {
         assert_eq!((c.stall, c.yield_, c.write_sb, c.read_sb), (5, true, None, None));
         assert_eq!(c.wait_mask, 0b000001);
         let c = ControlBits::decode(0x048fe20000400000);
-        assert_eq!((c.stall, c.yield_, c.wait_mask, c.reuse), (1, false, 0b001000, 0b0001));
+        assert_eq!(
+            (c.stall, c.yield_, c.wait_mask, c.reuse),
+            (1, false, 0b001000, 0b0001)
+        );
         let c = ControlBits::decode(0x0001f2000c101904);
         assert_eq!((c.stall, c.read_sb, c.write_sb), (9, Some(0), None));
     }

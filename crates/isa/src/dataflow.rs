@@ -13,9 +13,37 @@ use serde::{Deserialize, Serialize};
 
 /// Opcodes that write no operand.
 const NO_DEST: &[&str] = &[
-    "STG", "STS", "STL", "ST", "RED", "LDGSTS", "BRA", "BRX", "JMP", "JMX", "EXIT", "RET", "CALL",
-    "BSYNC", "BREAK", "WARPSYNC", "YIELD", "NOP", "DEPBAR", "ERRBAR", "MEMBAR", "CCTL", "LDGDEPBAR",
-    "BPT", "KILL", "NANOSLEEP", "FENCE", "ARRIVES", "UCGABAR_ARV", "UCGABAR_WAIT", "REDUX_NONE",
+    "STG",
+    "STS",
+    "STL",
+    "ST",
+    "RED",
+    "LDGSTS",
+    "BRA",
+    "BRX",
+    "JMP",
+    "JMX",
+    "EXIT",
+    "RET",
+    "CALL",
+    "BSYNC",
+    "BREAK",
+    "WARPSYNC",
+    "YIELD",
+    "NOP",
+    "DEPBAR",
+    "ERRBAR",
+    "MEMBAR",
+    "CCTL",
+    "LDGDEPBAR",
+    "BPT",
+    "KILL",
+    "NANOSLEEP",
+    "FENCE",
+    "ARRIVES",
+    "UCGABAR_ARV",
+    "UCGABAR_WAIT",
+    "REDUX_NONE",
 ];
 
 /// Opcodes whose first two operands are predicate destinations.
@@ -24,7 +52,9 @@ const TWO_PRED_DEST: &[&str] = &[
 ];
 
 /// Opcodes that may write carry-out predicates right after the first destination.
-const CARRY_OUT: &[&str] = &["IADD3", "UIADD3", "LEA", "ULEA", "IMAD", "UIMAD", "IADD", "IADD32I"];
+const CARRY_OUT: &[&str] = &[
+    "IADD3", "UIADD3", "LEA", "ULEA", "IMAD", "UIMAD", "IADD", "IADD32I",
+];
 
 /// Number of leading operands that are destinations.
 pub fn dest_count(ins: &Instruction) -> usize {
@@ -127,7 +157,18 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
                 .filter(|m| {
                     matches!(
                         *m,
-                        "F64" | "F32" | "F16" | "BF16" | "S64" | "U64" | "S32" | "U32" | "S16" | "U16" | "S8" | "U8"
+                        "F64"
+                            | "F32"
+                            | "F16"
+                            | "BF16"
+                            | "S64"
+                            | "U64"
+                            | "S32"
+                            | "U32"
+                            | "S16"
+                            | "U16"
+                            | "S8"
+                            | "U8"
                     )
                 })
                 .collect();
@@ -148,7 +189,9 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
         }
         "HMMA" | "IMMA" | "BMMA" => {
             // D, A, B, C. Shapes: 16816 uses 4 A registers and 2 B registers; 1688 uses 2 and 1.
-            let big = mods.iter().any(|m| m.starts_with("168") && m.len() == 5 && m.ends_with("16"));
+            let big = mods
+                .iter()
+                .any(|m| m.starts_with("168") && m.len() == 5 && m.ends_with("16"));
             let acc32 = has("F32") || base == "IMMA";
             let acc = if acc32 { 4 } else { 2 };
             match (is_dest, src_slot) {
@@ -301,7 +344,10 @@ mod tests {
 
     #[test]
     fn lop3_with_predicate_output_writes_both() {
-        let p0 = OperandKind::Pred(PredReg { uniform: false, idx: 0 });
+        let p0 = OperandKind::Pred(PredReg {
+            uniform: false,
+            idx: 0,
+        });
         let i = ins(
             "LOP3.LUT",
             vec![
@@ -336,6 +382,9 @@ mod tests {
         let i = ins("LDS", vec![OperandKind::Reg(Reg::r(36)), addr(false)]);
         assert_eq!(regs_read(&i), vec![ArchReg::R(40)]);
         let i = ins("STG.E.64", vec![addr(true), OperandKind::Reg(Reg::r(6))]);
-        assert_eq!(regs_read(&i), vec![ArchReg::R(40), ArchReg::R(41), ArchReg::R(6), ArchReg::R(7)]);
+        assert_eq!(
+            regs_read(&i),
+            vec![ArchReg::R(40), ArchReg::R(41), ArchReg::R(6), ArchReg::R(7)]
+        );
     }
 }

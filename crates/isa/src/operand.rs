@@ -32,10 +32,18 @@ pub struct Reg {
 
 impl Reg {
     pub fn r(idx: u8) -> Reg {
-        Reg { file: RegFile::R, idx, width: 1 }
+        Reg {
+            file: RegFile::R,
+            idx,
+            width: 1,
+        }
     }
     pub fn ur(idx: u8) -> Reg {
-        Reg { file: RegFile::UR, idx, width: 1 }
+        Reg {
+            file: RegFile::UR,
+            idx,
+            width: 1,
+        }
     }
     /// Whether this is RZ or URZ.
     pub fn is_zero(&self) -> bool {
@@ -65,7 +73,10 @@ pub struct PredReg {
 }
 
 impl PredReg {
-    pub const PT: PredReg = PredReg { uniform: false, idx: PT };
+    pub const PT: PredReg = PredReg {
+        uniform: false,
+        idx: PT,
+    };
     pub fn is_true(&self) -> bool {
         self.idx == PT
     }
@@ -149,7 +160,9 @@ pub struct Address {
 impl Address {
     /// Whether every register term is uniform (or there is none): one address per warp.
     pub fn is_uniform(&self) -> bool {
-        self.regs.iter().all(|r| r.reg.file == RegFile::UR || r.reg.is_zero())
+        self.regs
+            .iter()
+            .all(|r| r.reg.file == RegFile::UR || r.reg.is_zero())
     }
 }
 
@@ -291,9 +304,7 @@ impl fmt::Display for Target {
         match self {
             Target::Addr(a) => write!(f, "{a:#x}"),
             Target::Label {
-                name,
-                backtick: true,
-                ..
+                name, backtick: true, ..
             } => write!(f, "`({name})"),
             Target::Label { name, .. } => f.write_str(name),
         }
@@ -371,7 +382,11 @@ impl Operand {
 impl fmt::Display for Operand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.not {
-            f.write_str(if matches!(self.kind, OperandKind::Pred(_)) { "!" } else { "~" })?;
+            f.write_str(if matches!(self.kind, OperandKind::Pred(_)) {
+                "!"
+            } else {
+                "~"
+            })?;
         }
         if self.neg {
             f.write_str("-")?;

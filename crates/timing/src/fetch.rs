@@ -149,6 +149,7 @@ impl<W> Sm<W> {
             w.inflight_fetch = 0;
             w.fetch_pc = next;
             w.fetch_wait_line = None;
+            w.dep_wait = false;
             self.stats.ib_flushes += 1;
         }
     }

@@ -49,35 +49,40 @@ impl<W> Sm<W> {
         if w.no_issue_at == now {
             return Err(StallReason::Yield);
         }
-        if self.uses_control_bits {
-            if (0..6).any(|k| inst.ctrl.waits_on(k) && w.sb[k] != 0) {
-                return Err(StallReason::DependenceCounters);
-            }
-            if let Some((from, sb, le, ids)) = w.depbar {
-                if now >= from {
-                    let ok =
-                        w.sb[sb as usize % 6] <= le && (0..6).all(|k| ids & (1 << k) == 0 || w.sb[k] == 0);
-                    if !ok {
-                        return Err(StallReason::DependenceCounters);
-                    }
-                }
-            }
+        // A warp found waiting on its dependence counters (or scoreboard) stays so until one
+        // of its counters or scoreboard entries is released: skip the re-evaluation.
+        if w.dep_wait {
+            return Err(StallReason::DependenceCounters);
+        }
+        let waits = if self.uses_control_bits {
+            (0..6).any(|k| inst.ctrl.waits_on(k) && w.sb[k] != 0)
+                || w.depbar.is_some_and(|(from, sb, le, ids)| {
+                    now >= from
+                        && !(w.sb[sb as usize % 6] <= le
+                            && (0..6).all(|k| ids & (1 << k) == 0 || w.sb[k] == 0))
+                })
         } else {
             let max = self.cfg.scoreboard_max_consumers;
-            let raw = inst
-                .reads
-                .iter()
-                .chain(inst.writes.iter())
-                .any(|r| w.sb_write[reg_index(r)] > 0);
+            let raw = inst.reads.iter().any(|r| w.sb_write[reg_index(r)] > 0)
+                || inst.writes.iter().any(|r| w.sb_write[reg_index(r)] > 0);
             let war = inst.writes.iter().any(|r| w.sb_read[reg_index(r)] > 0);
             let full = max > 0 && inst.reads.iter().any(|r| w.sb_read[reg_index(r)] as u32 >= max);
+            raw || war || full
+        };
+        // DEPBAR's condition only starts to matter `depbar_effect_cycles` after it issued, so a
+        // warp blocked by it is known to stay blocked only from then on.
+        if waits {
+            self.warps[slot].dep_wait = true;
+            return Err(StallReason::DependenceCounters);
+        }
+        let w = &self.warps[slot];
+        if !self.uses_control_bits {
             // The write scoreboard of a fixed-latency result is released when fixed-latency
             // consumers may read it (bypass); memory instructions read the register file one
             // cycle later (M25 rule 24, Listing 3). The pending results do not say which
             // registers they write, so a memory instruction waits while any result of the
             // warp is in that window (conservative: at most `var_consumer_extra_cycles`).
-            let var_late = inst.mem.is_some() && w.pending.iter().any(|p| p.0 <= now && now < p.1);
-            if raw || war || full || var_late {
+            if inst.mem.is_some() && w.pending.iter().any(|p| p.0 <= now && now < p.1) {
                 return Err(StallReason::DependenceCounters);
             }
         }
@@ -424,6 +429,7 @@ impl<W> Sm<W> {
             self.exited_warps += 1;
         }
         self.warps[slot].maybe_blocked = ex.blocked(id);
+        self.warps[slot].dep_wait = false;
         // The engine executed the instruction: if the warp's next PC is not the next one
         // fetched (taken branch, reconvergence), flush and redirect fetch.
         self.redirect_if_needed(ex, slot);

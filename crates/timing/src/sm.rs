@@ -31,6 +31,9 @@ pub(crate) struct Warp {
     pub(crate) finished: bool,
     /// The executor may report the warp blocked (set after each issue).
     pub(crate) maybe_blocked: bool,
+    /// The head instruction waits on dependence counters or the scoreboard; cleared when
+    /// one of the warp's counters or scoreboard entries is released, or it issues.
+    pub(crate) dep_wait: bool,
     pub(crate) ib: VecDeque<(u64, u64)>,
     pub(crate) inflight_fetch: u32,
     pub(crate) epoch: u32,
@@ -72,6 +75,7 @@ impl Warp {
             exited: false,
             finished: false,
             maybe_blocked: true,
+            dep_wait: false,
             ib: VecDeque::with_capacity(4),
             inflight_fetch: 0,
             epoch: 0,
@@ -397,8 +401,9 @@ impl<W> Sm<W> {
 
     pub(crate) fn sb_dec(&mut self, slot: usize, sb: Option<u8>) {
         if let Some(s) = sb {
-            let c = &mut self.warps[slot].sb[s as usize % 6];
-            *c = c.saturating_sub(1);
+            let w = &mut self.warps[slot];
+            w.sb[s as usize % 6] = w.sb[s as usize % 6].saturating_sub(1);
+            w.dep_wait = false;
         }
     }
 
@@ -456,12 +461,12 @@ impl<W> Sm<W> {
                     if self.uses_control_bits {
                         self.sb_dec(slot, rs);
                     } else {
-                        let reads = self.code[sidx].reads.clone();
                         let w = &mut self.warps[slot];
-                        for r in &reads {
+                        for r in &self.code[sidx].reads {
                             let c = &mut w.sb_read[reg_index(r)];
                             *c = c.saturating_sub(1);
                         }
+                        w.dep_wait = false;
                     }
                 }
                 Event::FixedDone { slot, sidx } => self.release_write(slot, sidx),
@@ -532,12 +537,12 @@ impl<W> Sm<W> {
             let ws = self.code[sidx].ctrl.write_sb;
             self.sb_dec(slot, ws);
         } else {
-            let writes = self.code[sidx].writes.clone();
             let w = &mut self.warps[slot];
-            for r in &writes {
+            for r in &self.code[sidx].writes {
                 let c = &mut w.sb_write[reg_index(r)];
                 *c = c.saturating_sub(1);
             }
+            w.dep_wait = false;
         }
     }
 
