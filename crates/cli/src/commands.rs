@@ -42,6 +42,10 @@ pub struct RunArgs {
     /// Stop a kernel after this many cycles (0 = no limit).
     #[arg(long, default_value_t = 0)]
     pub max_cycles: u64,
+    /// Report a deadlock after this many cycles without progress (no memory change, exit
+    /// or barrier release).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub deadlock_cycles: u64,
     /// Overwrite existing output files.
     #[arg(long)]
     pub force: bool,
@@ -105,7 +109,14 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     for b in selected {
         let (w, listing, smem) = load_builtin(b, arch).map_err(|e| anyhow!(e))?;
         if a.functional {
-            let r = sassim_functional::run_workload(&w, &listing, arch, cf)
+            let fopts = sassim_functional::RunOptions {
+                exec: sassim_functional::ExecOptions {
+                    yield_as_nop: !cfg.issue.yield_enabled,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let r = sassim_functional::runner::run_workload_with(&w, &listing, arch, cf, &fopts)
                 .map_err(|e| anyhow!("{}: {e}", w.name))?;
             println!(
                 "{:<12} functional ({arch}, {cf:?}): {} warp instructions, {} thread instructions, outputs verified",
@@ -116,6 +127,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         let bar = progress_bar(&w.name, tty);
         let opts = RunOptions {
             max_cycles: a.max_cycles,
+            deadlock_cycles: a.deadlock_cycles,
             progress: Some(progress_fn(bar.clone())),
             ..RunOptions::default()
         };

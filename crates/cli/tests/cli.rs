@@ -260,3 +260,23 @@ fn trace_record_then_info() {
     let o = sassim(&["trace", "info", bin.to_str().expect("b")]);
     assert!(text(&o).0.contains("6440 warp instructions"));
 }
+
+/// Hanoi paper §VI-C: the spinlock finishes thanks to the compiler's YIELD; with YIELD
+/// turned into a NOP it deadlocks, and both the functional and the timing runs stop with a
+/// report instead of hanging.
+#[test]
+fn spinlock_deadlocks_without_yield() {
+    let o = sassim(&["run", "spinlock"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    for extra in [&["--functional"][..], &["--deadlock-cycles", "50000"][..]] {
+        let mut args = vec!["run", "spinlock", "--set", "issue.yield_enabled=false"];
+        args.extend_from_slice(extra);
+        let o = sassim(&args);
+        assert!(!o.status.success());
+        let (_, err) = text(&o);
+        assert!(
+            err.contains("deadlock") && err.contains("spinning") && err.contains("pc 0x"),
+            "{err}"
+        );
+    }
+}

@@ -37,12 +37,21 @@ impl crate::KernelSource for EngineExec<'_> {
     fn issued(&self) -> u64 {
         self.issued
     }
+    fn progress(&self) -> u64 {
+        self.k.progress_counter()
+    }
     fn describe(&self, warp: u32) -> String {
+        let w = WarpId(warp);
         self.k
-            .stuck_reason(WarpId(warp))
-            .unwrap_or_else(|| match self.k.next_pc(WarpId(warp)) {
-                Some(pc) => format!("at pc {pc:#x}"),
-                None => "exited".into(),
+            .stuck_reason(w)
+            .unwrap_or_else(|| match self.k.warp_state(w) {
+                WarpStatus::AtBarrier { id } => format!("waiting at barrier {id}"),
+                WarpStatus::Exited => "exited".into(),
+                _ => format!(
+                    "spinning at pc {:#x} with mask {:#010x}",
+                    self.k.next_pc(w).unwrap_or(0),
+                    self.k.next_mask(w).unwrap_or(0)
+                ),
             })
     }
 }

@@ -85,7 +85,8 @@ impl std::fmt::Debug for ProgressFn {
 pub struct RunOptions {
     /// Stop with an error after this many cycles (0 = no limit).
     pub max_cycles: u64,
-    /// A deadlock is reported when no warp issues for this many cycles.
+    /// A deadlock is reported after this many cycles without progress (no memory change,
+    /// exit or barrier release: spinning warps do not count).
     pub deadlock_cycles: u64,
     /// Record per-warp issue logs (microbenchmarks).
     pub record: bool,
@@ -109,7 +110,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             max_cycles: 0,
-            deadlock_cycles: 200_000,
+            deadlock_cycles: 1_000_000,
             record: false,
             slot_by_warp_index: false,
             shared_per_cta: 0,
@@ -132,8 +133,13 @@ pub trait KernelSource: sassim_timing::Executor {
     fn start_cta(&mut self, id: u32) -> Vec<(u32, u32)>;
     /// All warps of the CTA of `warp` have finished.
     fn retire_cta(&mut self, warp: u32);
-    /// Warp instructions issued so far (for deadlock detection).
+    /// Warp instructions issued so far.
     fn issued(&self) -> u64;
+    /// A counter that changes whenever the kernel makes progress (for deadlock detection):
+    /// memory changes, exits, barrier releases. Default: instructions issued.
+    fn progress(&self) -> u64 {
+        self.issued()
+    }
     /// Where a warp is, for deadlock reports.
     fn describe(&self, warp: u32) -> String;
 }
@@ -342,8 +348,8 @@ impl Gpu {
             }
             mem.tick(cycle, &mut sms);
             cycle += 1;
-            if src.issued() != last_issued {
-                last_issued = src.issued();
+            if src.progress() != last_issued {
+                last_issued = src.progress();
                 last_progress = cycle;
             } else if cycle - last_progress > opts.deadlock_cycles {
                 let mut waiting = Vec::new();
@@ -352,7 +358,7 @@ impl Gpu {
                     waiting.push(format!("warp {w}: {why}"));
                 }
                 return Err(SimError::Deadlock(format!(
-                    "no instruction issued for {} cycles at cycle {cycle}; {}",
+                    "no progress (memory change, exit or barrier release) for {} cycles at cycle {cycle}; {}",
                     opts.deadlock_cycles,
                     waiting.join("; ")
                 )));

@@ -77,6 +77,7 @@ pub fn run_microbench(
     };
     let opts = ExecOptions {
         active_warps: mb.active_warps.clone(),
+        yield_as_nop: !cfg.issue.yield_enabled,
         ..ExecOptions::default()
     };
     let mut exec = KernelExec::new(kernel.clone(), &cfg.gpu.arch, launch, cf, opts)

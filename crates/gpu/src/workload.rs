@@ -62,7 +62,12 @@ pub fn run_workload_timed(
     let shared = w.shared_mem_bytes() + static_smem;
     let mut launch = Launch::new(w.grid, w.block, Vec::new());
     launch.shared_bytes = shared.max(1024);
-    let mut exec = KernelExec::new(kernel.clone(), arch, launch.clone(), cf, ExecOptions::default())
+    // `issue.yield_enabled = false` turns YIELD into a NOP (the Hanoi paper's deadlock study).
+    let eopts = ExecOptions {
+        yield_as_nop: !gpu.cfg.issue.yield_enabled,
+        ..ExecOptions::default()
+    };
+    let mut exec = KernelExec::new(kernel.clone(), arch, launch.clone(), cf, eopts)
         .map_err(|e| SimError::Exec(e.to_string()))?;
     let mut addrs = HashMap::new();
     for b in w.buffers() {
