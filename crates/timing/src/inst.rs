@@ -79,8 +79,12 @@ pub struct StaticInst {
     pub special: Special,
     /// Up to 4 source slots (reuse bit k = slot k).
     pub srcs: Vec<SrcSlot>,
-    /// Regular-register reads that are not source slots (store data beyond slot 3…): counted for ports.
+    /// Constant operand (bank, offset) of a fixed-latency instruction: looked up in the L0
+    /// fixed-latency constant cache at issue (M25 rule 13).
     pub const_operand: Option<(u32, u64)>,
+    /// LDC's constant address (bank, offset) when it has no register index: looked up in the
+    /// L0 variable-latency constant cache (M25 rule 41).
+    pub ldc_const: Option<(u32, u64)>,
     /// Registers written (for scoreboards).
     pub writes: Vec<sassim_isa::ArchReg>,
     /// Registers read (for scoreboards).
@@ -231,6 +235,15 @@ pub fn decode_kernel(
                 },
                 _ => None,
             });
+            let ldc_const = ins.operands.iter().find_map(|o| match &o.kind {
+                OperandKind::Const(c) if ins.opcode.base == "LDC" => match c.bank {
+                    sassim_isa::ConstBank::Imm(b) if c.addr.regs.iter().all(|r| r.reg.is_zero()) => {
+                        Some((b, c.addr.offset as u64))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            });
             StaticInst {
                 pc: ins.pc,
                 op: ins.opcode.to_string(),
@@ -243,6 +256,7 @@ pub fn decode_kernel(
                 special: special(ins),
                 srcs,
                 const_operand,
+                ldc_const,
                 writes: sassim_isa::regs_written(ins),
                 reads: sassim_isa::regs_read(ins),
             }

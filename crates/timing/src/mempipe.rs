@@ -118,9 +118,14 @@ impl<W> Sm<W> {
                 bits: m.bits,
                 access: e.access.clone(),
                 warp: e.st.slot as u32,
+                // LDC: the static address, else the first active lane's (bank 0).
                 const_addr: self.code[e.st.sidx]
-                    .const_operand
-                    .map(|(bank, off)| ((bank as u64) << 32) | (off & 0xffff_ffff)),
+                    .ldc_const
+                    .map(|(bank, off)| ((bank as u64) << 32) | (off & 0xffff_ffff))
+                    .or_else(|| {
+                        let a = e.access.as_ref().filter(|a| a.space == MemSpace::Const)?;
+                        (a.active != 0).then(|| a.addrs[a.active.trailing_zeros() as usize] & 0xffff_ffff)
+                    }),
             };
             match self.mem.access(now, &req) {
                 Access::Retry => continue,
