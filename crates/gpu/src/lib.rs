@@ -172,6 +172,8 @@ pub struct Gpu {
     /// Model the L1/L2/DRAM hierarchy (true) or let every access hit with the preset's
     /// fixed latencies (false: microbenchmarks of the SM pipeline).
     pub mem_hierarchy: bool,
+    /// The memory system, kept across kernels.
+    mem: Option<memsys::MemModel>,
 }
 
 impl Gpu {
@@ -182,6 +184,7 @@ impl Gpu {
             core,
             kernels_launched: 0,
             mem_hierarchy: true,
+            mem: None,
         }
     }
 
@@ -279,7 +282,13 @@ impl Gpu {
         let code_base = self.cfg.frontend.kernel_code_base
             + self.kernels_launched * self.cfg.frontend.kernel_code_spacing;
         self.kernels_launched += 1;
-        let mut mem = memsys::MemModel::new(&self.cfg, num_sms, self.mem_hierarchy);
+        // The memory system lives as long as the GPU: L2 and DRAM state carry over from
+        // one kernel to the next (created for all SMs on first use).
+        let mut mem = match self.mem.take() {
+            Some(m) if m.is_hierarchy() == self.mem_hierarchy => m,
+            _ => memsys::MemModel::new(&self.cfg, self.cfg.gpu.num_sms as usize, self.mem_hierarchy),
+        };
+        mem.begin_kernel();
         let mut sms: Vec<Sm<S::Writes>> = (0..num_sms)
             .map(|s| {
                 let mut sm = Sm::new(self.core.clone(), mem.sm_memory(s));
@@ -391,6 +400,7 @@ impl Gpu {
         }
         run.stats.cycles = cycle;
         run.mem = mem.report(&mut sms);
+        self.mem = Some(mem);
         run.occupancy = if cycle == 0 {
             0.0
         } else {

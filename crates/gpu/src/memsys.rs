@@ -365,6 +365,18 @@ impl MemModel {
         }))
     }
 
+    pub fn is_hierarchy(&self) -> bool {
+        matches!(self, MemModel::Hierarchy(_))
+    }
+
+    /// Start a kernel: the L2, DRAM and interconnect keep their state from the kernels
+    /// before (their statistics restart); each SM gets a fresh (invalidated) L1.
+    pub fn begin_kernel(&mut self) {
+        if let MemModel::Hierarchy(h) = self {
+            h.sys.reset_stats();
+        }
+    }
+
     /// The data memory of SM `sm`.
     pub fn sm_memory(&mut self, sm: usize) -> Box<dyn DataMemory> {
         match self {

@@ -66,6 +66,8 @@ pub struct MemorySystem {
     chan_rr: Vec<usize>,
     core_khz: u64,
     core_cycles: u64,
+    /// `core_cycles` when the statistics were last reset.
+    stats_epoch: u64,
     icnt: Clock,
     l2: Clock,
     dram: Clock,
@@ -118,6 +120,7 @@ impl MemorySystem {
             chan_slices,
             core_khz: Clock::new(cfg.clocks.core_mhz).khz,
             core_cycles: 0,
+            stats_epoch: 0,
             icnt: Clock::new(cfg.clocks.icnt_mhz),
             l2: Clock::new(cfg.clocks.l2_mhz),
             dram: Clock::new(cfg.dram.cmd_clock_mhz()),
@@ -267,10 +270,24 @@ impl MemorySystem {
         }
     }
 
-    /// Snapshot of all counters.
+    /// Zero every counter and keep the state (cache contents, open rows, queues): the
+    /// statistics of the next kernel start from here.
+    pub fn reset_stats(&mut self) {
+        for s in &mut self.slices {
+            s.stats = Default::default();
+        }
+        for c in &mut self.channels {
+            c.stats = Default::default();
+        }
+        self.req_net.stats = Default::default();
+        self.resp_net.stats = Default::default();
+        self.stats_epoch = self.core_cycles;
+    }
+
+    /// Snapshot of all counters (since the last `reset_stats`).
     pub fn stats(&self) -> MemStats {
         let mut m = MemStats {
-            core_cycles: self.core_cycles,
+            core_cycles: self.core_cycles - self.stats_epoch,
             icnt_cycles: self.icnt.cycle,
             l2_cycles: self.l2.cycle,
             dram_cycles: self.dram.cycle,
@@ -319,8 +336,8 @@ impl MemorySystem {
         if m.dram.cycles > 0 {
             m.dram_bandwidth_utilization = m.dram.busy_cycles as f64 / m.dram.cycles as f64;
         }
-        if self.core_cycles > 0 {
-            m.dram_bytes_per_core_cycle = m.dram.bytes as f64 / self.core_cycles as f64;
+        if m.core_cycles > 0 {
+            m.dram_bytes_per_core_cycle = m.dram.bytes as f64 / m.core_cycles as f64;
         }
         let reads = m.l2.read_hits + m.l2.read_misses;
         if reads > 0 {
