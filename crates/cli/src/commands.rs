@@ -42,6 +42,10 @@ pub struct RunArgs {
     /// Stop a kernel after this many cycles (0 = no limit).
     #[arg(long, default_value_t = 0)]
     pub max_cycles: u64,
+    /// Worker threads: the workloads are independent simulations run in parallel (default:
+    /// all cores). Results are the same for any number.
+    #[arg(long)]
+    pub jobs: Option<usize>,
     /// Report a deadlock after this many cycles without progress (no memory change, exit
     /// or barrier release).
     #[arg(long, default_value_t = 1_000_000)]
@@ -100,15 +104,10 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             cfg.gpu.name, cfg.gpu.arch
         );
     }
-    let mut gpu = Gpu::new(cfg.clone());
-    let mut failed = false;
     let t0 = std::time::Instant::now();
-    let mut kernels = Vec::new();
-    let mut kernel_end = Vec::new();
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    for b in selected {
-        let (w, listing, smem) = load_builtin(b, arch).map_err(|e| anyhow!(e))?;
-        if a.functional {
+    if a.functional {
+        for b in selected {
+            let (w, listing, _) = load_builtin(b, arch).map_err(|e| anyhow!(e))?;
             let fopts = sassim_functional::RunOptions {
                 exec: sassim_functional::ExecOptions {
                     yield_as_nop: !cfg.issue.yield_enabled,
@@ -122,49 +121,72 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
                 "{:<12} functional ({arch}, {cf:?}): {} warp instructions, {} thread instructions, outputs verified",
                 w.name, r.stats.warp_instructions, r.stats.thread_instructions
             );
-            continue;
         }
-        let bar = progress_bar(&w.name, tty);
-        let opts = RunOptions {
-            max_cycles: a.max_cycles,
-            deadlock_cycles: a.deadlock_cycles,
-            progress: Some(progress_fn(bar.clone())),
-            ..RunOptions::default()
-        };
-        let r = run_workload_timed(&mut gpu, &w, &listing, arch, smem, cf, &opts)
-            .with_context(|| w.name.clone())?;
-        bar.finish_and_clear();
+        return Ok(ExitCode::SUCCESS);
+    }
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let bars = indicatif::MultiProgress::new();
+    // Each workload is its own application on its own GPU; they run on a pool of `--jobs`
+    // threads and are reported in order, so the results do not depend on the thread count.
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| anyhow!("thread pool: {e}"))?;
+    let results: Vec<Result<(sassim_gpu::workload::WorkloadRun, f64)>> = pool.install(|| {
+        use rayon::prelude::*;
+        selected
+            .par_iter()
+            .map(|b| {
+                let (w, listing, smem) = load_builtin(b, arch).map_err(|e| anyhow!(e))?;
+                let bar = bars.add(progress_bar(&w.name, tty));
+                let opts = RunOptions {
+                    max_cycles: a.max_cycles,
+                    deadlock_cycles: a.deadlock_cycles,
+                    progress: Some(progress_fn(bar.clone())),
+                    ..RunOptions::default()
+                };
+                let mut gpu = Gpu::new(cfg.clone());
+                let r = run_workload_timed(&mut gpu, &w, &listing, arch, smem, cf, &opts)
+                    .with_context(|| w.name.clone())?;
+                bar.finish_and_clear();
+                Ok((r, t0.elapsed().as_secs_f64()))
+            })
+            .collect()
+    });
+    let mut failed = false;
+    let mut kernels = Vec::new();
+    let mut kernel_end = Vec::new();
+    for r in results {
+        let (r, end) = r?;
         if !tty {
             eprintln!(
                 "{}: {} cycles, {} warp instructions",
-                w.name, r.run.cycles, r.run.stats.warp_insts
+                r.name, r.run.cycles, r.run.stats.warp_insts
             );
         }
         for warn in &r.run.warnings {
-            eprintln!("warning: {}: {warn}", w.name);
+            eprintln!("warning: {}: {warn}", r.name);
         }
         if let Err(e) = &r.check {
             failed = true;
-            eprintln!("error: {}: output mismatch: {e}", w.name);
+            eprintln!("error: {}: output mismatch: {e}", r.name);
         }
         let uid = kernels.len() as u32 + 1;
+        let w = selected[kernels.len()];
+        let spec = w.load().map_err(|e| anyhow!("{e}"))?;
         kernels.push(sassim_gpu::report::kernel_report(
             &r.run,
             uid,
-            w.grid,
-            w.block,
+            spec.grid,
+            spec.block,
             sassim_report::MODE_EXECUTION,
         ));
-        kernel_end.push(t0.elapsed().as_secs_f64());
+        kernel_end.push(end);
     }
-    if a.functional {
-        return Ok(if failed {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        });
-    }
-    finish_report(&a, &cfg, kernels, t0, kernel_end)?;
+    finish_report(&a, &cfg, kernels, t0, kernel_end, jobs)?;
     Ok(if failed {
         ExitCode::from(1)
     } else {
@@ -178,12 +200,13 @@ fn finish_report(
     kernels: Vec<sassim_report::KernelReport>,
     t0: std::time::Instant,
     kernel_end: Vec<f64>,
+    threads: usize,
 ) -> Result<()> {
     let config: serde_json::Value = serde_json::from_str(&cfg.to_json()).unwrap_or(serde_json::Value::Null);
     let report = sassim_gpu::report::run_report(&cfg.gpu.name, config, kernels);
     let mut host = sassim_report::HostStats::new(&report, t0.elapsed().as_secs_f64());
     host.kernel_end_seconds = kernel_end;
-    host.threads = 1;
+    host.threads = threads as u32;
     if a.accelsim {
         print!("{}", sassim_report::accelsim_lines(&report, &host));
     }
@@ -237,7 +260,7 @@ fn run_trace(a: &RunArgs, kernelslist: &Path, cfg: GpuConfig) -> Result<ExitCode
         kernels.push(rep);
         ends.push(t0.elapsed().as_secs_f64());
     }
-    finish_report(a, &cfg, kernels, t0, ends)?;
+    finish_report(a, &cfg, kernels, t0, ends, 1)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -112,9 +112,17 @@ fn disasm_json_has_control_bits() {
 
 #[test]
 fn default_run_json_is_deterministic() {
+    // Same statistics whatever the thread count.
     let (a, b) = (tmp("run1.json"), tmp("run2.json"));
-    for p in [&a, &b] {
-        let o = sassim(&["run", "--json", p.to_str().expect("path"), "--force"]);
+    for (p, jobs) in [(&a, "1"), (&b, "2")] {
+        let o = sassim(&[
+            "run",
+            "--json",
+            p.to_str().expect("path"),
+            "--force",
+            "--jobs",
+            jobs,
+        ]);
         assert!(o.status.success(), "{}", text(&o).1);
         let (out, _) = text(&o);
         assert!(out.contains("warp-insts/s") && out.contains("cycles/s"), "{out}");
