@@ -39,6 +39,9 @@ pub struct RunArgs {
     /// Print Accel-Sim-compatible `name = value` lines.
     #[arg(long)]
     pub accelsim: bool,
+    /// Print the readable per-kernel summary (caches, DRAM, issue-slot breakdown).
+    #[arg(long)]
+    pub summary: bool,
     /// Stop a kernel after this many cycles (0 = no limit).
     #[arg(long, default_value_t = 0)]
     pub max_cycles: u64,
@@ -209,6 +212,9 @@ fn finish_report(
     host.threads = threads as u32;
     if a.accelsim {
         print!("{}", sassim_report::accelsim_lines(&report, &host));
+    }
+    if a.summary {
+        print!("{}", sassim_report::summary(&report));
     }
     print!("{}", sassim_report::table(&report, &host));
     if let Some(j) = &a.json {

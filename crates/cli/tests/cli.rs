@@ -288,3 +288,22 @@ fn spinlock_deadlocks_without_yield() {
         );
     }
 }
+
+/// Memory-hierarchy statistics reach the JSON report (issue 6): L1D, L2, DRAM and
+/// shared-memory counters of a kernel that uses them.
+#[test]
+fn memory_statistics_in_json() {
+    let j = tmp("mem.json");
+    let o = sassim(&["run", "reduce", "--json", j.to_str().expect("path"), "--force"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).expect("json")).expect("json");
+    let k = &v["kernels"][0];
+    assert!(k["l1d"]["accesses"].as_u64().unwrap_or(0) > 0, "{}", k["l1d"]);
+    assert!(k["l2"]["accesses"].as_u64().unwrap_or(0) > 0, "{}", k["l2"]);
+    assert!(k["dram_reads"].as_u64().unwrap_or(0) > 0);
+    assert!(k["dram_row_hits"].as_u64().unwrap_or(0) > 0);
+    assert!(
+        k["shared_accesses"].as_u64().unwrap_or(0) > 0,
+        "reduce uses shared memory"
+    );
+}

@@ -54,6 +54,9 @@ pub fn kernel_report(
     for (n, v) in extra {
         k.extra.insert(n.to_string(), v);
     }
+    if let Some(m) = &run.mem {
+        crate::memsys::fill_report(m, &mut k);
+    }
     k.compute_ipc();
     k
 }

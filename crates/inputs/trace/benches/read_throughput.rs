@@ -5,7 +5,7 @@
 //! ```
 //!
 //! Generates a synthetic text trace of about `SASSIM_BENCH_MB` MB (default
-//! 64) in `SASSIM_BENCH_DIR` (default the system temp dir), makes an `.xz`
+//! 64) in `SASSIM_BENCH_DIR` (default the system temp dir; kept with `SASSIM_BENCH_KEEP=1`), makes an `.xz`
 //! copy (preset `SASSIM_BENCH_XZ`, default 1) and a binary copy (`SASSIM_BENCH_ZSTD_LEVEL`, default 9), then reads
 //! each back with `KernelTraceReader` and prints instructions/s, MB/s and the
 //! peak RSS (VmHWM, reset before each phase through /proc/self/clear_refs).
@@ -194,5 +194,12 @@ fn main() {
     read("text", &text, text_bytes);
     read("xz", &xz, text_bytes);
     read("binary", &bin, text_bytes);
-    let _ = std::fs::remove_dir_all(&dir);
+    if std::env::var_os("SASSIM_BENCH_KEEP").is_some() {
+        // Keep the files and a kernelslist.g naming the binary trace, so the whole
+        // simulator can be run on it: `sassim run --trace DIR/kernelslist.g`.
+        let _ = std::fs::write(dir.join("kernelslist.g"), "synth.sbt\n");
+        println!("kept {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
