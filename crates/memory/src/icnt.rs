@@ -29,6 +29,9 @@ pub(crate) struct Crossbar<T> {
     dst_busy: Vec<u64>,
     dst_q: Vec<VecDeque<(u64, T)>>,
     rr: usize,
+    /// Packets in the source queues and in the destination queues (O(1) emptiness checks).
+    in_src: usize,
+    in_dst: usize,
     pub stats: IcntStats,
 }
 
@@ -56,6 +59,8 @@ impl<T: Copy> Crossbar<T> {
             dst_busy: vec![0; dests],
             dst_q: (0..dests).map(|_| VecDeque::with_capacity(dst_cap)).collect(),
             rr: 0,
+            in_src: 0,
+            in_dst: 0,
             stats: IcntStats::default(),
         }
     }
@@ -69,12 +74,20 @@ impl<T: Copy> Crossbar<T> {
             return false;
         }
         self.src_q[src].push_back((dst, bytes, t));
+        self.in_src += 1;
         true
     }
 
     /// One icnt cycle.
     pub fn cycle(&mut self, now: u64) {
         let n = self.src_q.len();
+        if self.in_src == 0 {
+            // Nothing to send: only the round-robin pointer moves.
+            if n > 0 {
+                self.rr = (self.rr + 1) % n;
+            }
+            return;
+        }
         for k in 0..n {
             let s = (self.rr + k) % n;
             let Some(&(d, bytes, t)) = self.src_q[s].front() else {
@@ -90,6 +103,8 @@ impl<T: Copy> Crossbar<T> {
             self.dst_busy[d] = now + ser;
             self.dst_q[d].push_back((now + self.latency + ser - 1, t));
             self.src_q[s].pop_front();
+            self.in_src -= 1;
+            self.in_dst += 1;
             self.stats.packets += 1;
             self.stats.bytes += bytes as u64;
             self.stats.flits += flits as u64;
@@ -102,12 +117,20 @@ impl<T: Copy> Crossbar<T> {
     /// Head packet delivered at `dst` by icnt cycle `now`.
     pub fn pop(&mut self, dst: usize, now: u64) -> Option<T> {
         match self.dst_q[dst].front() {
-            Some((at, _)) if *at <= now => self.dst_q[dst].pop_front().map(|(_, t)| t),
+            Some((at, _)) if *at <= now => {
+                self.in_dst -= 1;
+                self.dst_q[dst].pop_front().map(|(_, t)| t)
+            }
             _ => None,
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.src_q.iter().all(|q| q.is_empty()) && self.dst_q.iter().all(|q| q.is_empty())
+        self.in_src == 0 && self.in_dst == 0
+    }
+
+    /// Whether nothing waits for or travels to destination `dst`.
+    pub fn dst_idle(&self, dst: usize) -> bool {
+        self.in_src == 0 && self.dst_q[dst].is_empty()
     }
 }

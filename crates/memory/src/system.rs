@@ -203,6 +203,10 @@ impl MemorySystem {
         let now = self.l2.cycle;
         let icnt_now = self.icnt.cycle;
         for (i, s) in self.slices.iter_mut().enumerate() {
+            // An idle slice with nothing arriving does nothing this cycle.
+            if s.is_idle() && self.req_net.dst_idle(i) {
+                continue;
+            }
             // 1. One DRAM fill.
             s.fill(now);
             // 2. One ready response into the response network.
@@ -234,6 +238,11 @@ impl MemorySystem {
         let now = self.dram.cycle;
         let l2_now = self.l2.cycle;
         for (c, ch) in self.channels.iter_mut().enumerate() {
+            // An idle channel whose slices have nothing for it only counts the cycle.
+            if ch.is_idle() && self.chan_slices[c].iter().all(|&si| self.slices[si].to_dram.is_empty()) {
+                ch.stats.cycles += 1;
+                continue;
+            }
             // Completed reads back to their slices.
             if let Some(&(done, d)) = ch.inflight.front() {
                 if done <= now {
