@@ -251,6 +251,9 @@ fn run_trace(a: &RunArgs, kernelslist: &Path, cfg: GpuConfig) -> Result<ExitCode
     };
     let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, kernelslist, &listings, &opts)
         .map_err(|e| anyhow!("{}: {e}", kernelslist.display()))?;
+    if runs.is_empty() {
+        bail!("{}: the list names no kernel", kernelslist.display());
+    }
     let mut kernels = Vec::new();
     let mut ends = Vec::new();
     for (k, r) in runs.iter().enumerate() {

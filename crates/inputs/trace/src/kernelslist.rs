@@ -65,11 +65,23 @@ pub fn read_kernelslist(path: impl AsRef<Path>) -> Result<Vec<TraceCommand>> {
                 )
             })?;
             out.push(TraceCommand::MemcpyHtoD { dst, bytes });
-        } else if l.starts_with("kernel") {
+        } else if l.starts_with('#') {
+            // A comment.
+        } else if l.starts_with("kernel")
+            || [".traceg", ".traceg.xz", ".traceg.gz", ".traceg.zst", ".sbt"]
+                .iter()
+                .any(|e| l.ends_with(e))
+        {
             out.push(TraceCommand::Kernel {
                 file: l.to_string(),
                 path: dir.join(l),
             });
+        } else {
+            return Err(perr(
+                lineno,
+                "command",
+                format!("expected `MemcpyHtoD,…` or a kernel trace file name, got `{l}`"),
+            ));
         }
     }
     Ok(out)

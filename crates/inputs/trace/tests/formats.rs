@@ -525,3 +525,18 @@ proptest! {
         let _ = std::fs::remove_dir_all(d);
     }
 }
+
+/// A kernels-list line that is neither a copy nor a trace file is an error naming the
+/// file and line (never silently skipped); comments and any trace file name are accepted.
+#[test]
+fn kernelslist_rejects_unknown_lines() {
+    let dir = std::env::temp_dir().join(format!("sassim-kl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let p = dir.join("kernelslist.g");
+    std::fs::write(&p, "# made by hand\nMemcpyHtoD,0x7f0000000000,64\nkernel-1.traceg\nmy.sbt\n").expect("write");
+    let cmds = sassim_trace::read_kernelslist(&p).expect("valid list");
+    assert_eq!(cmds.len(), 3);
+    std::fs::write(&p, "kernel-1.traceg\nlaunch everything\n").expect("write");
+    let e = sassim_trace::read_kernelslist(&p).expect_err("unknown line").to_string();
+    assert!(e.contains("kernelslist.g") && e.contains(":2") && e.contains("launch everything"), "{e}");
+}
