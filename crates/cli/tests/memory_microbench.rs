@@ -472,3 +472,28 @@ fn ldc_and_fixed_latency_constant_caches_are_distinct() {
     );
     assert_eq!(c[3] - c[2], 1, "the second read hits");
 }
+
+/// M25 §5.4 / A9: results of the memory structures reach the register file through one
+/// write-back latch per sub-core at 512 bits per cycle. Two back-to-back 128-bit L1-hit
+/// loads of one warp: the second's data is ready 4 cycles after the first's (address
+/// calculation pace), but its 8-cycle transfer waits for the first's, so its consumer issues
+/// 8 cycles after the first load's consumer, not 4.
+#[test]
+fn memory_writeback_latch_serialises_transfers() {
+    let mut src = prelude(16);
+    src += "[B------:R-:W1:-:S02] LDG.E.128 R20, [R2.64] ;\n[B-1----:R-:W-:-:S01] NOP ;\n";
+    src += "[B------:R-:W0:-:S01] LDG.E.128 R12, [R2.64] ;\n[B------:R-:W1:-:S02] LDG.E.128 R16, [R2.64] ;\n";
+    src += "[B0-----:R-:W-:-:S01] MOV R8, R12 ;\n[B-1----:R-:W-:-:S01] MOV R9, R16 ;\n[B------:R-:W-:-:S05] EXIT ;\n";
+    let (v, ok) = mb("wblatch.sass", &src, &[]);
+    assert!(ok, "{v}");
+    let c = cycles(&v, 0);
+    let n = c.len();
+    // ..., LDG (1st), LDG (2nd), MOV (waits 1st), MOV (waits 2nd), EXIT
+    let (first, c1, c2) = (c[n - 5], c[n - 3], c[n - 2]);
+    within1("LDG.128 regular RAW", c1 - first, 38);
+    assert_eq!(
+        c2 - c1,
+        8,
+        "second 128-bit result waits for the write-back latch: {c:?}"
+    );
+}

@@ -239,7 +239,11 @@ impl MemorySystem {
         let l2_now = self.l2.cycle;
         for (c, ch) in self.channels.iter_mut().enumerate() {
             // An idle channel whose slices have nothing for it only counts the cycle.
-            if ch.is_idle() && self.chan_slices[c].iter().all(|&si| self.slices[si].to_dram.is_empty()) {
+            if ch.is_idle()
+                && self.chan_slices[c]
+                    .iter()
+                    .all(|&si| self.slices[si].to_dram.is_empty())
+            {
                 ch.stats.cycles += 1;
                 continue;
             }

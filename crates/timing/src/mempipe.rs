@@ -164,6 +164,18 @@ impl<W> Sm<W> {
             }
             _ => (bits.div_ceil(mp.mem_to_rf_bits_per_cycle.max(1))).max(mp.wb_min_cycles) as u64,
         };
-        self.schedule(ready + wb_cycles, Event::Writeback { slot, sidx, writes });
+        // Results going to the register file share the sub-core's memory write-back latch:
+        // whichever structure (L1, shared memory, constant cache) returns, one transfer at a
+        // time, in arrival order (M25 §5.4, A9). LDGSTS writes shared memory, not the RF.
+        let start = if m.kind == MemKind::Ldgsts || wb_cycles == 0 {
+            ready
+        } else {
+            let sc = self.warps[slot].subcore;
+            let s = &mut self.subcores[sc];
+            let start = ready.max(s.mem_wb_free);
+            s.mem_wb_free = start + wb_cycles;
+            start
+        };
+        self.schedule(start + wb_cycles, Event::Writeback { slot, sidx, writes });
     }
 }

@@ -152,6 +152,8 @@ pub(crate) struct SubCore {
     pub(crate) mem_q: VecDeque<MemEntry>,
     pub(crate) mem_occupancy: u32,
     pub(crate) addr_free: u64,
+    /// The memory write-back latch is busy until this cycle.
+    pub(crate) mem_wb_free: u64,
     pub(crate) var_q: VecDeque<Stage>,
     pub(crate) const_wait: Option<(usize, u64, u64, u64)>,
     pub(crate) l0c: TagCache,
@@ -231,6 +233,7 @@ impl<W> Sm<W> {
                 mem_q: VecDeque::new(),
                 mem_occupancy: 0,
                 addr_free: 0,
+                mem_wb_free: 0,
                 var_q: VecDeque::new(),
                 const_wait: None,
                 l0c: TagCache::new(&cfg.l0c_fl),

@@ -533,10 +533,19 @@ fn kernelslist_rejects_unknown_lines() {
     let dir = std::env::temp_dir().join(format!("sassim-kl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let p = dir.join("kernelslist.g");
-    std::fs::write(&p, "# made by hand\nMemcpyHtoD,0x7f0000000000,64\nkernel-1.traceg\nmy.sbt\n").expect("write");
+    std::fs::write(
+        &p,
+        "# made by hand\nMemcpyHtoD,0x7f0000000000,64\nkernel-1.traceg\nmy.sbt\n",
+    )
+    .expect("write");
     let cmds = sassim_trace::read_kernelslist(&p).expect("valid list");
     assert_eq!(cmds.len(), 3);
     std::fs::write(&p, "kernel-1.traceg\nlaunch everything\n").expect("write");
-    let e = sassim_trace::read_kernelslist(&p).expect_err("unknown line").to_string();
-    assert!(e.contains("kernelslist.g") && e.contains(":2") && e.contains("launch everything"), "{e}");
+    let e = sassim_trace::read_kernelslist(&p)
+        .expect_err("unknown line")
+        .to_string();
+    assert!(
+        e.contains("kernelslist.g") && e.contains(":2") && e.contains("launch everything"),
+        "{e}"
+    );
 }
