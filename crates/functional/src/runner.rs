@@ -3,7 +3,7 @@
 
 use crate::cflow::ControlFlowKind;
 use crate::error::ExecError;
-use crate::exec::{ExecOptions, KernelExec, Launch, WarpId, WarpStatus, DEFAULT_SHARED_BYTES};
+use crate::exec::{ExecOptions, Issued, KernelExec, Launch, WarpId, WarpStatus, DEFAULT_SHARED_BYTES};
 use crate::memory::GlobalMemory;
 use crate::trace::WarpTrace;
 use sassim_isa::{Kernel, Listing};
@@ -73,6 +73,16 @@ pub fn run_functional(
 
 /// Run every CTA of a prepared [`KernelExec`] to completion.
 pub fn run_exec(ex: &mut KernelExec, opts: &RunOptions) -> Result<(RunStats, Vec<WarpTrace>), ExecError> {
+    run_exec_with(ex, opts, &mut |_, _, _| Ok::<(), ExecError>(()))
+}
+
+/// [`run_exec`] calling `on_issue` after each instruction is issued and committed (the
+/// Accel-Sim trace writer records the instruction stream this way).
+pub fn run_exec_with<E: From<ExecError>>(
+    ex: &mut KernelExec,
+    opts: &RunOptions,
+    on_issue: &mut dyn FnMut(&KernelExec, WarpId, &Issued) -> Result<(), E>,
+) -> Result<(RunStats, Vec<WarpTrace>), E> {
     let nctas = ex.launch().num_ctas();
     let max_res = opts.max_resident_ctas.unwrap_or(nctas).max(1);
     let mut next_cta = 0u32;
@@ -105,6 +115,7 @@ pub fn run_exec(ex: &mut KernelExec, opts: &RunOptions) -> Result<(RunStats, Vec
                     let is = ex.issue(w, clock)?;
                     let writes = is.writes;
                     ex.commit(w, &writes);
+                    on_issue(ex, w, &is)?;
                     clock += 1;
                     issued_any = true;
                     stats.warp_instructions += 1;
@@ -127,20 +138,21 @@ pub fn run_exec(ex: &mut KernelExec, opts: &RunOptions) -> Result<(RunStats, Vec
                 return Err(ExecError::Deadlock(format!(
                     "stopped after the limit of {m} warp instructions; {}",
                     describe(ex, &resident)
-                )));
+                ))
+                .into());
             }
         }
         if !issued_any {
-            return Err(ExecError::Deadlock(format!(
-                "no warp can issue; {}",
-                describe(ex, &resident)
-            )));
+            return Err(
+                ExecError::Deadlock(format!("no warp can issue; {}", describe(ex, &resident))).into(),
+            );
         }
         if idle_steps >= opts.deadlock_steps {
             return Err(ExecError::Deadlock(format!(
                 "no progress (memory change, exit or barrier release) in {idle_steps} warp instructions; {}",
                 describe(ex, &resident)
-            )));
+            ))
+            .into());
         }
     }
     let traces = if ex.options().record_cflow_trace {

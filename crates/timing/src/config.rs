@@ -4,41 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Issue-scheduler policy (modern-nvidia-gpu-cores §5.1.2; LTRF §4 for two-level).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SchedPolicy {
-    /// Compiler Guided Greedy Then Youngest (default).
-    Cggty,
-    /// Greedy Then Oldest (Accel-Sim baseline).
-    Gto,
-    /// Loose round-robin.
-    Lrr,
-    /// Two-level: round-robin over an active pool of N warps.
-    TwoLevel,
-}
-
-/// Dependence management (MICRO'25 §7.5, Table 7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DepMode {
-    /// Compiler control bits: stall counter, yield, dependence counters.
-    ControlBits,
-    /// RAW/WAW + WAR scoreboards, control bits ignored.
-    Scoreboard,
-    /// Control bits where the kernel has them, scoreboards otherwise.
-    Hybrid,
-}
-
-/// When a stall counter S set at cycle t lets the warp issue again (docs/model.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StallExpiry {
-    /// Next issue at t+S (MICRO'25 Listing 2; default).
-    Listing2,
-    /// Next issue at t+S+1 (MICRO'25 Figure 4(b)).
-    Figure4,
-}
+/// Issue-scheduler policy (M25 §5.1.2; LTRF §4 for two-level), dependence management
+/// (M25 §7.5, Table 7) and stall-counter expiry (docs/model.md): the preset's own types.
+pub use sassim_config::{DependenceMode as DepMode, SchedulerPolicy as SchedPolicy, StallExpiry};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheGeom {
@@ -140,7 +108,6 @@ pub fn hit_latencies(g: &sassim_config::GpuConfig) -> crate::mem::HitLatencies {
 impl CoreConfig {
     /// Core parameters of a GPU preset.
     pub fn from_gpu(g: &sassim_config::GpuConfig) -> Self {
-        use sassim_config::{DependenceMode, SchedulerPolicy};
         let u = &g.units;
         let unit = |name: &str, c: &sassim_config::UnitConfig| UnitConfig {
             name: name.to_string(),
@@ -172,23 +139,11 @@ impl CoreConfig {
             l1i_latency: f.l1i_latency + f.l1i_reply_latency,
             l1i_miss_latency: f.l1i_latency + f.l1i_reply_latency + g.l2.latency,
             l1i_requests_per_cycle: f.l1i_requests_per_cycle,
-            scheduler: match i.scheduler {
-                SchedulerPolicy::Cggty => SchedPolicy::Cggty,
-                SchedulerPolicy::Gto => SchedPolicy::Gto,
-                SchedulerPolicy::Lrr => SchedPolicy::Lrr,
-                SchedulerPolicy::TwoLevel => SchedPolicy::TwoLevel,
-            },
+            scheduler: i.scheduler,
             two_level_active_warps: i.two_level_active_warps,
-            dependence: match i.dependence {
-                DependenceMode::ControlBits => DepMode::ControlBits,
-                DependenceMode::Scoreboard => DepMode::Scoreboard,
-                DependenceMode::Hybrid => DepMode::Hybrid,
-            },
+            dependence: i.dependence,
             scoreboard_max_consumers: i.scoreboard_max_consumers,
-            stall_expiry: match i.stall_expiry {
-                sassim_config::StallExpiry::Listing2 => StallExpiry::Listing2,
-                sassim_config::StallExpiry::Figure4 => StallExpiry::Figure4,
-            },
+            stall_expiry: i.stall_expiry,
             stall_special_threshold: i.stall_special_threshold,
             stall_gt11_without_yield_cycles: i.stall_gt11_without_yield_cycles,
             errbar_stall_cycles: i.errbar_stall_cycles,
