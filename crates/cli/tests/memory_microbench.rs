@@ -497,3 +497,20 @@ fn memory_writeback_latch_serialises_transfers() {
         "second 128-bit result waits for the write-back latch: {c:?}"
     );
 }
+
+/// The L0 FL constant cache is backed by the SM's L1 instruction/constant cache (M25 A6,
+/// Fig. 3; T4P: the second constant level is the L1 I-cache): a constant line that is not in
+/// the L1 either (no LDC brought it) costs an L1 miss on top of the ~79-cycle L1 hit.
+#[test]
+fn fixed_latency_constant_miss_goes_through_l1_ic() {
+    let src = "[B------:R-:W-:-:S01] NOP ;\n[B------:R-:W-:-:S01] FADD R6, R7, c[0x0][0x170] ;\n\
+               [B------:R-:W-:-:S05] EXIT ;\n";
+    let (v, ok) = mb("constcold.sass", src, &["--set", "frontend.perfect_icache=true"]);
+    assert!(ok, "{v}");
+    let c = cycles(&v, 0);
+    assert!(
+        c[1] - c[0] > 120,
+        "cold constant line: L1 I/C miss, delay {} ({c:?})",
+        c[1] - c[0]
+    );
+}

@@ -278,9 +278,13 @@ impl<W> Sm<W> {
                 if self.subcores[sc].l0c.probe(line) {
                     self.stats.l0c_hits += 1;
                 } else if exclude.is_none() {
+                    // The miss goes to the SM's L1 instruction/constant cache through the
+                    // sub-core's request queue and the round-robin L1 arbiter (M25 A6,
+                    // Fig. 3; T4P: the second constant level is the L1 I-cache).
                     self.stats.l0c_misses += 1;
-                    let lat = self.cfg.l0c_fl_miss_latency as u64;
-                    self.subcores[sc].const_wait = Some((slot, now, line, now + lat));
+                    let l1line = self.const_l1_line(bank, off);
+                    self.subcores[sc].l1_queue.push_back(l1line);
+                    self.subcores[sc].const_wait = Some((slot, now, line, u64::MAX));
                     self.stats.stall_slots[StallReason::ConstCacheMiss as usize] += 1;
                     return Ok(());
                 } else {

@@ -127,6 +127,12 @@ impl<W> Sm<W> {
                         (a.active != 0).then(|| a.addrs[a.active.trailing_zeros() as usize] & 0xffff_ffff)
                     }),
             };
+            // LDC's line passes through the shared L1 instruction/constant cache, which backs
+            // both L0 constant caches (a later fixed-latency read of it then hits there).
+            if let Some(a) = req.const_addr {
+                let line = self.const_l1_line((a >> 32) as u32, a & 0xffff_ffff);
+                self.l1i.fill(line);
+            }
             match self.mem.access(now, &req) {
                 Access::Retry => continue,
                 Access::ReadyAt(r) => self.schedule(

@@ -65,6 +65,9 @@ pub(crate) fn reg_index(r: &ArchReg) -> usize {
 }
 pub(crate) const SB_REGS: usize = 352;
 
+/// Marks constant lines in the shared L1 instruction/constant cache's tag space.
+pub(crate) const CONST_LINE_TAG: u64 = 1 << 63;
+
 impl Warp {
     fn new() -> Self {
         Warp {
@@ -516,6 +519,15 @@ impl<W> Sm<W> {
                     let w = &mut self.warps[slot];
                     w.inflight_ops = w.inflight_ops.saturating_sub(1);
                 }
+                Event::ILine { sc, line } if line & CONST_LINE_TAG != 0 => {
+                    // A constant line for the sub-core's L0 FL cache: the waiting warp may
+                    // issue from now on.
+                    if let Some(cw) = &mut self.subcores[sc].const_wait {
+                        if cw.3 == u64::MAX {
+                            cw.3 = now;
+                        }
+                    }
+                }
                 Event::ILine { sc, line } => {
                     let s = &mut self.subcores[sc];
                     if let Some(p) = s.sbuf.find(line) {
@@ -547,6 +559,11 @@ impl<W> Sm<W> {
             }
             w.dep_wait = false;
         }
+    }
+
+    /// The line of constant `bank`/`off` in the shared L1 instruction/constant cache.
+    pub(crate) fn const_l1_line(&self, bank: u32, off: u64) -> u64 {
+        CONST_LINE_TAG | (((bank as u64) << 32 | (off & 0xffff_ffff)) / self.cfg.l1i.line_bytes.max(1) as u64)
     }
 
     pub(crate) fn index_of(&self, pc: u64) -> Option<usize> {
