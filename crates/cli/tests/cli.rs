@@ -307,3 +307,16 @@ fn memory_statistics_in_json() {
         "reduce uses shared memory"
     );
 }
+
+/// The whole suite runs through the timing model with verified outputs on Turing (sm_75
+/// listings) and Hopper (sm_90 listings) presets too.
+#[test]
+fn suite_on_turing_and_hopper() {
+    for gpu in ["t4", "h100"] {
+        let o = sassim(&["run", "--gpu", gpu]);
+        assert!(o.status.success(), "{gpu}: {}", text(&o).1);
+        let (out, err) = text(&o);
+        assert!(!err.contains("mismatch"), "{gpu}: {err}");
+        assert_eq!(out.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(), 8, "{out}");
+    }
+}
