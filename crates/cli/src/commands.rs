@@ -428,6 +428,7 @@ pub fn trace(t: TraceCmd) -> Result<ExitCode> {
                 .ok_or_else(|| anyhow!("unknown workload '{workload}'"))?;
             let (w, listing, _) = load_builtin(&b, &arch).map_err(|e| anyhow!(e))?;
             check_output(&dir.join("kernelslist.g"), force)?;
+            check_output(&dir.join("kernel-1.traceg"), force)?;
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
             let s =
                 sassim_functional::tracer::write_workload_trace(&w, &listing, &arch, parse_cf(&cf)?, &dir, 1)
