@@ -317,6 +317,12 @@ fn suite_on_turing_and_hopper() {
         assert!(o.status.success(), "{gpu}: {}", text(&o).1);
         let (out, err) = text(&o);
         assert!(!err.contains("mismatch"), "{gpu}: {err}");
-        assert_eq!(out.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(), 8, "{out}");
+        assert_eq!(
+            out.lines()
+                .filter(|l| l.trim_start().starts_with(char::is_numeric))
+                .count(),
+            8,
+            "{out}"
+        );
     }
 }

@@ -16,6 +16,20 @@ use sassim_timing::config::classify;
 use sassim_timing::{decode_kernel, CoreConfig, CoreStats, Sm, StaticInst};
 use std::collections::BTreeMap;
 
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn placement_interleaves_gpcs() {
+        // 84 SMs in 7 GPCs of 12: SM 0, 12, 24, … then 1, 13, …
+        let o = super::sm_placement_order(84, 7);
+        assert_eq!(&o[..8], &[0, 12, 24, 36, 48, 60, 72, 1]);
+        let mut sorted = o.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..84).collect::<Vec<_>>());
+        assert_eq!(super::sm_placement_order(40, 5)[..3], [0, 8, 16]);
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
     #[error("{0}")]
@@ -289,9 +303,16 @@ impl Gpu {
             _ => memsys::MemModel::new(&self.cfg, self.cfg.gpu.num_sms as usize, self.mem_hierarchy),
         };
         mem.begin_kernel();
+        // SMs are grouped in GPCs as in the preset; CTAs are spread over the GPCs first
+        // (the first SM of every GPC, then the second, …). `phys[i]` is the physical SM of
+        // the i-th simulated SM (its interconnect port).
+        let phys: Vec<usize> = sm_placement_order(self.cfg.gpu.num_sms, self.cfg.gpu.num_gpcs)
+            .into_iter()
+            .take(num_sms)
+            .collect();
         let mut sms: Vec<Sm<S::Writes>> = (0..num_sms)
             .map(|s| {
-                let mut sm = Sm::new(self.core.clone(), mem.sm_memory(s));
+                let mut sm = Sm::new(self.core.clone(), mem.sm_memory(phys[s]));
                 sm.record = opts.record;
                 sm.set_kernel(prepared.code.clone(), code_base, opts.has_control_bits);
                 sm
@@ -355,7 +376,7 @@ impl Gpu {
                     while cs.launch(s, &mut sms, src) {}
                 }
             }
-            mem.tick(cycle, &mut sms);
+            mem.tick(cycle, &mut sms, &phys);
             cycle += 1;
             if src.progress() != last_issued {
                 last_issued = src.progress();
@@ -408,6 +429,24 @@ impl Gpu {
         };
         Ok(run)
     }
+}
+
+/// Physical SM ids in CTA-placement order: SMs are numbered GPC by GPC; placement takes the
+/// first SM of each GPC, then the second of each, and so on.
+pub fn sm_placement_order(num_sms: u32, num_gpcs: u32) -> Vec<usize> {
+    let n = num_sms as usize;
+    let g = (num_gpcs as usize).clamp(1, n.max(1));
+    let per = n.div_ceil(g);
+    let mut order = Vec::with_capacity(n);
+    for k in 0..per {
+        for gpc in 0..g {
+            let sm = gpc * per + k;
+            if sm < n {
+                order.push(sm);
+            }
+        }
+    }
+    order
 }
 
 /// CTA placement state of one kernel launch.

@@ -387,16 +387,19 @@ impl MemModel {
 
     /// Advance everything beyond the SMs by one core cycle, after the SMs ticked:
     /// L1 miss queues → interconnect (SM order), interconnect/L2/DRAM, responses → L1s.
-    pub fn tick<W>(&mut self, cycle: u64, sms: &mut [Sm<W>]) {
+    /// `phys[i]` is the physical SM (interconnect port) of `sms[i]`.
+    pub fn tick<W>(&mut self, cycle: u64, sms: &mut [Sm<W>], phys: &[usize]) {
         let MemModel::Hierarchy(h) = self else { return };
         let sys = &mut h.sys;
-        for (s, sm) in sms.iter_mut().enumerate() {
+        for (i, sm) in sms.iter_mut().enumerate() {
+            let s = phys[i];
             if let Some(m) = adapter(sm) {
                 m.l1.tick(cycle, &mut |r| sys.push(cycle, s, r));
             }
         }
         sys.tick(cycle);
-        for (s, sm) in sms.iter_mut().enumerate() {
+        for (i, sm) in sms.iter_mut().enumerate() {
+            let s = phys[i];
             if let Some(m) = adapter(sm) {
                 while let Some(resp) = sys.pop_response(s) {
                     m.l1.fill(cycle, resp);
