@@ -1,6 +1,6 @@
 //! Sectored set-associative tag array and MSHR table shared by L1D and L2.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::config::Hashing;
 use crate::hash::set_index;
@@ -19,6 +19,12 @@ pub(crate) struct SectorCache {
     pub pending: Vec<u8>,
     lru: Vec<u64>,
     stamp: u64,
+    /// line -> way, for O(1) lookups (a line always maps to the same set).
+    index: HashMap<u64, usize>,
+    /// Per set: the ways holding no line, smallest first.
+    free: Vec<BTreeSet<usize>>,
+    /// Per set: the ways holding a line, by LRU stamp (oldest first).
+    order: Vec<BTreeMap<u64, usize>>,
 }
 
 /// A victim chosen for allocation.
@@ -31,10 +37,11 @@ pub(crate) struct Victim {
 
 impl SectorCache {
     pub fn new(sets: u64, assoc: usize, hashing: Hashing) -> Self {
+        let (sets, assoc) = (sets.max(1), assoc.max(1));
         let n = sets as usize * assoc;
         Self {
-            sets: sets.max(1),
-            assoc: assoc.max(1),
+            sets,
+            assoc,
             hashing,
             tags: vec![INVALID; n],
             valid: vec![0; n],
@@ -42,6 +49,11 @@ impl SectorCache {
             pending: vec![0; n],
             lru: vec![0; n],
             stamp: 0,
+            index: HashMap::new(),
+            free: (0..sets as usize)
+                .map(|s| (s * assoc..(s + 1) * assoc).collect())
+                .collect(),
+            order: vec![BTreeMap::new(); sets as usize],
         }
     }
 
@@ -52,36 +64,37 @@ impl SectorCache {
     /// Way index of `line` (a line address, used as tag) whose set is chosen from
     /// `set_line` (the line index used for set selection).
     pub fn find(&self, line: u64, set_line: u64) -> Option<usize> {
-        let b = self.set_base(set_line);
-        (b..b + self.assoc).find(|&w| self.tags[w] == line)
+        let _ = set_line;
+        self.index.get(&line).copied()
     }
 
     pub fn touch(&mut self, way: usize) {
         self.stamp += 1;
+        let set = way / self.assoc;
+        if self.tags[way] != INVALID {
+            if self.order[set].get(&self.lru[way]) == Some(&way) {
+                self.order[set].remove(&self.lru[way]);
+            }
+            self.order[set].insert(self.stamp, way);
+        }
         self.lru[way] = self.stamp;
     }
 
     /// Chooses a way for `line` without changing anything: an invalid way first, else the
     /// least recently used way with no fill outstanding. `None` if all ways are pending.
     pub fn pick_victim(&self, set_line: u64) -> Option<Victim> {
-        let b = self.set_base(set_line);
-        let mut best: Option<usize> = None;
-        for w in b..b + self.assoc {
-            if self.tags[w] == INVALID {
-                return Some(Victim {
-                    way: w,
-                    evicted: None,
-                });
-            }
-            let older = match best {
-                None => true,
-                Some(bw) => self.lru[w] < self.lru[bw],
-            };
-            if self.pending[w] == 0 && older {
-                best = Some(w);
-            }
+        let set = self.set_base(set_line) / self.assoc;
+        if let Some(&w) = self.free[set].first() {
+            return Some(Victim {
+                way: w,
+                evicted: None,
+            });
         }
-        best.map(|w| Victim {
+        let w = self.order[set]
+            .values()
+            .copied()
+            .find(|&w| self.pending[w] == 0)?;
+        Some(Victim {
             way: w,
             evicted: if self.valid[w] != 0 {
                 Some((self.tags[w], self.dirty[w]))
@@ -93,7 +106,16 @@ impl SectorCache {
 
     /// Installs `line` in `way` (after `pick_victim`), clearing its state.
     pub fn install(&mut self, way: usize, line: u64) {
+        let set = way / self.assoc;
+        let old = self.tags[way];
+        if old == INVALID {
+            self.free[set].remove(&way);
+        } else {
+            self.index.remove(&old);
+            self.order[set].remove(&self.lru[way]);
+        }
         self.tags[way] = line;
+        self.index.insert(line, way);
         self.valid[way] = 0;
         self.dirty[way] = 0;
         self.pending[way] = 0;
@@ -105,6 +127,14 @@ impl SectorCache {
         self.valid.fill(0);
         self.dirty.fill(0);
         self.pending.fill(0);
+        self.index.clear();
+        let a = self.assoc;
+        for (s, f) in self.free.iter_mut().enumerate() {
+            *f = (s * a..(s + 1) * a).collect();
+        }
+        for o in &mut self.order {
+            o.clear();
+        }
     }
 }
 

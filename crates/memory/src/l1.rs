@@ -125,6 +125,14 @@ pub struct SmMemory {
     sh_atomic_words: Vec<u64>,
     sh_atomic_until: u64,
     stats: L1Stats,
+    /// Changes whenever the L1's state may have changed (an access accepted, a fill, the
+    /// miss queue draining, a completion): a rejected access is decided without changing
+    /// state, so its retry gives the same rejection until then.
+    epoch: u64,
+    /// Rejections of this epoch: (warp, kind, cause), replayed without recomputation.
+    rejects: Vec<(u32, usize, fn(&mut L1Stats))>,
+    rejects_epoch: u64,
+    cur_warp: u32,
 }
 
 /// Alias kept for callers that think of it as the L1.
@@ -163,6 +171,10 @@ impl SmMemory {
             sh_atomic_words: Vec::with_capacity(128),
             sh_atomic_until: 0,
             stats: L1Stats::default(),
+            epoch: 0,
+            rejects: Vec::with_capacity(8),
+            rejects_epoch: u64::MAX,
+            cur_warp: 0,
         }
     }
 
@@ -182,10 +194,27 @@ impl SmMemory {
     /// dropped (local memory does not outlive a kernel).
     pub fn invalidate(&mut self) {
         self.cache.invalidate_all();
+        self.epoch += 1;
     }
 
     /// A coalesced warp access arriving at the SM's shared structures at `now`.
     pub fn access(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
+        // The same warp's request retried with the L1 unchanged is rejected again, for the
+        // same cause: count it as such without re-coalescing and re-probing.
+        self.cur_warp = req.warp;
+        if self.rejects_epoch == self.epoch {
+            if let Some(&(_, kind, cause)) = self.rejects.iter().find(|r| r.0 == req.warp) {
+                return self.reject(kind, cause);
+            }
+        }
+        let out = self.access_inner(now, req);
+        if out != AccessOutcome::Rejected {
+            self.epoch += 1;
+        }
+        out
+    }
+
+    fn access_inner(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
         if req.active == 0 {
             self.stats.accesses += 1;
             return AccessOutcome::Done { ready_at: now + 1 };
@@ -323,6 +352,13 @@ impl SmMemory {
     }
 
     fn reject(&mut self, kind: usize, cause: fn(&mut L1Stats)) -> AccessOutcome {
+        if self.rejects_epoch != self.epoch {
+            self.rejects.clear();
+            self.rejects_epoch = self.epoch;
+        }
+        if !self.rejects.iter().any(|r| r.0 == self.cur_warp) {
+            self.rejects.push((self.cur_warp, kind, cause));
+        }
         self.stats.reservation_fails += 1;
         self.stats.by_kind[kind][OUT_RESERVATION_FAIL] += 1;
         cause(&mut self.stats);
@@ -628,6 +664,7 @@ impl SmMemory {
                 return;
             }
             self.miss_queue.pop_front();
+            self.epoch += 1;
             match r.kind {
                 L2ReqKind::Read => self.stats.l2_reads += 1,
                 L2ReqKind::Write => self.stats.l2_writes += 1,
@@ -653,6 +690,7 @@ impl SmMemory {
 
     /// An L2 response arriving at the SM at `now`.
     pub fn fill(&mut self, now: u64, resp: L2Response) {
+        self.epoch += 1;
         match resp.kind {
             L2ReqKind::Write | L2ReqKind::WriteBack => {}
             L2ReqKind::Atomic => {
@@ -698,6 +736,7 @@ impl SmMemory {
         match self.completed.peek() {
             Some(Reverse((ready, _, _))) if *ready <= now => {
                 let Reverse((ready, _, id)) = self.completed.pop().expect("peeked");
+                self.epoch += 1;
                 Some((id, ready))
             }
             _ => None,

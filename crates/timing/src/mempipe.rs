@@ -143,7 +143,9 @@ impl<W> Sm<W> {
                         writes: e.st.writes,
                     },
                 ),
-                Access::Pending => self.mem_pending.push((id, e.st.slot, e.st.sidx, e.st.writes)),
+                Access::Pending => {
+                    self.mem_pending.insert(id, (e.st.slot, e.st.sidx, e.st.writes));
+                }
             }
             self.next_mem_id += 1;
             let s = &mut self.subcores[sc];

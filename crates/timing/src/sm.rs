@@ -200,7 +200,8 @@ pub struct Sm<W> {
     pub(crate) arb_free: u64,
     pub(crate) arb_rr: usize,
     pub(crate) mem: Box<dyn DataMemory>,
-    pub(crate) mem_pending: Vec<(u64, usize, usize, usize)>,
+    /// Accesses the data memory completes later: request id -> (warp slot, instruction, results).
+    pub(crate) mem_pending: std::collections::HashMap<u64, (usize, usize, usize)>,
     pub(crate) next_mem_id: u64,
     pub(crate) next_age: u64,
     pub stats: CoreStats,
@@ -266,7 +267,7 @@ impl<W> Sm<W> {
             arb_free: 0,
             arb_rr: 0,
             mem,
-            mem_pending: Vec::new(),
+            mem_pending: std::collections::HashMap::new(),
             next_mem_id: 0,
             next_age: 0,
             stats: CoreStats::default(),
@@ -421,8 +422,7 @@ impl<W> Sm<W> {
         let mut done = Vec::new();
         self.mem.completed(now, &mut done);
         for id in done {
-            if let Some(p) = self.mem_pending.iter().position(|m| m.0 == id) {
-                let (_, slot, sidx, writes) = self.mem_pending.swap_remove(p);
+            if let Some((slot, sidx, writes)) = self.mem_pending.remove(&id) {
                 self.finish_mem(slot, sidx, writes, now);
             }
         }
