@@ -97,6 +97,9 @@ const NO_TAG: u32 = u32::MAX;
 
 /// L1 data cache + shared memory of one SM.
 #[derive(Debug, Clone)]
+/// A memoised rejection: (warp, access kind, cause counter).
+type Rejection = (u32, usize, fn(&mut L1Stats));
+
 pub struct SmMemory {
     line_shift: u32,
     sector_shift: u32,
@@ -130,7 +133,7 @@ pub struct SmMemory {
     /// state, so its retry gives the same rejection until then.
     epoch: u64,
     /// Rejections of this epoch: (warp, kind, cause), replayed without recomputation.
-    rejects: Vec<(u32, usize, fn(&mut L1Stats))>,
+    rejects: Vec<Rejection>,
     rejects_epoch: u64,
     cur_warp: u32,
 }
