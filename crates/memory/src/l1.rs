@@ -96,10 +96,10 @@ const MAX_LINES: usize = 64;
 const NO_TAG: u32 = u32::MAX;
 
 /// L1 data cache + shared memory of one SM.
-#[derive(Debug, Clone)]
 /// A memoised rejection: (warp, access kind, cause counter).
 type Rejection = (u32, usize, fn(&mut L1Stats));
 
+#[derive(Debug, Clone)]
 pub struct SmMemory {
     line_shift: u32,
     sector_shift: u32,
