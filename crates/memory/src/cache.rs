@@ -1,6 +1,6 @@
 //! Sectored set-associative tag array and MSHR table shared by L1D and L2.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 use crate::config::Hashing;
 use crate::hash::set_index;
@@ -21,8 +21,9 @@ pub(crate) struct SectorCache {
     stamp: u64,
     /// line -> way, for O(1) lookups (a line always maps to the same set).
     index: HashMap<u64, usize>,
-    /// Per set: the ways holding no line, smallest first.
-    free: Vec<BTreeSet<usize>>,
+    /// Per set: ways at and above this index hold no line (ways only become free through
+    /// `invalidate_all`, and are filled lowest first, so the free ways are a suffix).
+    next_free: Vec<u32>,
     /// Per set: the ways holding a line, by LRU stamp (oldest first).
     order: Vec<BTreeMap<u64, usize>>,
 }
@@ -50,9 +51,7 @@ impl SectorCache {
             lru: vec![0; n],
             stamp: 0,
             index: HashMap::new(),
-            free: (0..sets as usize)
-                .map(|s| (s * assoc..(s + 1) * assoc).collect())
-                .collect(),
+            next_free: vec![0; sets as usize],
             order: vec![BTreeMap::new(); sets as usize],
         }
     }
@@ -84,9 +83,9 @@ impl SectorCache {
     /// least recently used way with no fill outstanding. `None` if all ways are pending.
     pub fn pick_victim(&self, set_line: u64) -> Option<Victim> {
         let set = self.set_base(set_line) / self.assoc;
-        if let Some(&w) = self.free[set].first() {
+        if (self.next_free[set] as usize) < self.assoc {
             return Some(Victim {
-                way: w,
+                way: set * self.assoc + self.next_free[set] as usize,
                 evicted: None,
             });
         }
@@ -109,7 +108,7 @@ impl SectorCache {
         let set = way / self.assoc;
         let old = self.tags[way];
         if old == INVALID {
-            self.free[set].remove(&way);
+            self.next_free[set] += 1;
         } else {
             self.index.remove(&old);
             self.order[set].remove(&self.lru[way]);
@@ -128,10 +127,7 @@ impl SectorCache {
         self.dirty.fill(0);
         self.pending.fill(0);
         self.index.clear();
-        let a = self.assoc;
-        for (s, f) in self.free.iter_mut().enumerate() {
-            *f = (s * a..(s + 1) * a).collect();
-        }
+        self.next_free.fill(0);
         for o in &mut self.order {
             o.clear();
         }
