@@ -62,8 +62,8 @@ impl SectorCache {
 
     /// Way index of `line` (a line address, used as tag) whose set is chosen from
     /// `set_line` (the line index used for set selection).
-    pub fn find(&self, line: u64, set_line: u64) -> Option<usize> {
-        let _ = set_line;
+    /// (`set_line` chose the set when the line was installed; a line lives in one set only.)
+    pub fn find(&self, line: u64, _set_line: u64) -> Option<usize> {
         self.index.get(&line).copied()
     }
 

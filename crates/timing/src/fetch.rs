@@ -21,7 +21,7 @@ impl<W> Sm<W> {
             }
         }
     }
-    pub(crate) fn fetch_stage<E: Executor<Writes = W>>(&mut self, ex: &E, sc: usize, now: u64) {
+    pub(crate) fn fetch_stage(&mut self, sc: usize, now: u64) {
         // Choose the warp to fetch for: the last issued unless its buffer is full,
         // else the youngest warp with room (rule 33).
         let cap = self.cfg.ib_entries;
@@ -39,7 +39,6 @@ impl<W> Sm<W> {
         let Some(slot) = chosen else {
             return;
         };
-        let _ = ex;
         let pc = self.warps[slot].fetch_pc;
         if self.index_of(pc).is_none() {
             return;

@@ -91,8 +91,7 @@ impl<W> Sm<W> {
         if inst.special == Special::ClockRead && s.last_clock_issue.is_some_and(|c| now < c + min_gap) {
             return Err(StallReason::StallCounter);
         }
-        if let Some(m) = inst.mem {
-            let _ = m;
+        if inst.mem.is_some() {
             if s.mem_occupancy >= self.cfg.mem.queue_entries + self.cfg.mem.dispatch_latch {
                 return Err(StallReason::MemQueueFull);
             }
@@ -165,7 +164,7 @@ impl<W> Sm<W> {
             SchedPolicy::TwoLevel => rr(&s.two_level_pool),
         }
     }
-    pub(crate) fn update_two_level_pool<E: Executor<Writes = W>>(&mut self, ex: &E, sc: usize, now: u64) {
+    pub(crate) fn update_two_level_pool<E: Executor<Writes = W>>(&mut self, ex: &E, sc: usize) {
         if self.cfg.scheduler != SchedPolicy::TwoLevel {
             return;
         }
@@ -204,7 +203,6 @@ impl<W> Sm<W> {
             }
             s.two_level_pool.push(x);
         }
-        let _ = now;
     }
     pub(crate) fn issue_stage<E: Executor<Writes = W>>(
         &mut self,
@@ -220,7 +218,7 @@ impl<W> Sm<W> {
             self.stats.stall_slots[StallReason::AllocatePortConflict as usize] += 1;
             return Ok(());
         }
-        self.update_two_level_pool(ex, sc, now);
+        self.update_two_level_pool(ex, sc);
         // Readiness of every warp of the sub-core, in a stack buffer (no allocation per cycle).
         let mut buf = [(0usize, false); MAX_WARPS_PER_SUBCORE];
         let n = self.subcores[sc].warps.len().min(MAX_WARPS_PER_SUBCORE);
@@ -423,9 +421,6 @@ impl<W> Sm<W> {
             for r in &reads {
                 let c = &mut w.sb_read[reg_index(r)];
                 *c = c.saturating_add(1);
-            }
-            if is_fixed && !is_mem && reads.is_empty() {
-                // nothing to release
             }
         }
         if issued.exited {

@@ -73,10 +73,8 @@ impl<W> Sm<W> {
             _ => (base + regular_extra, base + regular_extra + coalesce),
         };
         let src_done = now + src;
-        let extra = 0;
-        let arb_at = now + arb;
         let s = &mut self.subcores[sc];
-        s.mem_q[idx].arb_ready = Some(arb_at + extra);
+        s.mem_q[idx].arb_ready = Some(now + arb);
         s.addr_free = now
             + if m.uniform_addr {
                 mp.addr_calc_interval_uniform

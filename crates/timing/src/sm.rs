@@ -434,7 +434,7 @@ impl<W> Sm<W> {
             self.control_stage(sc, now);
             self.decode_stage(sc, now);
             self.issue_stage(ex, sc, now)?;
-            self.fetch_stage(ex, sc, now);
+            self.fetch_stage(sc, now);
         }
         self.mem_arbiter(now);
         self.l1i_arbiter(now);
