@@ -987,19 +987,6 @@ impl<W: Write> BinaryWriter<W> {
 
 // ------------------------------------------------------------ decoder
 
-/// Format version of the binary trace at `path` (after checking the magic).
-pub(crate) fn file_version(path: &Path) -> Result<u16> {
-    let io = |e| TraceError::io(path, 0, e);
-    let mut head = [0u8; 10];
-    File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .map_err(io)?;
-    if &head[..8] != BINARY_MAGIC {
-        return Err(berr(path, 0, "magic", "not a sassim binary trace".into()));
-    }
-    Ok(u16::from_le_bytes([head[8], head[9]]))
-}
-
 pub(crate) struct BinaryParser {
     path: PathBuf,
     z: BufReader<zstd::stream::read::Decoder<'static, BufReader<File>>>,
@@ -1028,7 +1015,10 @@ impl BinaryParser {
                 path,
                 0,
                 "version",
-                format!("unsupported format version {ver}"),
+                format!(
+                    "unsupported format version {ver} (this sassim reads version {FORMAT_VERSION}; \
+                     convert the text trace again with `sassim trace convert`)"
+                ),
             ));
         }
         let mut d = zstd::stream::read::Decoder::with_dictionary(f, DICT.as_bytes()).map_err(io)?;

@@ -10,7 +10,6 @@
 //! See `docs/trace-format.md` for the formats.
 
 mod binary;
-mod binary_v1;
 mod error;
 mod header;
 mod kernelslist;

@@ -12,7 +12,6 @@ use crate::text::TextParser;
 enum Inner {
     Text(TextParser),
     Binary(Box<BinaryParser>),
-    BinaryV1(Box<crate::binary_v1::BinaryParser>),
 }
 
 /// Streaming reader of one kernel trace (`.traceg`, `.traceg.xz/.gz/.zst`
@@ -33,13 +32,8 @@ impl KernelTraceReader {
         let path = path.as_ref();
         let container = source::detect(path)?;
         let (inner, header) = if container == Container::Binary {
-            if crate::binary::file_version(path)? == crate::binary_v1::FORMAT_VERSION {
-                let (p, h) = crate::binary_v1::BinaryParser::open(path)?;
-                (Inner::BinaryV1(Box::new(p)), h)
-            } else {
-                let (p, h) = BinaryParser::open(path)?;
-                (Inner::Binary(Box::new(p)), h)
-            }
+            let (p, h) = BinaryParser::open(path)?;
+            (Inner::Binary(Box::new(p)), h)
         } else {
             let (c, rd) = source::open_text(path)?;
             debug_assert_eq!(c, container);
@@ -90,7 +84,6 @@ impl KernelTraceReader {
         let r = match &mut self.inner {
             Inner::Text(p) => p.next_block(&mut self.opcodes)?,
             Inner::Binary(p) => p.next_block(&mut self.opcodes)?,
-            Inner::BinaryV1(p) => p.next_block(&mut self.opcodes)?,
         };
         if let Some(tb) = &r {
             self.blocks += 1;
