@@ -382,3 +382,37 @@ fn register_file_alternatives() {
         elapsed(&off)
     );
 }
+
+/// MICRO'25 Figure 2 (reference A4.2), as its text describes it, with shared loads and
+/// uniform addresses: 0x30 and 0x40 count on SB3 (write-back), 0x40 and 0x50 on SB0 (read);
+/// 0x60 is delayed only by 0x50's stall of 2; `DEPBAR.LE SB0, 0x1` lets 0x80 (a WAR on R2
+/// with 0x40) go as soon as 0x40 has read its sources — not waiting for 0x50's read; 0x90
+/// waits for SB0 and SB3 (RAW with 0x30 and 0x40, WAR with 0x50).
+#[test]
+fn figure2_dependence_counters() {
+    let src = ".shared.fill 0x0 = u32 256 7\n.init UR4 = 0x0\n.init UR5 = 0x40\n.init UR6 = 0x80\n\
+               [B------:R-:W3:-:S01] LDS R5, [UR4] ;\n\
+               [B------:R0:W3:-:S01] LDS R7, [UR5] ;\n\
+               [B------:R0:W4:-:S02] LDS R15, [UR6+0x80] ;\n\
+               [B------:R-:W-:-:S01] IADD3 R18, R18, R18, R18 ;\n\
+               [B------:R-:W-:-:S04] DEPBAR.LE SB0, 0x1 ;\n\
+               [B------:R-:W-:-:S01] IADD3 R2, R24, R23, R21 ;\n\
+               [B0--3--:R-:W-:-:S01] IADD3 R6, R1, R7, R5 ;\n\
+               [B----4-:R-:W-:-:S05] EXIT ;\n";
+    let (v, ok) = mb("fig2.sass", src, &PERFECT_I);
+    assert!(ok, "{v}");
+    let c = cycles(&v, 0);
+    let (c30, c40, c50, c60, c80, c90) = (c[0], c[1], c[2], c[3], c[5], c[6]);
+    assert_eq!((c40 - c30, c50 - c40), (1, 1));
+    assert_eq!(c60 - c50, 2, "0x60 is delayed only by 0x50's stall counter");
+    // Shared-load WAR is 9 (Table 2): 0x80 follows 0x40's read, 0x50's comes a cycle later.
+    assert_eq!(
+        c80 - c40,
+        9,
+        "DEPBAR SB0 <= 1 waits for the first read only: {c:?}"
+    );
+    assert!(c80 < c50 + 9);
+    // 0x90 needs both loads written back (RAW 23 with a uniform address).
+    assert!(c90 >= c40 + 23, "{c:?}");
+    assert_eq!(reg(&v, 0, "R6")[0], 14, "R7 + R5 = 7 + 7");
+}
