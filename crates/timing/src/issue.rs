@@ -8,9 +8,6 @@ use crate::inst::Special;
 use crate::sm::{reg_index, Sm, Stage};
 use crate::stats::StallReason;
 
-/// Upper bound on the warps of one sub-core (64 warps per SM / 4, with margin).
-const MAX_WARPS_PER_SUBCORE: usize = 64;
-
 impl<W> Sm<W> {
     /// Readiness of one warp at `now`: Ok(()) or the reason it cannot issue.
     pub(crate) fn ready<E: Executor<Writes = W>>(
@@ -219,21 +216,36 @@ impl<W> Sm<W> {
             return Ok(());
         }
         self.update_two_level_pool(ex, sc);
-        // Readiness of every warp of the sub-core, in a stack buffer (no allocation per cycle).
-        let mut buf = [(0usize, false); MAX_WARPS_PER_SUBCORE];
-        let n = self.subcores[sc].warps.len().min(MAX_WARPS_PER_SUBCORE);
+        // Readiness of every warp of the sub-core, in a buffer kept by the SM (no allocation
+        // and no clearing cost per cycle).
+        let mut buf = std::mem::take(&mut self.ready_buf);
+        buf.clear();
         let mut best = StallReason::Idle;
-        for (k, b) in buf.iter_mut().enumerate().take(n) {
+        for k in 0..self.subcores[sc].warps.len() {
             let slot = self.subcores[sc].warps[k];
             match self.ready(ex, sc, slot, now) {
-                Ok(()) => *b = (slot, true),
+                Ok(()) => buf.push((slot, true)),
                 Err(r) => {
                     best = best.min(r);
-                    *b = (slot, false);
+                    buf.push((slot, false));
                 }
             }
         }
-        let ready = &buf[..n];
+        let r = self.choose_and_issue(ex, sc, now, &buf, best);
+        self.ready_buf = buf;
+        r
+    }
+
+    /// The second half of the issue stage: the constant-cache wait, the policy's choice,
+    /// and the issue of the chosen warp.
+    fn choose_and_issue<E: Executor<Writes = W>>(
+        &mut self,
+        ex: &mut E,
+        sc: usize,
+        now: u64,
+        ready: &[(usize, bool)],
+        best: StallReason,
+    ) -> Result<(), String> {
         // L0 fixed-latency constant cache: a miss blocks issue (rule 13).
         let mut exclude = None;
         if let Some((wslot, since, line, ready_at)) = self.subcores[sc].const_wait {

@@ -211,6 +211,8 @@ pub struct Sm<W> {
     pub(crate) now: u64,
     /// Warps with counter increments staged this cycle.
     pub(crate) staged: Vec<usize>,
+    /// Readiness of a sub-core's warps, reused every cycle by the issue stage.
+    pub(crate) ready_buf: Vec<(usize, bool)>,
     /// Warps that exited and are not retired yet.
     pub(crate) exited_warps: u32,
     pub(crate) fp32_unit: Option<usize>,
@@ -276,6 +278,7 @@ impl<W> Sm<W> {
             uses_control_bits: true,
             now: 0,
             staged: Vec::with_capacity(8),
+            ready_buf: Vec::with_capacity(64),
             exited_warps: 0,
             fp32_unit,
             int_unit,
