@@ -110,7 +110,12 @@ impl GpuConfig {
         if let Some(t) = self.opcodes.0.get() {
             return Ok(t);
         }
-        let table = OpcodeTable::for_arch(&self.gpu.opcode_table, &self.units, self.gpu.warp_size)?;
+        let mut table = OpcodeTable::for_arch(&self.gpu.opcode_table, &self.units, self.gpu.warp_size)?;
+        let i = &self.issue;
+        let unit = parse_choice::<opcodes::UnitKind>("issue.unknown_opcode_unit", &i.unknown_opcode_unit)?;
+        let kind = parse_choice::<opcodes::LatencyKind>("issue.unknown_opcode_kind", &i.unknown_opcode_kind)?;
+        let latency = (i.unknown_opcode_latency > 0).then_some(i.unknown_opcode_latency);
+        table.override_default(unit, kind, latency);
         Ok(self.opcodes.0.get_or_init(|| Arc::new(table)))
     }
 
@@ -129,4 +134,19 @@ impl GpuConfig {
     pub fn to_toml(&self) -> String {
         toml::to_string(self).unwrap_or_default()
     }
+}
+
+/// `table` (keep the opcode table's value) or a value of `T` by its name; an error names
+/// the key otherwise.
+fn parse_choice<T: serde::de::DeserializeOwned>(key: &str, v: &str) -> Result<Option<T>> {
+    if v == "table" {
+        return Ok(None);
+    }
+    toml::Value::String(v.to_string())
+        .try_into::<T>()
+        .map(Some)
+        .map_err(|_| ConfigError::Parse {
+            origin: key.to_string(),
+            message: format!("`{key}` = \"{v}\" is not \"table\" or a known value"),
+        })
 }

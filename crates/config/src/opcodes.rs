@@ -277,6 +277,33 @@ impl OpcodeTable {
         })
     }
 
+    /// Replace the class of unknown opcodes (`issue.unknown_opcode_*`): `None` keeps the
+    /// table's `[default]` value of that field.
+    pub fn override_default(
+        &mut self,
+        unit: Option<UnitKind>,
+        kind: Option<LatencyKind>,
+        latency: Option<u32>,
+    ) {
+        if let Some(u) = unit {
+            self.default.unit = Some(u);
+            // A unit change without an explicit latency takes the new unit's latency.
+            if latency.is_none() {
+                self.default.latency = None;
+                self.default.issue_cycles = None;
+            }
+        }
+        if let Some(k) = kind {
+            self.default.kind = Some(k);
+        }
+        if let Some(l) = latency {
+            self.default.latency = Some(l);
+        }
+        if unit.is_some() || kind.is_some() || latency.is_some() {
+            self.default.source = Some("issue.unknown_opcode_* (preset or --set)".into());
+        }
+    }
+
     /// Architecture name of the table.
     pub fn arch(&self) -> &str {
         &self.arch

@@ -173,6 +173,14 @@ pub struct IssueConfig {
     pub clock_read_min_interval: u32,
     /// A DEPBAR blocks the warp this many cycles after its issue (it needs stall >= this).
     pub depbar_effect_cycles: u32,
+    /// Class of opcodes the opcode table does not know: `table` keeps the table's
+    /// `[default]`; otherwise a unit name (fp32, int, fp16, sfu, fp64, tensor, uniform,
+    /// branch, misc, mem).
+    pub unknown_opcode_unit: String,
+    /// `table`, `fixed` or `variable`.
+    pub unknown_opcode_kind: String,
+    /// Latency of unknown opcodes; 0 = the unit's latency.
+    pub unknown_opcode_latency: u32,
 }
 
 /// `[regfile]`: register file, ports and register-file cache.

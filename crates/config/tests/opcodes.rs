@@ -299,3 +299,32 @@ fn table2_is_reproduced_on_the_a6000() {
     );
     assert_eq!(ldgsts(m), (13, 39));
 }
+
+/// The class of unknown opcodes is configurable (issue.unknown_opcode_*), with errors that
+/// name the key for a bad value.
+#[test]
+fn unknown_opcode_class_is_configurable() {
+    use sassim_config::{GpuConfig, LatencyKind, UnitKind};
+    let g = GpuConfig::load("rtx-a6000", &[]).expect("preset");
+    let l = g.opcode_table().lookup("NOSUCHOP", &[]);
+    assert!(!l.known);
+    assert_eq!((l.info.unit, l.info.kind), (UnitKind::Int, LatencyKind::Fixed));
+    let sets = [
+        "issue.unknown_opcode_unit=sfu".to_string(),
+        "issue.unknown_opcode_kind=variable".to_string(),
+        "issue.unknown_opcode_latency=30".to_string(),
+    ];
+    let g = GpuConfig::load("rtx-a6000", &sets).expect("overrides");
+    let l = g.opcode_table().lookup("NOSUCHOP", &[]);
+    assert!(!l.known);
+    assert_eq!(
+        (l.info.unit, l.info.kind, l.info.latency),
+        (UnitKind::Sfu, LatencyKind::Variable, 30)
+    );
+    // Known opcodes are unaffected.
+    assert_eq!(g.opcode_table().lookup("FFMA", &[]).info.unit, UnitKind::Fp32);
+    let e = GpuConfig::load("rtx-a6000", &["issue.unknown_opcode_unit=gpu".to_string()])
+        .expect_err("bad unit")
+        .to_string();
+    assert!(e.contains("issue.unknown_opcode_unit"), "{e}");
+}
