@@ -416,3 +416,36 @@ fn figure2_dependence_counters() {
     assert!(c90 >= c40 + 23, "{c:?}");
     assert_eq!(reg(&v, 0, "R6")[0], 14, "R7 + R5 = 7 + 7");
 }
+
+/// MICRO'25 §6 / A10: architectures without per-sub-core FP64 units share one
+/// double-precision pipeline among the sub-cores (A6000 preset: one start every 16
+/// cycles). One DADD from each of the four sub-cores at once: their consumers issue 16
+/// cycles apart; with a per-sub-core pipe they issue together.
+#[test]
+fn shared_fp64_pipeline() {
+    let src = ".block 128\n.active_warps 0,1,2,3\n.init R2 = 0\n.init R3 = 0x3ff00000\n\
+               [B------:R-:W-:-:S06] BAR.SYNC 0x0 ;\n\
+               [B------:R-:W0:-:S02] DADD R4, R2, R2 ;\n\
+               [B0-----:R-:W-:-:S01] MOV R8, R5 ;\n[B------:R-:W-:-:S05] EXIT ;\n";
+    let consumers = |extra: &[&str]| -> Vec<u64> {
+        let mut args = PERFECT_I.to_vec();
+        args.extend_from_slice(extra);
+        let (v, ok) = mb("fp64.sass", src, &args);
+        assert!(ok, "{v}");
+        assert_eq!(reg(&v, 0, "R8")[0], 0x4000_0000, "1.0 + 1.0 = 2.0 (high word)");
+        let mut c: Vec<u64> = (0..4).map(|w| cycles(&v, w)[2]).collect();
+        c.sort();
+        c
+    };
+    let shared = consumers(&[]);
+    let gaps: Vec<u64> = shared.windows(2).map(|p| p[1] - p[0]).collect();
+    assert!(
+        gaps.iter().all(|&g| g >= 16),
+        "shared FP64 pipe: consumers {shared:?}"
+    );
+    let private = consumers(&["--set", "units.fp64.shared_by_sm=false"]);
+    assert!(
+        private[3] - private[0] <= 3,
+        "per-sub-core FP64: consumers {private:?}"
+    );
+}
