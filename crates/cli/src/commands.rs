@@ -84,22 +84,6 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         }
         return run_trace(&a, t, cfg);
     }
-    let all = sassim_workload::builtin();
-    let selected: Vec<_> = if a.workloads.is_empty() {
-        all.iter().collect()
-    } else {
-        let mut v = Vec::new();
-        for n in &a.workloads {
-            match all.iter().find(|b| b.name == n.as_str()) {
-                Some(b) => v.push(b),
-                None => bail!(
-                    "unknown workload '{n}'; built-in workloads: {}",
-                    all.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
-                ),
-            }
-        }
-        v
-    };
     let arch = listing_arch_for(&cfg.gpu.arch);
     if arch != cfg.gpu.arch {
         eprintln!(
@@ -107,10 +91,30 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             cfg.gpu.name, cfg.gpu.arch
         );
     }
+    // Every workload loaded up front: (spec, listing, static shared memory bytes).
+    let all = sassim_workload::builtin();
+    let mut selected = Vec::new();
+    if a.workloads.is_empty() {
+        for b in &all {
+            selected.push(load_builtin(b, arch).map_err(|e| anyhow!(e))?);
+        }
+    }
+    for n in &a.workloads {
+        if let Some(b) = all.iter().find(|b| b.name == n.as_str()) {
+            selected.push(load_builtin(b, arch).map_err(|e| anyhow!(e))?);
+        } else if n.ends_with(".toml") || Path::new(n).is_file() {
+            selected.push(load_spec_file(Path::new(n), arch, &a.listing)?);
+        } else {
+            bail!(
+                "unknown workload '{n}': not a launch-spec file, and the built-in workloads are {}",
+                all.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
     let t0 = std::time::Instant::now();
     if a.functional {
-        for b in selected {
-            let (w, listing, _) = load_builtin(b, arch).map_err(|e| anyhow!(e))?;
+        for (w, listing, _) in &selected {
+            let (w, listing) = (w.clone(), listing.clone());
             let fopts = sassim_functional::RunOptions {
                 exec: sassim_functional::ExecOptions {
                     yield_as_nop: !cfg.issue.yield_enabled,
@@ -142,8 +146,8 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         use rayon::prelude::*;
         selected
             .par_iter()
-            .map(|b| {
-                let (w, listing, smem) = load_builtin(b, arch).map_err(|e| anyhow!(e))?;
+            .map(|(w, listing, smem)| {
+                let smem = *smem;
                 let bar = bars.add(progress_bar(&w.name, tty));
                 let opts = RunOptions {
                     max_cycles: a.max_cycles,
@@ -152,7 +156,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
                     ..RunOptions::default()
                 };
                 let mut gpu = Gpu::new(cfg.clone());
-                let r = run_workload_timed(&mut gpu, &w, &listing, arch, smem, cf, &opts)
+                let r = run_workload_timed(&mut gpu, w, listing, arch, smem, cf, &opts)
                     .with_context(|| w.name.clone())?;
                 bar.finish_and_clear();
                 Ok((r, t0.elapsed().as_secs_f64()))
@@ -178,8 +182,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             eprintln!("error: {}: output mismatch: {e}", r.name);
         }
         let uid = kernels.len() as u32 + 1;
-        let w = selected[kernels.len()];
-        let spec = w.load().map_err(|e| anyhow!("{e}"))?;
+        let spec = &selected[kernels.len()].0;
         kernels.push(sassim_gpu::report::kernel_report(
             &r.run,
             uid,
@@ -195,6 +198,44 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A user's launch spec: its listing is `--listing` (the first given) or the
+/// `<name>_smXX.cuobjdump-sass.txt` / `.nvdisasm-hex.txt` beside the spec for `arch`; the
+/// static shared memory comes from `<name>.ptxas-v.txt` when present.
+fn load_spec_file(
+    path: &Path,
+    arch: &str,
+    listings: &[PathBuf],
+) -> Result<(sassim_workload::Workload, sassim_isa::Listing, u32)> {
+    let w = sassim_workload::Workload::load(path).map_err(|e| anyhow!("{e}"))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(&w.name)
+        .to_string();
+    let sm = arch.replace('_', "");
+    let candidates = [
+        dir.join(format!("{stem}_{sm}.cuobjdump-sass.txt")),
+        dir.join(format!("{stem}_{sm}.nvdisasm-hex.txt")),
+    ];
+    let lpath = match listings.first() {
+        Some(l) => l.clone(),
+        None => candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
+            anyhow!(
+                "{}: no SASS listing for {arch}: give --listing FILE or put {} beside the spec",
+                path.display(),
+                candidates[0].display()
+            )
+        })?,
+    };
+    let listing = sassim_sass::parse_listing_file(&lpath).map_err(|e| anyhow!("{e}"))?;
+    let smem = std::fs::read_to_string(dir.join(format!("{stem}.ptxas-v.txt")))
+        .ok()
+        .and_then(|t| sassim_gpu::workload::ptxas_usage(&t, w.kernel(), arch))
+        .map_or(0, |u| u.1);
+    Ok((w, listing, smem))
 }
 
 fn finish_report(

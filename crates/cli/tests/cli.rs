@@ -326,3 +326,28 @@ fn suite_on_turing_and_hopper() {
         );
     }
 }
+
+/// A user's launch spec runs from its file: the listing beside it (or `--listing`), and a
+/// missing listing is an error that says what to do.
+#[test]
+fn run_user_spec_file() {
+    let spec = common::root().join("workloads/saxpy/saxpy.toml");
+    let o = sassim(&["run", spec.to_str().expect("p"), "--jobs", "1"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(text(&o).0.contains("saxpy"));
+    let o = sassim(&["run", "--functional", spec.to_str().expect("p")]);
+    assert!(o.status.success() && text(&o).0.contains("outputs verified"));
+    let lonely = tmp("lonely.toml");
+    std::fs::copy(&spec, &lonely).expect("copy");
+    let o = sassim(&["run", lonely.to_str().expect("p")]);
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("--listing"), "{}", text(&o).1);
+    let listing = common::root().join("workloads/saxpy/saxpy_sm86.cuobjdump-sass.txt");
+    let o = sassim(&[
+        "run",
+        lonely.to_str().expect("p"),
+        "--listing",
+        listing.to_str().expect("l"),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+}
