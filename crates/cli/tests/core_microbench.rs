@@ -449,3 +449,82 @@ fn shared_fp64_pipeline() {
         "per-sub-core FP64: consumers {private:?}"
     );
 }
+
+/// M25 rule 12: a fixed-latency instruction issues only if its unit's input latch is free on
+/// arrival — 2 cycles for half-warp units (Ampere INT32: 16 lanes), 1 for full-warp ones.
+#[test]
+fn execution_unit_latch_occupancy() {
+    let body = "[B------:R-:W-:-:S01] IADD3 R1, R2, R3, RZ ;\n[B------:R-:W-:-:S01] IADD3 R5, R6, R7, RZ ;\n\
+                [B------:R-:W-:-:S01] IADD3 R9, R10, R11, RZ ;";
+    let (half, _) = mb("latch16.sass", &timed(body), &PERFECT_I);
+    let mut full_args = PERFECT_I.to_vec();
+    full_args.extend_from_slice(&["--set", "units.int.lanes=32"]);
+    let (full, _) = mb("latch32.sass", &timed(body), &full_args);
+    let ci = |v: &serde_json::Value| cycles(v, 0)[2..5].to_vec();
+    let (h, f) = (ci(&half), ci(&full));
+    assert_eq!(
+        (h[1] - h[0], h[2] - h[1]),
+        (2, 2),
+        "half-warp INT: one issue every 2 cycles {h:?}"
+    );
+    assert_eq!(
+        (f[1] - f[0], f[2] - f[1]),
+        (1, 1),
+        "full-warp INT: back to back {f:?}"
+    );
+}
+
+/// M25 rule 13 (§5.1.1): on an L0 FL constant-cache miss nothing issues; if the miss is not
+/// served within 4 cycles the scheduler switches to the youngest ready warp.
+#[test]
+fn constant_miss_switches_warp_after_4_cycles() {
+    // After the barrier W3 (youngest) takes the path with a constant operand and misses;
+    // W2 branches to code without constants and is ready meanwhile.
+    let src = ".block 512\n.active_warps 8,12\n.init R20 = warp\n\
+               [B------:R-:W-:-:S06] ISETP.NE.AND P0, PT, R20, 0xc, PT ;\n\
+               [B------:R-:W-:-:S06] BAR.SYNC 0x0 ;\n\
+               [B------:R-:W-:-:S05] @P0 BRA w2 ;\n\
+               [B------:R-:W-:-:S01] FADD R6, R7, c[0x0][0x170] ;\n\
+               [B------:R-:W-:-:S05] EXIT ;\n\
+               w2:\n\
+               [B------:R-:W-:-:S01] FADD R8, R9, R10 ;\n\
+               [B------:R-:W-:-:S01] FADD R11, R9, R10 ;\n\
+               [B------:R-:W-:-:S01] FADD R12, R9, R10 ;\n\
+               [B------:R-:W-:-:S05] EXIT ;\n";
+    let (v, ok) = mb("constswitch.sass", src, &PERFECT_I);
+    assert!(ok, "{v}");
+    let (w3, w2) = (cycles(&v, 12), cycles(&v, 8));
+    // W3: ISETP, BAR, BRA, FADD(miss), EXIT. W2: ISETP, BAR, BRA, FADD×3, EXIT.
+    let w3_fadd = w3[3];
+    let w2_first = w2[3];
+    assert!(
+        w2_first < w3_fadd,
+        "W2 issues during W3's constant miss: W3 {w3:?} W2 {w2:?}"
+    );
+    // W3's miss began when it was ready after its branch (stall 5), W2 issued 4 cycles later
+    // at the earliest (it was ready before: its own branch issued next to W3's).
+    let miss_start = w3[2] + 5;
+    // (W2 is ready two cycles into the miss, after its taken branch was fetched, but only
+    // issues once the miss has lasted 4 cycles.)
+    assert_eq!(
+        w2_first,
+        miss_start + 4,
+        "switch after 4 cycles of miss: W3 {w3:?} W2 {w2:?}"
+    );
+}
+
+/// M25 A3 (Listing 1 remark, rule 14): the issue scheduler ignores read ports; without the
+/// NOP after the last FFMA the second clock read is not delayed by the bank conflict.
+#[test]
+fn listing1_without_trailing_nop() {
+    let src = "[B------:R-:W-:-:S01] CS2R.32 R2, SR_CLOCKLO ;\n[B------:R-:W-:-:S01] NOP ;\n\
+               [B------:R-:W-:-:S01] FFMA R11, R10, R12, R14 ;\n[B------:R-:W-:-:S01] FFMA R13, R16, R18, R20 ;\n\
+               [B------:R-:W-:-:S01] CS2R.32 R4, SR_CLOCKLO ;\n[B------:R-:W-:-:S05] EXIT ;\n";
+    let (v, ok) = mb("l1nonop.sass", src, &PERFECT_I);
+    assert!(ok);
+    assert_eq!(
+        elapsed(&v),
+        4,
+        "even-even conflict, no trailing NOP: the clock read is not delayed"
+    );
+}
