@@ -286,12 +286,17 @@ fn run_trace(a: &RunArgs, kernelslist: &Path, cfg: GpuConfig) -> Result<ExitCode
     }
     let mut gpu = Gpu::new(cfg.clone());
     let t0 = std::time::Instant::now();
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let bar = progress_bar("trace", tty);
     let opts = RunOptions {
         max_cycles: a.max_cycles,
+        deadlock_cycles: a.deadlock_cycles,
+        progress: Some(progress_fn(bar.clone())),
         ..RunOptions::default()
     };
     let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, kernelslist, &listings, &opts)
         .map_err(|e| anyhow!("{}: {e}", kernelslist.display()))?;
+    bar.finish_and_clear();
     if runs.is_empty() {
         bail!("{}: the list names no kernel", kernelslist.display());
     }
