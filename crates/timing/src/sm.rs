@@ -34,7 +34,7 @@ pub(crate) struct Warp {
     /// The head instruction waits on dependence counters or the scoreboard; cleared when
     /// one of the warp's counters or scoreboard entries is released, or it issues.
     pub(crate) dep_wait: bool,
-    pub(crate) ib: VecDeque<(u64, u64)>,
+    pub(crate) ib: InstBuffer,
     pub(crate) inflight_fetch: u32,
     pub(crate) epoch: u32,
     pub(crate) fetch_pc: u64,
@@ -65,6 +65,47 @@ pub(crate) fn reg_index(r: &ArchReg) -> usize {
 }
 pub(crate) const SB_REGS: usize = 352;
 
+/// A warp's instruction buffer: (pc, cycle from which it may issue) in fetch order, kept
+/// inline in the warp (no heap indirection on the issue stage's hot path).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct InstBuffer {
+    slots: [(u64, u64); IB_CAPACITY],
+    head: u8,
+    len: u8,
+}
+
+/// Largest instruction buffer a preset may ask for (`frontend.ib_entries` is validated
+/// to 1..=16).
+pub(crate) const IB_CAPACITY: usize = 16;
+
+impl InstBuffer {
+    pub(crate) fn front(&self) -> Option<&(u64, u64)> {
+        (self.len > 0).then(|| &self.slots[self.head as usize])
+    }
+    pub(crate) fn push_back(&mut self, e: (u64, u64)) {
+        if (self.len as usize) < IB_CAPACITY {
+            let i = (self.head as usize + self.len as usize) % IB_CAPACITY;
+            self.slots[i] = e;
+            self.len += 1;
+        }
+    }
+    pub(crate) fn pop_front(&mut self) -> Option<(u64, u64)> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = self.slots[self.head as usize];
+        self.head = ((self.head as usize + 1) % IB_CAPACITY) as u8;
+        self.len -= 1;
+        Some(e)
+    }
+    pub(crate) fn len(&self) -> usize {
+        self.len as usize
+    }
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
 /// Marks constant lines in the shared L1 instruction/constant cache's tag space.
 pub(crate) const CONST_LINE_TAG: u64 = 1 << 63;
 
@@ -79,7 +120,7 @@ impl Warp {
             finished: false,
             maybe_blocked: true,
             dep_wait: false,
-            ib: VecDeque::with_capacity(4),
+            ib: InstBuffer::default(),
             inflight_fetch: 0,
             epoch: 0,
             fetch_pc: 0,
