@@ -295,7 +295,7 @@ fn run_trace(a: &RunArgs, kernelslist: &Path, cfg: GpuConfig) -> Result<ExitCode
         ..RunOptions::default()
     };
     let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, kernelslist, &listings, &opts)
-        .map_err(|e| anyhow!("{}: {e}", kernelslist.display()))?;
+        .map_err(|e| anyhow!("{e}"))?;
     bar.finish_and_clear();
     if runs.is_empty() {
         bail!("{}: the list names no kernel", kernelslist.display());

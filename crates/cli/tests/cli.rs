@@ -351,3 +351,23 @@ fn run_user_spec_file() {
     ]);
     assert!(o.status.success(), "{}", text(&o).1);
 }
+
+/// An empty microbenchmark and code that runs past its end stop at once with an error that
+/// says so (not after the deadlock detector's timeout).
+#[test]
+fn empty_or_unterminated_microbench_errors() {
+    let empty = tmp("empty.sass");
+    std::fs::write(&empty, "# nothing\n").expect("write");
+    let o = sassim(&["microbench", empty.to_str().expect("p")]);
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("no instructions"), "{}", text(&o).1);
+    let noexit = tmp("noexit.sass");
+    std::fs::write(&noexit, "FADD R1, R2, R3\n").expect("write");
+    let o = sassim(&["microbench", noexit.to_str().expect("p")]);
+    assert!(!o.status.success());
+    let (_, err) = text(&o);
+    assert!(
+        err.contains("past the kernel's code") && err.contains("0x10"),
+        "{err}"
+    );
+}

@@ -70,6 +70,12 @@ pub fn run_microbench(
     cfg: &GpuConfig,
     cf: ControlFlowKind,
 ) -> Result<MicrobenchResult, SimError> {
+    if mb.kernel.instructions.is_empty() {
+        return Err(SimError::Launch {
+            kernel: mb.kernel.name.clone(),
+            why: "the microbenchmark has no instructions".into(),
+        });
+    }
     let kernel = Arc::new(mb.kernel.clone());
     let launch = Launch {
         shared_bytes: 48 * 1024,

@@ -441,6 +441,14 @@ impl<W> Sm<W> {
         }
         self.warps[slot].maybe_blocked = ex.blocked(id);
         self.warps[slot].dep_wait = false;
+        // A warp whose next PC holds no instruction ran off its code (no EXIT on that path).
+        if let Some(next) = ex.next_pc(id) {
+            if self.index_of(next).is_none() {
+                return Err(format!(
+                    "warp {id} continues at pc {next:#x}, past the kernel's code (a path without EXIT?)"
+                ));
+            }
+        }
         // The engine executed the instruction: if the warp's next PC is not the next one
         // fetched (taken branch, reconvergence), flush and redirect fetch.
         self.redirect_if_needed(ex, slot);
