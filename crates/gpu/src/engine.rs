@@ -94,7 +94,7 @@ impl Executor for EngineExec<'_> {
         })
     }
 
-    fn commit(&mut self, warp: u32, writes: PendingWrites) {
-        self.k.commit(WarpId(warp), &writes);
+    fn commit(&mut self, warp: u32, writes: &PendingWrites) {
+        self.k.commit(WarpId(warp), writes);
     }
 }

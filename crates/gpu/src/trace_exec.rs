@@ -678,7 +678,7 @@ impl Executor for TraceKernel {
         })
     }
 
-    fn commit(&mut self, _warp: u32, _writes: ()) {}
+    fn commit(&mut self, _warp: u32, _writes: &()) {}
 }
 
 impl crate::KernelSource for TraceKernel {

@@ -39,5 +39,5 @@ pub trait Executor {
     /// Whether the warp waits at a barrier (or is otherwise blocked by the engine).
     fn blocked(&self, warp: u32) -> bool;
     fn issue(&mut self, warp: u32, clock: u64) -> Result<Issued<Self::Writes>, String>;
-    fn commit(&mut self, warp: u32, writes: Self::Writes);
+    fn commit(&mut self, warp: u32, writes: &Self::Writes);
 }

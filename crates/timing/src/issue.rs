@@ -327,9 +327,7 @@ impl<W> Sm<W> {
                 let vis = if fixed { p.0 } else { p.1 };
                 if vis <= now {
                     self.warps[slot].pending.remove(i);
-                    if let Some(wr) = self.take(p.2) {
-                        ex.commit(id, wr);
-                    }
+                    self.commit_slot(ex, id, p.2);
                 } else {
                     i += 1;
                 }

@@ -7,13 +7,14 @@ use crate::inst::{MemKind, MemSpace};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone)]
-pub struct MemReq {
+pub struct MemReq<'a> {
     pub id: u64,
     pub space: MemSpace,
     pub kind: MemKind,
     /// Bits per thread.
     pub bits: u32,
-    pub access: Option<MemAccess>,
+    /// The warp's per-lane addresses (borrowed from the memory queue entry).
+    pub access: Option<&'a MemAccess>,
     /// SM warp slot of the instruction (local-memory addressing).
     pub warp: u32,
     /// LDC: the constant bank and offset of the operand when known at decode

@@ -100,49 +100,51 @@ impl<W> Sm<W> {
             if !ready {
                 continue;
             }
-            let e = match self.subcores[sc].mem_q.front() {
-                Some(e) => e.clone(),
-                None => continue,
+            let Some(e) = self.subcores[sc].mem_q.front() else {
+                continue;
             };
-            let m = match self.code[e.st.sidx].mem {
+            let st = e.st;
+            let m = match self.code[st.sidx].mem {
                 Some(m) => m,
                 None => continue,
             };
+            // LDC: the static address, else the first active lane's (bank 0).
+            let const_addr = self.code[st.sidx]
+                .ldc_const
+                .map(|(bank, off)| ((bank as u64) << 32) | (off & 0xffff_ffff))
+                .or_else(|| {
+                    let a = e.access.as_ref().filter(|a| a.space == MemSpace::Const)?;
+                    (a.active != 0).then(|| a.addrs[a.active.trailing_zeros() as usize] & 0xffff_ffff)
+                });
+            // LDC's line passes through the shared L1 instruction/constant cache, which backs
+            // both L0 constant caches (a later fixed-latency read of it then hits there).
+            if let Some(a) = const_addr {
+                let line = self.const_l1_line((a >> 32) as u32, a & 0xffff_ffff);
+                self.l1i.fill(line);
+            }
             let id = self.next_mem_id;
+            // The request borrows the queue entry's addresses (no copy).
             let req = MemReq {
                 id,
                 space: m.space,
                 kind: m.kind,
                 bits: m.bits,
-                access: e.access.clone(),
-                warp: e.st.slot as u32,
-                // LDC: the static address, else the first active lane's (bank 0).
-                const_addr: self.code[e.st.sidx]
-                    .ldc_const
-                    .map(|(bank, off)| ((bank as u64) << 32) | (off & 0xffff_ffff))
-                    .or_else(|| {
-                        let a = e.access.as_ref().filter(|a| a.space == MemSpace::Const)?;
-                        (a.active != 0).then(|| a.addrs[a.active.trailing_zeros() as usize] & 0xffff_ffff)
-                    }),
+                access: self.subcores[sc].mem_q.front().and_then(|e| e.access.as_ref()),
+                warp: st.slot as u32,
+                const_addr,
             };
-            // LDC's line passes through the shared L1 instruction/constant cache, which backs
-            // both L0 constant caches (a later fixed-latency read of it then hits there).
-            if let Some(a) = req.const_addr {
-                let line = self.const_l1_line((a >> 32) as u32, a & 0xffff_ffff);
-                self.l1i.fill(line);
-            }
             match self.mem.access(now, &req) {
                 Access::Retry => continue,
                 Access::ReadyAt(r) => self.schedule(
                     r,
                     Event::MemDone {
-                        slot: e.st.slot,
-                        sidx: e.st.sidx,
-                        writes: e.st.writes,
+                        slot: st.slot,
+                        sidx: st.sidx,
+                        writes: st.writes,
                     },
                 ),
                 Access::Pending => {
-                    self.mem_pending.insert(id, (e.st.slot, e.st.sidx, e.st.writes));
+                    self.mem_pending.insert(id, (st.slot, st.sidx, st.writes));
                 }
             }
             self.next_mem_id += 1;

@@ -437,12 +437,19 @@ impl<W> Sm<W> {
         }
     }
 
-    pub(crate) fn take(&mut self, i: usize) -> Option<W> {
-        let w = self.slab.get_mut(i).and_then(Option::take);
-        if w.is_some() {
+    /// Commit the results stored in slab slot `i` (borrowed, not moved) and free the slot.
+    pub(crate) fn commit_slot<E: Executor<Writes = W>>(&mut self, ex: &mut E, id: u32, i: usize) {
+        let present = match self.slab.get(i) {
+            Some(Some(w)) => {
+                ex.commit(id, w);
+                true
+            }
+            _ => false,
+        };
+        if present {
+            self.slab[i] = None;
             self.free_slab.push(i);
         }
-        w
     }
 
     pub(crate) fn schedule(&mut self, at: u64, e: Event) {
@@ -546,16 +553,12 @@ impl<W> Sm<W> {
                         let p = self.warps[slot].pending[i];
                         if p.0 <= now {
                             self.warps[slot].pending.remove(i);
-                            if let Some(wr) = self.take(p.2) {
-                                ex.commit(id, wr);
-                            }
+                            self.commit_slot(ex, id, p.2);
                         } else {
                             i += 1;
                         }
                     }
-                    if let Some(w) = self.take(writes) {
-                        ex.commit(id, w);
-                    }
+                    self.commit_slot(ex, id, writes);
                     self.release_write(slot, sidx);
                     if self.code[sidx].mem.is_some_and(|m| m.indexed_const) {
                         self.schedule(now, Event::ReadDone { slot, sidx });
@@ -631,9 +634,7 @@ impl<W> Sm<W> {
             }
             let id = w.exec_id;
             while let Some((_, _, idx)) = self.warps[slot].pending.pop() {
-                if let Some(wr) = self.take(idx) {
-                    ex.commit(id, wr);
-                }
+                self.commit_slot(ex, id, idx);
             }
             self.exited_warps = self.exited_warps.saturating_sub(1);
             let w = &mut self.warps[slot];

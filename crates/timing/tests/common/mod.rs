@@ -35,7 +35,7 @@ impl Executor for Mock {
             writes: (),
         })
     }
-    fn commit(&mut self, _w: u32, _x: ()) {}
+    fn commit(&mut self, _w: u32, _x: &()) {}
 }
 
 pub fn classify(ins: &sassim_isa::Instruction) -> InstClass {
