@@ -75,7 +75,7 @@ impl Launch {
 
 /// Shared memory available when the launch does not say (the static-allocation limit).
 pub const DEFAULT_SHARED_BYTES: u32 = 48 * 1024;
-/// Local memory per thread (the stack pointer c[0x0][0x28] starts at its top).
+/// Local memory per thread (the stack pointer `c[0x0][0x28]` starts at its top).
 pub const LOCAL_BYTES: u32 = 16 * 1024;
 
 /// Options of a launch.

@@ -23,7 +23,7 @@ pub struct BuiltinWorkload {
     pub listings: &'static [(&'static str, &'static str)],
     /// `(arch, nvdisasm -hex text)` per arch (ELF sections, labels, hex words).
     pub nvdisasm: &'static [(&'static str, &'static str)],
-    /// `ptxas -v` output for all archs (registers, shared memory, cmem[0] size).
+    /// `ptxas -v` output for all archs (registers, shared memory, `cmem[0]` size).
     pub ptxas_info: &'static str,
 }
 

@@ -4,7 +4,7 @@
 //! A workload is a folder `workloads/<name>/` with a CUDA source, committed SASS listings and a
 //! launch spec `<name>.toml` (format: `docs/workloads.md`). [`Workload::load`] parses and
 //! validates a spec, materializes its buffers, and computes the expected outputs (by a host
-//! reference from [`reference`] or from a file). A simulator then
+//! reference from [`mod@reference`] or from a file). A simulator then
 //! 1. allocates [`Workload::buffers`] and copies their bytes to device memory,
 //! 2. writes [`Workload::param_bytes`] at constant bank 0 offset [`param_cbank_offset`],
 //! 3. launches [`Workload::kernel`] with [`Workload::grid`] / [`Workload::block`] /
