@@ -374,9 +374,11 @@ pub struct ConstCacheConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WritePolicy {
+    /// Write-back: stores dirty the line, dirty sectors are written on eviction.
     WriteBack,
+    /// Write-through: every store is forwarded to the next level.
     WriteThrough,
-    /// Write-back for local, write-through for global (GPGPU-Sim `L`).
+    /// Write-back for local memory, write-through for global (GPGPU-Sim `L`; Volta+ L1D).
     LocalWbGlobalWt,
 }
 
@@ -384,8 +386,12 @@ pub enum WritePolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WriteAllocate {
+    /// Do not allocate on a store miss (write-through caches).
     NoAllocate,
+    /// Allocate and fetch the rest of the line (modelled like `LazyFetchOnRead` since
+    /// stores are tracked at sector granularity and assumed to cover whole sectors).
     FetchOnWrite,
+    /// Allocate, mark the written sectors valid+dirty, fetch nothing (GPGPU-Sim `L`).
     LazyFetchOnRead,
 }
 
@@ -393,8 +399,11 @@ pub enum WriteAllocate {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Hashing {
+    /// Accel-Sim's IPOLY hash (`-gpgpu_memory_partition_indexing 2`, set index `P`).
     Ipoly,
+    /// XOR of the index with the next-higher address bits (`indexing 1`, set index `X`).
     Xor,
+    /// Plain modulo (`indexing 0`, set index `L`).
     Linear,
 }
 

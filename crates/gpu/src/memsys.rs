@@ -199,21 +199,6 @@ pub struct Hierarchy {
 
 /// Map a GPU preset onto `sassim-memory`'s configuration (docs/memory.md, mapping table).
 pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
-    let policy = |p: sassim_config::WritePolicy| match p {
-        sassim_config::WritePolicy::WriteBack => mm::WritePolicy::WriteBack,
-        sassim_config::WritePolicy::WriteThrough => mm::WritePolicy::WriteThrough,
-        sassim_config::WritePolicy::LocalWbGlobalWt => mm::WritePolicy::LocalWbGlobalWt,
-    };
-    let alloc = |a: sassim_config::WriteAllocate| match a {
-        sassim_config::WriteAllocate::NoAllocate => mm::WriteAllocate::NoAllocate,
-        sassim_config::WriteAllocate::FetchOnWrite => mm::WriteAllocate::FetchOnWrite,
-        sassim_config::WriteAllocate::LazyFetchOnRead => mm::WriteAllocate::LazyFetchOnRead,
-    };
-    let hash = |h: sassim_config::Hashing| match h {
-        sassim_config::Hashing::Ipoly => mm::Hashing::Ipoly,
-        sassim_config::Hashing::Xor => mm::Hashing::Xor,
-        sassim_config::Hashing::Linear => mm::Hashing::Linear,
-    };
     let mp = &g.mem_pipeline;
     let l1 = &g.l1d;
     let l2 = &g.l2;
@@ -235,13 +220,7 @@ pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
     let max_packet_flits = (defaults.icnt.header_bytes + l1.line_bytes)
         .div_ceil(ic.flit_bytes.max(1))
         .max(1);
-    let mut dram = mm::DramConfig::preset(match d.dram_type {
-        sassim_config::DramType::Gddr6 => mm::DramType::Gddr6,
-        sassim_config::DramType::Gddr6x => mm::DramType::Gddr6x,
-        sassim_config::DramType::Gddr7 => mm::DramType::Gddr7,
-        sassim_config::DramType::Hbm2e => mm::DramType::Hbm2e,
-        sassim_config::DramType::Hbm3 => mm::DramType::Hbm3,
-    });
+    let mut dram = mm::DramConfig::preset(d.dram_type);
     dram.data_rate_mtps = d.clock_mhz * d.data_rate_multiplier as f64;
     dram.transfers_per_cmd_cycle = d.command_ratio.max(1);
     dram.channels_per_partition = d.channels_per_partition.max(1);
@@ -280,9 +259,9 @@ pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
             mshr_entries: l1.mshr_entries,
             mshr_max_merge: l1.mshr_max_merge,
             miss_queue_entries: l1.miss_queue_entries,
-            write_policy: policy(l1.write_policy),
-            write_allocate: alloc(l1.write_allocate),
-            hashing: hash(l1.hashing),
+            write_policy: l1.write_policy,
+            write_allocate: l1.write_allocate,
+            hashing: l1.hashing,
             max_pending_requests: mp.max_outstanding_requests,
             ..defaults.l1d.clone()
         },
@@ -308,10 +287,10 @@ pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
                 (l2.assoc * l2.line_bytes / l1.line_bytes.max(1)).max(1)
             },
             latency: l2.rop_latency.unwrap_or(l2.latency),
-            hashing: hash(l2.hashing),
-            set_hashing: hash(l2.hashing),
-            write_policy: policy(l2.write_policy),
-            write_allocate: alloc(l2.write_allocate),
+            hashing: l2.hashing,
+            set_hashing: l2.hashing,
+            write_policy: l2.write_policy,
+            write_allocate: l2.write_allocate,
             mshr_entries: l2.mshr_entries,
             mshr_max_merge: l2.mshr_max_merge,
             data_port_bytes: l2.data_port_bytes,

@@ -15,53 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
 
-/// Cache write policy (GPGPU-Sim letters `B`, `T`, `L`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WritePolicy {
-    /// Write-back: stores dirty the line, dirty sectors are written on eviction.
-    WriteBack,
-    /// Write-through: every store is forwarded to the next level.
-    WriteThrough,
-    /// Write-back for local memory, write-through for global (GPGPU-Sim `L`; Volta+ L1D).
-    LocalWbGlobalWt,
-}
-
-/// What a store miss does in the cache (only used where the policy is write-back).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WriteAllocate {
-    /// Do not allocate on a store miss (write-through caches).
-    NoAllocate,
-    /// Allocate and fetch the rest of the line (modelled like `LazyFetchOnRead` since
-    /// stores are tracked at sector granularity and assumed to cover whole sectors).
-    FetchOnWrite,
-    /// Allocate, mark the written sectors valid+dirty, fetch nothing (GPGPU-Sim `L`).
-    LazyFetchOnRead,
-}
-
-/// Index hashing for L2 partition selection and cache set selection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Hashing {
-    /// Accel-Sim's IPOLY hash (`-gpgpu_memory_partition_indexing 2`, set index `P`).
-    Ipoly,
-    /// XOR of the index with the next-higher address bits (`indexing 1`, set index `X`).
-    Xor,
-    /// Plain modulo (`indexing 0`, set index `L`).
-    Linear,
-}
-
-/// DRAM technology (selects defaults through [`DramConfig::preset`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DramType {
-    Gddr6,
-    Gddr6x,
-    Gddr7,
-    Hbm2e,
-    Hbm3,
-}
+/// Write policy, write allocation, index hashing and DRAM technology: the preset's own
+/// types (`sassim-config`), so a preset maps onto this crate's configuration directly.
+pub use sassim_config::{DramType, Hashing, WriteAllocate, WritePolicy};
 
 /// Clock domains (MHz). The DRAM command clock is derived from the DRAM config
 /// (`data_rate_mtps / transfers_per_cmd_cycle`).
