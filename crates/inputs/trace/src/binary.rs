@@ -2,46 +2,346 @@
 //! `docs/trace-format.md`.
 //!
 //! Layout: 8-byte magic, `u16` format version (LE), then one zstd stream
-//! (with a built-in dictionary) holding the payload: the raw header text,
-//! then records (one per thread block, split into column streams) and an
-//! end record with totals. Instructions are predicted from a model
-//! (static-instruction table, successor prediction, mask and address
-//! predictors) that the encoder and the decoder update identically, so most
-//! instructions cost a fraction of a byte after zstd; data-dependent masks
-//! and gather addresses are bit-packed.
+//! (with a built-in dictionary, frame checksum) holding the raw header text
+//! followed by one context-adaptive binary arithmetic-coded stream (the
+//! FPAQ0 coder of the `cabac` crate). Instructions are predicted from a
+//! model (static-instruction table, successor prediction, mask and address
+//! predictors) that the encoder and the decoder update identically; every
+//! decision is coded with an adaptive probability that belongs to the
+//! static instruction it concerns, so that a predictable field costs a
+//! small fraction of a bit and only data-dependent masks and addresses
+//! take real space.
+//!
+//! The encoder and the decoder run the same functions (generic over
+//! [`Coder`]): the encoder passes the true value of each field, the decoder
+//! a placeholder that the coder overwrites, so the two cannot drift apart.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use cabac::fpaq0::{Fpaq0Decoder, Fpaq0Encoder};
+use cabac::vp8::VP8Context as Ctx;
+use cabac::{CabacReader, CabacWriter};
 
 use crate::error::{Result, TraceError};
 use crate::header::KernelHeader;
 use crate::record::{
-    flags, AddrMode, ClusterInfo, OpcodeId, OpcodeTable, Reg, RegKind, ThreadBlockTrace, TraceInstr,
-    WarpTrace, MAX_DST, MAX_SRC, WARP_SIZE,
+    flags, AddrMode, OpcodeId, OpcodeTable, Reg, RegKind, ThreadBlockTrace, TraceInstr, WarpTrace, MAX_DST,
+    MAX_SRC, WARP_SIZE,
 };
 use crate::source::BINARY_MAGIC;
 
 /// Current format version.
-pub const FORMAT_VERSION: u16 = 2;
+pub const FORMAT_VERSION: u16 = 3;
 
-const TAG_END: u8 = 0;
-const TAG_BLOCK: u8 = 1;
+/// Ring of recent multi-lane memory instructions used as address references.
 const RING: usize = 8;
 const NONE: u32 = u32::MAX;
-/// Largest accepted uncompressed block record (sanity bound for corrupt files).
-const MAX_RECORD: u64 = 1 << 34;
+/// Sanity bounds for corrupt files.
+const MAX_WARPS: u64 = 1 << 16;
+const MAX_VALUES: u64 = 64;
+const MAX_NAME: u64 = 4096;
 
-// ------------------------------------------------------------ varints
+// ------------------------------------------------------------ coder
+
+/// Encoder or decoder side of the coder. `bit` codes a decision with an
+/// adaptive context, writing `*b` when encoding and overwriting it when
+/// decoding; `raw` codes `n` equiprobable bits (`v` when encoding) in the
+/// separate raw-bit stream and returns them.
+trait Coder {
+    const ENC: bool;
+    fn bit(&mut self, ctx: &mut Ctx, b: &mut bool) -> io::Result<()>;
+    fn raw(&mut self, n: u32, v: u64) -> io::Result<u64>;
+}
+
+/// Raw bits, least significant first, packed into bytes.
+#[derive(Default)]
+struct BitW {
+    out: Vec<u8>,
+    acc: u64,
+    n: u32,
+}
+
+impl BitW {
+    #[inline]
+    fn put(&mut self, v: u64, w: u32) {
+        debug_assert!(w <= 64);
+        if w > 32 {
+            self.put(v & 0xffff_ffff, 32);
+            self.put(v >> 32, w - 32);
+            return;
+        }
+        let v = if w == 64 { v } else { v & ((1u64 << w) - 1) };
+        self.acc |= v << self.n;
+        self.n += w;
+        while self.n >= 8 {
+            self.out.push(self.acc as u8);
+            self.acc >>= 8;
+            self.n -= 8;
+        }
+    }
+
+    /// Pad the last byte with zeros.
+    fn pad(&mut self) {
+        if self.n > 0 {
+            self.out.push(self.acc as u8);
+            self.acc = 0;
+            self.n = 0;
+        }
+    }
+}
+
+struct EncC<W: Write> {
+    rc: Fpaq0Encoder<W>,
+    bits: BitW,
+}
+
+impl<W: Write> Coder for EncC<W> {
+    const ENC: bool = true;
+    #[inline]
+    fn bit(&mut self, ctx: &mut Ctx, b: &mut bool) -> io::Result<()> {
+        self.rc.put(*b, ctx)
+    }
+    #[inline]
+    fn raw(&mut self, n: u32, v: u64) -> io::Result<u64> {
+        self.bits.put(v, n);
+        Ok(if n == 64 { v } else { v & ((1u64 << n) - 1) })
+    }
+}
+
+/// Chunk kinds of the payload after the header.
+const CHUNK_END: u8 = 0;
+const CHUNK_ARITH: u8 = 1;
+const CHUNK_RAW: u8 = 2;
+/// The writer flushes both streams as chunks once they hold this much.
+const CHUNK_BYTES: usize = 1 << 16;
+/// Largest accepted chunk (corrupt input).
+const MAX_CHUNK: u64 = 1 << 26;
+
+type ZReader = BufReader<zstd::stream::read::Decoder<'static, BufReader<File>>>;
+
+/// Splits the chunk sequence into the arithmetic and the raw-bit streams.
+/// Both streams are flushed together by the writer, so the chunks of one
+/// stream read ahead while looking for the other stay within one flush.
+struct Demux {
+    z: ZReader,
+    arith: std::collections::VecDeque<Vec<u8>>,
+    raw: std::collections::VecDeque<Vec<u8>>,
+    ended: bool,
+}
+
+impl Demux {
+    /// Read chunks until `kind`'s queue is not empty; `None` at the end.
+    fn next(&mut self, kind: u8) -> io::Result<Option<Vec<u8>>> {
+        loop {
+            let q = if kind == CHUNK_ARITH {
+                &mut self.arith
+            } else {
+                &mut self.raw
+            };
+            if let Some(c) = q.pop_front() {
+                return Ok(Some(c));
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            let mut k = [0u8];
+            self.z.read_exact(&mut k)?;
+            if k[0] == CHUNK_END {
+                self.ended = true;
+                continue;
+            }
+            let mut n = 0u64;
+            let mut sh = 0;
+            loop {
+                let mut b = [0u8];
+                self.z.read_exact(&mut b)?;
+                if sh >= 64 {
+                    return Err(io::Error::new(io::ErrorKind::InvalidData, "chunk length"));
+                }
+                n |= u64::from(b[0] & 0x7f) << sh;
+                if b[0] < 0x80 {
+                    break;
+                }
+                sh += 7;
+            }
+            if n > MAX_CHUNK {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, "chunk length"));
+            }
+            let mut v = vec![0u8; n as usize];
+            self.z.read_exact(&mut v)?;
+            match k[0] {
+                CHUNK_ARITH => self.arith.push_back(v),
+                CHUNK_RAW => self.raw.push_back(v),
+                _ => return Err(io::Error::new(io::ErrorKind::InvalidData, "chunk kind")),
+            }
+        }
+    }
+}
+
+/// One stream of the [`Demux`] as a byte source with a local buffer.
+struct ChunkR {
+    d: Arc<Mutex<Demux>>,
+    kind: u8,
+    buf: Vec<u8>,
+    p: usize,
+}
+
+impl ChunkR {
+    fn new(d: &Arc<Mutex<Demux>>, kind: u8) -> Self {
+        ChunkR {
+            d: Arc::clone(d),
+            kind,
+            buf: Vec::new(),
+            p: 0,
+        }
+    }
+
+    /// Refill; false at the end of the stream.
+    fn refill(&mut self) -> io::Result<bool> {
+        while self.p >= self.buf.len() {
+            let next = self
+                .d
+                .lock()
+                .map_err(|_| io::Error::other("poisoned reader"))?
+                .next(self.kind)?;
+            match next {
+                Some(b) => {
+                    self.buf = b;
+                    self.p = 0;
+                }
+                None => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Bytes left in the local buffer.
+    fn left(&self) -> usize {
+        self.buf.len() - self.p
+    }
+}
+
+impl Read for ChunkR {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.is_empty() || !self.refill()? {
+            return Ok(0);
+        }
+        let n = out.len().min(self.left());
+        out[..n].copy_from_slice(&self.buf[self.p..self.p + n]);
+        self.p += n;
+        Ok(n)
+    }
+}
+
+struct DecC {
+    rc: Fpaq0Decoder<ChunkR>,
+    raw: ChunkR,
+    acc: u64,
+    n: u32,
+}
+
+impl DecC {
+    #[inline]
+    fn get32(&mut self, w: u32) -> io::Result<u64> {
+        while self.n < w {
+            if self.raw.p >= self.raw.buf.len() && !self.raw.refill()? {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "raw bits"));
+            }
+            self.acc |= u64::from(self.raw.buf[self.raw.p]) << self.n;
+            self.raw.p += 1;
+            self.n += 8;
+        }
+        let v = self.acc & ((1u64 << w) - 1);
+        self.acc >>= w;
+        self.n -= w;
+        Ok(v)
+    }
+}
+
+impl Coder for DecC {
+    const ENC: bool = false;
+    #[inline]
+    fn bit(&mut self, ctx: &mut Ctx, b: &mut bool) -> io::Result<()> {
+        *b = self.rc.get(ctx)?;
+        Ok(())
+    }
+    #[inline]
+    fn raw(&mut self, n: u32, _v: u64) -> io::Result<u64> {
+        if n > 32 {
+            let lo = self.get32(32)?;
+            Ok(lo | self.get32(n - 32)? << 32)
+        } else if n == 0 {
+            Ok(0)
+        } else {
+            self.get32(n)
+        }
+    }
+}
+
+/// Code one decision; returns the (encoded or decoded) value.
+#[inline]
+fn flag<C: Coder>(c: &mut C, ctx: &mut Ctx, v: bool) -> io::Result<bool> {
+    let mut b = v;
+    c.bit(ctx, &mut b)?;
+    Ok(b)
+}
+
+/// Adaptive contexts of an unsigned integer: Elias-gamma style, the bit
+/// length in unary (one context per position), the two bits after the
+/// leading one with contexts, the rest raw.
+#[derive(Clone)]
+struct IntCtx {
+    len: [Ctx; 24],
+    mant: [[Ctx; 3]; 65],
+}
+
+impl Default for IntCtx {
+    fn default() -> Self {
+        IntCtx {
+            len: [Ctx::default(); 24],
+            mant: [[Ctx::default(); 3]; 65],
+        }
+    }
+}
 
 #[inline]
-fn put_u(buf: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        buf.push(v as u8 | 0x80);
-        v >>= 7;
+fn bitlen(v: u64) -> u32 {
+    64 - v.leading_zeros()
+}
+
+fn code_u<C: Coder>(c: &mut C, ctx: &mut IntCtx, v: u64) -> io::Result<u64> {
+    let n = bitlen(v);
+    let mut k = 0u32;
+    while k < 64 {
+        if !flag(c, &mut ctx.len[(k as usize).min(23)], k < n)? {
+            break;
+        }
+        k += 1;
     }
-    buf.push(v as u8);
+    if k == 0 {
+        return Ok(0);
+    }
+    let mut r = 1u64;
+    let mut i = k - 1;
+    for j in 0..2usize {
+        if i == 0 {
+            break;
+        }
+        i -= 1;
+        let mut b = v >> i & 1 == 1;
+        let cx = if j == 0 { 0 } else { 1 + (r & 1) as usize };
+        c.bit(&mut ctx.mant[k as usize][cx], &mut b)?;
+        r = r << 1 | u64::from(b);
+    }
+    if i > 0 {
+        let low = if i == 64 { v } else { v & ((1u64 << i) - 1) };
+        r = r << i | c.raw(i, low)?;
+    }
+    Ok(r)
 }
 
 #[inline]
@@ -54,42 +354,103 @@ fn unzz(v: u64) -> i64 {
     (v >> 1) as i64 ^ -((v & 1) as i64)
 }
 
-struct Cur<'a> {
-    b: &'a [u8],
-    p: usize,
+fn code_s<C: Coder>(c: &mut C, ctx: &mut IntCtx, v: i64) -> io::Result<i64> {
+    Ok(unzz(code_u(c, ctx, zz(v))?))
 }
 
-impl<'a> Cur<'a> {
-    #[inline]
-    fn u8(&mut self) -> Option<u8> {
-        let v = *self.b.get(self.p)?;
-        self.p += 1;
-        Some(v)
+/// `n`-bit symbol through a binary context tree (`ctx.len() >= 2^n`).
+fn code_tree<C: Coder>(c: &mut C, ctx: &mut [Ctx], n: u32, v: u32) -> io::Result<u32> {
+    let mut node = 1usize;
+    for i in (0..n).rev() {
+        let b = flag(c, &mut ctx[node], v >> i & 1 == 1)?;
+        node = node << 1 | usize::from(b);
     }
-    #[inline]
-    fn u(&mut self) -> Option<u64> {
-        let mut v = 0u64;
-        let mut sh = 0u32;
-        loop {
-            let c = self.u8()?;
-            if sh >= 64 {
-                return None;
-            }
-            v |= u64::from(c & 0x7f) << sh;
-            if c < 0x80 {
-                return Some(v);
-            }
-            sh += 7;
+    Ok((node - (1 << n)) as u32)
+}
+
+/// `n` raw bits (the separate raw-bit stream).
+#[inline]
+fn code_raw<C: Coder>(c: &mut C, n: u32, v: u64) -> io::Result<u64> {
+    c.raw(n, v)
+}
+
+/// A residual that is usually zero: a per-static zero flag, then the value.
+fn code_res<C: Coder>(c: &mut C, zero: &mut Ctx, ctx: &mut IntCtx, v: i64) -> io::Result<i64> {
+    if flag(c, zero, v == 0)? {
+        return Ok(0);
+    }
+    let m = code_u(c, ctx, zz(v).wrapping_sub(1))?;
+    Ok(unzz(m.wrapping_add(1)))
+}
+
+/// `Write` into a buffer shared with the [`BinaryWriter`], which moves the
+/// coder's output into the zstd stream after every block.
+struct SharedW(Arc<Mutex<Vec<u8>>>);
+
+impl Write for SharedW {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        let mut g = self.0.lock().map_err(|_| io::Error::other("poisoned buffer"))?;
+        g.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------------ helpers
+
+#[inline]
+fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(l)
         }
+    })
+}
+
+/// The address mode the Accel-Sim tracer picks when it compresses
+/// addresses: base+stride (1) for no lane or one contiguous run of two or
+/// more lanes with a constant 32-bit stride, else base+delta (2).
+fn tracer_mode(mask: u32, lanes: &[u64; WARP_SIZE]) -> u8 {
+    if mask == 0 {
+        return 1;
     }
-    #[inline]
-    fn s(&mut self) -> Option<i64> {
-        self.u().map(unzz)
+    let run = mask >> mask.trailing_zeros();
+    if mask.count_ones() < 2 || run & run.wrapping_add(1) != 0 {
+        return 2;
     }
-    fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
-        let s = self.b.get(self.p..self.p.checked_add(n)?)?;
-        self.p += n;
-        Some(s)
+    let l0 = mask.trailing_zeros() as usize;
+    let d = lanes[l0 + 1].wrapping_sub(lanes[l0]) as i64;
+    let ok = i32::try_from(d).is_ok()
+        && lanes_of(mask)
+            .skip(1)
+            .all(|l| lanes[l].wrapping_sub(lanes[l - 1]) as i64 == d);
+    if ok {
+        1
+    } else {
+        2
+    }
+}
+
+fn scale(e: i64, s: i32) -> i64 {
+    if s >= 0 {
+        e.wrapping_shl(s as u32)
+    } else {
+        e >> (-s) as u32
+    }
+}
+
+fn scale_abs(a: u64, s: i32) -> u64 {
+    if s >= 0 {
+        a.wrapping_shl(s as u32)
+    } else {
+        a >> (-s) as u32
     }
 }
 
@@ -130,114 +491,6 @@ const DICT: &str = concat!(
     "mem_width [adrrescompress?] [mem_addresses] immediate\n\n\n\n",
 );
 
-// ------------------------------------------------------------ bit streams
-
-#[derive(Default)]
-struct BitW {
-    out: Vec<u8>,
-    acc: u64,
-    n: u32,
-}
-
-impl BitW {
-    #[inline]
-    fn put32(&mut self, v: u64, w: u32) {
-        debug_assert!(w <= 32);
-        if w == 0 {
-            return;
-        }
-        self.acc |= (v & ((1u64 << w) - 1)) << self.n;
-        self.n += w;
-        while self.n >= 8 {
-            self.out.push(self.acc as u8);
-            self.acc >>= 8;
-            self.n -= 8;
-        }
-    }
-    #[inline]
-    fn put(&mut self, v: u64, w: u32) {
-        if w > 32 {
-            self.put32(v & 0xffff_ffff, 32);
-            self.put32(v >> 32, w - 32);
-        } else {
-            self.put32(v, w);
-        }
-    }
-    fn flush(&mut self) {
-        if self.n > 0 {
-            self.out.push(self.acc as u8);
-        }
-        self.acc = 0;
-        self.n = 0;
-    }
-}
-
-struct BitR<'a> {
-    b: &'a [u8],
-    p: usize,
-    acc: u64,
-    n: u32,
-}
-
-impl BitR<'_> {
-    #[inline]
-    fn get32(&mut self, w: u32) -> Option<u64> {
-        if w == 0 {
-            return Some(0);
-        }
-        while self.n < w {
-            let c = *self.b.get(self.p)?;
-            self.p += 1;
-            self.acc |= u64::from(c) << self.n;
-            self.n += 8;
-        }
-        let v = self.acc & ((1u64 << w) - 1);
-        self.acc >>= w;
-        self.n -= w;
-        Some(v)
-    }
-    #[inline]
-    fn get(&mut self, w: u32) -> Option<u64> {
-        if w > 32 {
-            let lo = self.get32(32)?;
-            let hi = self.get32(w - 32)?;
-            Some(lo | hi << 32)
-        } else {
-            self.get32(w)
-        }
-    }
-}
-
-/// Spread the low `popcount(of)` bits of `bits` onto the set bits of `of`.
-#[inline]
-fn deposit(bits: u32, of: u32) -> u32 {
-    let mut r = 0;
-    for (i, l) in lanes_of(of).enumerate() {
-        r |= (bits >> i & 1) << l;
-    }
-    r
-}
-
-/// Inverse of [`deposit`] for `m ⊆ of`.
-#[inline]
-fn extract(m: u32, of: u32) -> u32 {
-    let mut r = 0;
-    for (i, l) in lanes_of(of).enumerate() {
-        r |= (m >> l & 1) << i;
-    }
-    r
-}
-
-#[inline]
-fn bitlen(v: u64) -> u32 {
-    64 - v.leading_zeros()
-}
-
-#[inline]
-fn ulen(v: u64) -> u32 {
-    (bitlen(v).max(1)).div_ceil(7)
-}
-
 // ------------------------------------------------------------ model
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -257,15 +510,41 @@ struct StaticKey {
 const STATIC_FLAGS: u8 = flags::GMMA_COMMIT | flags::HAS_GMMA_FIELD;
 const ALIGN_UNSET: u8 = 0xff;
 
+/// Adaptive contexts owned by one static instruction (or by the warp
+/// start, for the first instruction of a warp).
+#[derive(Clone, Default)]
+struct SCtx {
+    /// successor: predicted, alternate
+    succ: Ctx,
+    alt: Ctx,
+    /// last instruction of its warp
+    end: Ctx,
+    /// mask chain: = previous, = last, all, none, subset, subset-of-last,
+    /// = the mask before the previous one
+    m: [Ctx; 7],
+    /// subset lane bits, by (reference, lane set in the other reference)
+    lane: [Ctx; 4],
+    mode: Ctx,
+    vals: Ctx,
+    pat: Ctx,
+    res0: Ctx,
+    stride: Ctx,
+}
+
 struct Static {
     key: StaticKey,
     succ: u32,
+    alt: u32,
     last_mask: u32,
+    last_mode: u8,
+    last_pat: u8,
     /// First-lane address of the last execution.
     last_base: u64,
     /// Last first-lane step, and the confirmed (seen twice in a row) step.
     last_delta: u64,
     stride: u64,
+    /// Lane stride of the last AFFINE / STRIDE pattern.
+    lane_stride: u64,
     /// First-lane address minus the scaled ring reference, last time.
     ring_k: u64,
     /// Gather region origin and alignment.
@@ -274,24 +553,149 @@ struct Static {
     align: u8,
     last_valid: u32,
     last: [u64; WARP_SIZE],
+    ctx: SCtx,
 }
 
-#[derive(Default)]
+/// Contexts not tied to a static instruction.
+#[derive(Clone)]
+struct GCtx {
+    more_blocks: Ctx,
+    block_pred: Ctx,
+    cluster: Ctx,
+    more_warps: Ctx,
+    warp_next: Ctx,
+    warp_empty: Ctx,
+    sid_new: Ctx,
+    sid: IntCtx,
+    pc: IntCtx,
+    line: IntCtx,
+    op: IntCtx,
+    name_len: IntCtx,
+    chars: [Ctx; 256],
+    imm: IntCtx,
+    nn: [Ctx; 256],
+    reg_kind: [Ctx; 4],
+    reg_num: [Ctx; 256],
+    mem_width: IntCtx,
+    sflags: [Ctx; 256],
+    mode: [Ctx; 4],
+    hist_sel: [Ctx; 256],
+    hist_lane: [Ctx; 2],
+    raw_lane: [Ctx; 32],
+    pat: [Ctx; 256],
+    res: [IntCtx; 4],
+    stride: IntCtx,
+    gw: [Ctx; 128],
+    galign: [Ctx; 32],
+    gflag: [Ctx; 2],
+    region: IntCtx,
+    val_n: IntCtx,
+    val: IntCtx,
+    block: IntCtx,
+    total: IntCtx,
+}
+
+impl Default for GCtx {
+    fn default() -> Self {
+        let c = Ctx::default();
+        let i = IntCtx::default();
+        GCtx {
+            more_blocks: c,
+            block_pred: c,
+            cluster: c,
+            more_warps: c,
+            warp_next: c,
+            warp_empty: c,
+            sid_new: c,
+            sid: i.clone(),
+            pc: i.clone(),
+            line: i.clone(),
+            op: i.clone(),
+            name_len: i.clone(),
+            chars: [c; 256],
+            imm: i.clone(),
+            nn: [c; 256],
+            reg_kind: [c; 4],
+            reg_num: [c; 256],
+            mem_width: i.clone(),
+            sflags: [c; 256],
+            mode: [c; 4],
+            hist_sel: [c; 256],
+            hist_lane: [c; 2],
+            raw_lane: [c; 32],
+            pat: [c; 256],
+            res: [i.clone(), i.clone(), i.clone(), i.clone()],
+            stride: i.clone(),
+            gw: [c; 128],
+            galign: [c; 32],
+            gflag: [c; 2],
+            region: i.clone(),
+            val_n: i.clone(),
+            val: i.clone(),
+            block: i.clone(),
+            total: i,
+        }
+    }
+}
+
+/// Everything the encoder and the decoder keep identical.
 struct Model {
     statics: Vec<Static>,
     map: HashMap<StaticKey, u32>,
-    /// Predicted first static of a warp.
+    /// Successor prediction for the first instruction of a warp.
     start_succ: u32,
+    start_alt: u32,
+    start_ctx: SCtx,
     ring: Vec<([u64; WARP_SIZE], u32)>,
     ring_head: usize,
+    hist: MaskHist,
+    g: Box<GCtx>,
+    /// opcode names in order of first use (file opcode ids)
+    n_ops: u32,
+    /// pc of the last static definition
+    last_def_pc: u32,
+    /// grid dimensions, for the predicted order of thread blocks
+    grid: [u64; 3],
 }
 
 impl Model {
-    fn new() -> Self {
+    fn new(h: &KernelHeader) -> Self {
+        let d = |v: u32| u64::from(v.max(1));
         Model {
+            statics: Vec::new(),
+            map: HashMap::new(),
             start_succ: NONE,
-            ..Default::default()
+            start_alt: NONE,
+            start_ctx: SCtx::default(),
+            ring: Vec::new(),
+            ring_head: 0,
+            hist: MaskHist::default(),
+            g: Box::default(),
+            n_ops: 0,
+            last_def_pc: 0,
+            grid: [d(h.grid[0]), d(h.grid[1]), d(h.grid[2])],
         }
+    }
+
+    /// Predicted address of lane `l0`: the lane-0 origin of the last
+    /// execution, plus the confirmed step, plus `l0` lane strides.
+    fn pred(&self, s: usize, l0: usize) -> u64 {
+        let st = &self.statics[s];
+        st.last_base
+            .wrapping_add(st.stride)
+            .wrapping_add(st.lane_stride.wrapping_mul(l0 as u64))
+    }
+
+    /// Address of lane `l0` predicted from the static's last ring reference.
+    fn ring_pred(&self, s: usize, l0: usize) -> Option<u64> {
+        let st = &self.statics[s];
+        let p = st.last_pat.checked_sub(PAT_RING0)?;
+        let (r, sh) = (usize::from(p / 17), i32::from(p % 17) - 8);
+        let (ref_l, ref_m) = self.ring_get(r)?;
+        if ref_m >> l0 & 1 == 0 {
+            return None;
+        }
+        Some(scale_abs(ref_l[l0], sh).wrapping_add(st.ring_k))
     }
 
     fn add_static(&mut self, key: StaticKey) -> u32 {
@@ -299,34 +703,54 @@ impl Model {
         self.statics.push(Static {
             key,
             succ: NONE,
+            alt: NONE,
             last_mask: u32::MAX,
+            last_mode: 0,
+            last_pat: 0,
             last_base: 0,
             last_delta: 0,
             stride: 0,
+            lane_stride: 0,
             ring_k: 0,
             region_lo: 0,
             region_ok: false,
             align: ALIGN_UNSET,
             last_valid: 0,
             last: [0; WARP_SIZE],
+            ctx: SCtx::default(),
         });
         self.map.insert(key, id);
         id
     }
 
-    fn set_succ(&mut self, prev: u32, cur: u32) {
+    /// (predicted, alternate) successor of `prev` (`NONE` = warp start).
+    fn succ_of(&self, prev: u32) -> (u32, u32) {
         if prev == NONE {
-            self.start_succ = cur;
+            (self.start_succ, self.start_alt)
         } else {
-            self.statics[prev as usize].succ = cur;
+            let s = &self.statics[prev as usize];
+            (s.succ, s.alt)
         }
     }
 
-    fn predicted(&self, prev: u32) -> u32 {
-        if prev == NONE {
-            self.start_succ
+    fn set_succ(&mut self, prev: u32, cur: u32) {
+        let (s, a) = if prev == NONE {
+            (&mut self.start_succ, &mut self.start_alt)
         } else {
-            self.statics[prev as usize].succ
+            let st = &mut self.statics[prev as usize];
+            (&mut st.succ, &mut st.alt)
+        };
+        if *s != cur {
+            *a = *s;
+            *s = cur;
+        }
+    }
+
+    fn prev_ctx(&mut self, prev: u32) -> &mut SCtx {
+        if prev == NONE {
+            &mut self.start_ctx
+        } else {
+            &mut self.statics[prev as usize].ctx
         }
     }
 
@@ -334,7 +758,8 @@ impl Model {
     fn update_mem(&mut self, sid: u32, mask: u32, lanes: &[u64; WARP_SIZE]) {
         let st = &mut self.statics[sid as usize];
         if mask != 0 {
-            let a0 = lanes[mask.trailing_zeros() as usize];
+            let l0 = mask.trailing_zeros() as usize;
+            let a0 = lanes[l0].wrapping_sub(st.lane_stride.wrapping_mul(l0 as u64));
             let d = a0.wrapping_sub(st.last_base);
             if d == st.last_delta {
                 st.stride = d;
@@ -344,7 +769,7 @@ impl Model {
         }
         st.last = *lanes;
         st.last_valid = mask;
-        if mask.count_ones() >= 2 {
+        if mask != 0 {
             if self.ring.len() < RING {
                 self.ring.push((*lanes, mask));
                 self.ring_head = self.ring.len() % RING;
@@ -364,53 +789,54 @@ impl Model {
         let head = if n < RING { n } else { self.ring_head };
         Some(&self.ring[(head + n - 1 - r) % n])
     }
-}
 
-#[inline]
-fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
-    let mut m = mask;
-    std::iter::from_fn(move || {
-        if m == 0 {
-            None
-        } else {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            Some(l)
+    /// First ring entry whose lane offsets, scaled by a power of two, give
+    /// these offsets (pattern code minus `PAT_RING0`).
+    fn find_ring(&self, mask: u32, lanes: &[u64; 32]) -> Option<u8> {
+        let l0 = mask.trailing_zeros() as usize;
+        let rel = |l: usize| lanes[l].wrapping_sub(lanes[l0]) as i64;
+        for r in 0..RING {
+            let (ref_l, ref_m) = self.ring_get(r)?;
+            if ref_m & mask != mask {
+                continue;
+            }
+            let e = |l: usize| ref_l[l].wrapping_sub(ref_l[l0]) as i64;
+            let mut shift: Option<i32> = None;
+            let mut ok = true;
+            for l in lanes_of(mask) {
+                let (d, ev) = (rel(l), e(l));
+                if d == 0 && ev == 0 {
+                    continue;
+                }
+                if d == 0 || ev == 0 {
+                    ok = false;
+                    break;
+                }
+                shift = Some(d.trailing_zeros() as i32 - ev.trailing_zeros() as i32);
+                break;
+            }
+            if !ok {
+                continue;
+            }
+            let sh = shift.unwrap_or(0);
+            if !(-8..=8).contains(&sh) {
+                continue;
+            }
+            if lanes_of(mask).all(|l| scale(e(l), sh) == rel(l)) {
+                return Some((r as u8) * 17 + (sh + 8) as u8);
+            }
         }
-    })
+        None
+    }
 }
 
-/// Lane-offset pattern codes.
+/// Address pattern codes.
 const PAT_STATIC: u8 = 0;
 const PAT_STRIDE: u8 = 1;
 const PAT_GATHER: u8 = 2;
 const PAT_GDELTA: u8 = 3;
-const PAT_RING0: u8 = 4; // + r*17 + (shift+8)
-
-/// Mask codes.
-const M_PREV: u8 = 0;
-const M_LAST: u8 = 1;
-const M_ALL: u8 = 2;
-const M_ZERO: u8 = 3;
-const M_HIST: u8 = 4;
-const M_SUB_PREV: u8 = 5;
-const M_SUB_LAST: u8 = 6;
-
-fn scale(e: i64, s: i32) -> i64 {
-    if s >= 0 {
-        e.wrapping_shl(s as u32)
-    } else {
-        e >> (-s) as u32
-    }
-}
-
-fn scale_abs(a: u64, s: i32) -> u64 {
-    if s >= 0 {
-        a.wrapping_shl(s as u32)
-    } else {
-        a >> (-s) as u32
-    }
-}
+const PAT_AFFINE: u8 = 4;
+const PAT_RING0: u8 = 8; // + r*17 + (shift+8)
 
 /// Per-warp history of recent distinct masks (most recent first).
 #[derive(Default)]
@@ -439,8 +865,10 @@ impl MaskHist {
         self.h[0] = m;
     }
 
-    fn op(&self, sel: u8) -> Option<u32> {
-        let (op, i, j) = (sel >> 6, usize::from(sel >> 3 & 7), usize::from(sel & 7));
+    /// Selector `op<<6 | i<<3 | j`: op 0 `h[i] & !h[j]`, 1 `h[i] ^ h[j]`,
+    /// 2 `h[i] | h[j]`.
+    fn op(&self, sel: u32) -> Option<u32> {
+        let (op, i, j) = (sel >> 6, (sel >> 3 & 7) as usize, (sel & 7) as usize);
         if i >= self.n || j >= self.n {
             return None;
         }
@@ -452,89 +880,696 @@ impl MaskHist {
             _ => return None,
         })
     }
+}
 
-    /// Mask code `M_HIST`: a selector byte in the mask stream (`0xff` = raw
-    /// `u32` follows; op 3 = subset of `h[i]`, bits in the bit stream).
-    fn encode(&self, m: u32, s: &mut Streams) {
-        for sel in 0..=0xbfu8 {
-            if self.op(sel) == Some(m) {
-                s.mask.push(sel);
-                return;
-            }
-        }
-        let best = (0..self.n)
-            .filter(|&i| m & !self.h[i] == 0)
-            .min_by_key(|&i| self.h[i].count_ones());
-        match best {
-            Some(i) if self.h[i].count_ones() < 24 => {
-                s.mask.push(0xc0 | (i as u8) << 3);
-                s.bits
-                    .put(u64::from(extract(m, self.h[i])), self.h[i].count_ones());
-            }
-            _ => {
-                s.mask.push(0xff);
-                s.mask.extend_from_slice(&m.to_le_bytes());
-            }
+// ------------------------------------------------------------ codec
+
+/// Coding failure: I/O (including a truncated stream) or a field whose
+/// decoded value is inconsistent with the model (corrupt data).
+enum CErr {
+    Io(io::Error),
+    Bad(&'static str),
+}
+
+impl From<io::Error> for CErr {
+    fn from(e: io::Error) -> Self {
+        CErr::Io(e)
+    }
+}
+
+type CResult<T> = std::result::Result<T, CErr>;
+
+/// One instruction in transit: the encoder fills it from the trace, the
+/// decoder from the stream.
+struct Io {
+    ins: TraceInstr,
+    /// File opcode id, and its name when it is defined by this instruction.
+    op: u32,
+    name: Vec<u8>,
+    lanes: [u64; WARP_SIZE],
+    /// v6 values: per operand a count, then the values.
+    vals: Vec<u64>,
+}
+
+impl Io {
+    fn new() -> Self {
+        Io {
+            ins: TraceInstr::default(),
+            op: 0,
+            name: Vec::new(),
+            lanes: [0; WARP_SIZE],
+            vals: Vec::new(),
         }
     }
 
-    fn decode(&self, d: &mut Dec<'_>) -> Option<u32> {
-        let sel = d.mask.u8()?;
+    fn key(&self) -> StaticKey {
+        let i = &self.ins;
+        let mut k = StaticKey {
+            pc: i.pc,
+            line: i.line,
+            op: self.op,
+            imm: i.imm,
+            n_dst: i.n_dst,
+            n_src: i.n_src,
+            dst: i.dst,
+            src: i.src,
+            mem_width: i.mem_width,
+            flags: i.flags & STATIC_FLAGS,
+        };
+        // Canonicalize unused register slots so equal records share a key.
+        for r in k.dst.iter_mut().skip(usize::from(i.n_dst)) {
+            *r = Reg::default();
+        }
+        for r in k.src.iter_mut().skip(usize::from(i.n_src)) {
+            *r = Reg::default();
+        }
+        k
+    }
+}
+
+/// Parameters of a GATHER / GDELTA pattern chosen by the encoder.
+#[derive(Default, Clone, Copy)]
+struct Gather {
+    w: u32,
+    align: u8,
+    lo: u64,
+    new_lo: bool,
+}
+
+impl Model {
+    /// Code one instruction (not its end-of-warp flag); returns its static id.
+    fn code_instr<C: Coder>(&mut self, c: &mut C, x: &mut Io, prev: u32, prev_mask: u32) -> CResult<u32> {
+        // -- static instruction
+        let (pred, alt) = self.succ_of(prev);
+        let (mut sid, mut is_new) = (NONE, false);
+        if C::ENC {
+            match self.map.get(&x.key()) {
+                Some(&s) => sid = s,
+                None => is_new = true,
+            }
+        }
+        let hit = pred != NONE && flag(c, &mut self.prev_ctx(prev).succ, !is_new && sid == pred)?;
+        if hit {
+            sid = pred;
+        } else {
+            let hit =
+                alt != NONE && alt != pred && flag(c, &mut self.prev_ctx(prev).alt, !is_new && sid == alt)?;
+            if hit {
+                sid = alt;
+            } else if flag(c, &mut self.g.sid_new, is_new)? {
+                sid = self.code_def(c, x)?;
+            } else {
+                let v = code_u(c, &mut self.g.sid, u64::from(sid))?;
+                if v >= self.statics.len() as u64 {
+                    return Err(CErr::Bad("static id"));
+                }
+                sid = v as u32;
+            }
+        }
+        self.set_succ(prev, sid);
+        let s = sid as usize;
+        let k = self.statics[s].key;
+        let i = &mut x.ins;
+        i.pc = k.pc;
+        i.line = k.line;
+        i.imm = k.imm;
+        i.n_dst = k.n_dst;
+        i.n_src = k.n_src;
+        i.dst = k.dst;
+        i.src = k.src;
+        i.mem_width = k.mem_width;
+        x.op = k.op;
+
+        // -- mask
+        let mask = self.code_mask(c, s, x.ins.mask, prev_mask)?;
+        x.ins.mask = mask;
+
+        // -- values flag
+        let st = &mut self.statics[s];
+        let has_vals = flag(c, &mut st.ctx.vals, x.ins.has_values())?;
+        x.ins.flags = k.flags | if has_vals { flags::HAS_VALUES } else { 0 };
+        st.last_mask = mask;
+
+        // -- addresses
+        if k.mem_width > 0 {
+            if mask != 0 {
+                self.code_addrs(c, s, mask, &mut x.lanes)?;
+            }
+            let lanes = x.lanes;
+            self.update_mem(sid, mask, &lanes);
+        }
+
+        // -- addr_mode, predicted by the tracer's rule once the trace
+        // has shown that it compresses addresses
+        let st = &mut self.statics[s];
+        let pm = if k.mem_width > 0 && st.last_mode != 0 {
+            tracer_mode(mask, &x.lanes)
+        } else {
+            st.last_mode
+        };
+        let mode = x.ins.addr_mode as u8;
+        let mode = if flag(c, &mut st.ctx.mode, mode == pm)? {
+            pm
+        } else {
+            code_tree(c, &mut self.g.mode, 2, u32::from(mode))? as u8
+        };
+        x.ins.addr_mode = AddrMode::from_u8(mode).ok_or(CErr::Bad("addr_mode"))?;
+        st.last_mode = mode;
+
+        // -- v6 values
+        if has_vals {
+            let mut p = 0usize;
+            for _ in 0..usize::from(k.n_dst) + usize::from(k.n_src) {
+                let n = code_u(c, &mut self.g.val_n, x.vals.get(p).copied().unwrap_or(0))?;
+                if n > MAX_VALUES {
+                    return Err(CErr::Bad("value count"));
+                }
+                if !C::ENC {
+                    x.vals.push(n);
+                }
+                p += 1;
+                for _ in 0..n {
+                    let v = code_u(c, &mut self.g.val, x.vals.get(p).copied().unwrap_or(0))?;
+                    if !C::ENC {
+                        x.vals.push(v);
+                    }
+                    p += 1;
+                }
+            }
+        }
+        Ok(sid)
+    }
+
+    /// A new static instruction's definition.
+    fn code_def<C: Coder>(&mut self, c: &mut C, x: &mut Io) -> CResult<u32> {
+        let mut key = x.key();
+        let g = &mut self.g;
+        let base = self.last_def_pc.wrapping_add(16);
+        key.pc = base.wrapping_add(code_s(c, &mut g.pc, i64::from(key.pc.wrapping_sub(base) as i32))? as u32);
+        self.last_def_pc = key.pc;
+        key.line =
+            u32::try_from(code_u(c, &mut g.line, u64::from(key.line))?).map_err(|_| CErr::Bad("line"))?;
+        let op = code_u(c, &mut g.op, u64::from(key.op))?;
+        if op > u64::from(self.n_ops) {
+            return Err(CErr::Bad("opcode"));
+        }
+        key.op = op as u32;
+        if op == u64::from(self.n_ops) {
+            let n = code_u(c, &mut g.name_len, x.name.len() as u64)?;
+            if n == 0 || n > MAX_NAME {
+                return Err(CErr::Bad("opcode"));
+            }
+            for j in 0..n as usize {
+                let ch = code_tree(c, &mut g.chars, 8, x.name.get(j).copied().map_or(0, u32::from))? as u8;
+                if !C::ENC {
+                    x.name.push(ch);
+                }
+            }
+            self.n_ops += 1;
+        }
+        for v in key.imm.iter_mut() {
+            *v = code_s(c, &mut g.imm, *v)?;
+        }
+        let nn = code_tree(c, &mut g.nn, 8, u32::from(key.n_dst | key.n_src << 4))? as u8;
+        let (n_dst, n_src) = (nn & 15, nn >> 4);
+        if usize::from(n_dst) > MAX_DST || usize::from(n_src) > MAX_SRC {
+            return Err(CErr::Bad("register count"));
+        }
+        key.n_dst = n_dst;
+        key.n_src = n_src;
+        for j in 0..usize::from(n_dst + n_src) {
+            let r = if j < usize::from(n_dst) {
+                &mut key.dst[j]
+            } else {
+                &mut key.src[j - usize::from(n_dst)]
+            };
+            let kind = code_tree(c, &mut g.reg_kind, 2, r.kind as u32)? as u8;
+            r.kind = RegKind::from_u8(kind).ok_or(CErr::Bad("register"))?;
+            r.num = code_tree(c, &mut g.reg_num, 8, u32::from(r.num))? as u8;
+        }
+        key.mem_width = u8::try_from(code_u(c, &mut g.mem_width, u64::from(key.mem_width))?)
+            .map_err(|_| CErr::Bad("mem_width"))?;
+        key.flags = code_tree(c, &mut g.sflags, 8, u32::from(key.flags))? as u8;
+        if key.flags & !STATIC_FLAGS != 0 {
+            return Err(CErr::Bad("flags"));
+        }
+        if !C::ENC && self.map.contains_key(&key) {
+            return Err(CErr::Bad("static definition"));
+        }
+        Ok(self.add_static(key))
+    }
+
+    fn code_mask<C: Coder>(&mut self, c: &mut C, s: usize, m: u32, prev: u32) -> CResult<u32> {
+        let last = self.statics[s].last_mask;
+        let sc = &mut self.statics[s].ctx;
+        if flag(c, &mut sc.m[0], m == prev)? {
+            return Ok(prev);
+        }
+        if flag(c, &mut sc.m[1], m == last)? {
+            return Ok(last);
+        }
+        if flag(c, &mut sc.m[2], m == u32::MAX)? {
+            return Ok(u32::MAX);
+        }
+        if flag(c, &mut sc.m[3], m == 0)? {
+            return Ok(0);
+        }
+        // the mask before the previous one (a divergent body rejoining)
+        let h1 = if self.hist.n >= 2 { self.hist.h[1] } else { prev };
+        if flag(c, &mut sc.m[6], m == h1)? {
+            return Ok(h1);
+        }
+        let (sp, sl) = (m & !prev == 0, m & !last == 0);
+        if flag(c, &mut sc.m[4], sp || sl)? {
+            let use_last = if sp && sl {
+                last.count_ones() < prev.count_ones()
+            } else {
+                sl
+            };
+            let use_last = flag(c, &mut sc.m[5], use_last)?;
+            let (base, other) = if use_last { (last, prev) } else { (prev, last) };
+            let mut r = 0u32;
+            for l in lanes_of(base) {
+                let cx = &mut sc.lane[2 * usize::from(use_last) + (other >> l & 1) as usize];
+                if flag(c, cx, m >> l & 1 == 1)? {
+                    r |= 1 << l;
+                }
+            }
+            return Ok(r);
+        }
+        // history of the warp's recent masks
+        let h = &self.model_hist();
+        let mut sel = 0xffu32;
+        if C::ENC {
+            if let Some(x) = (0..0xc0).find(|&x| h.op(x) == Some(m)) {
+                sel = x;
+            } else if let Some(i) = (0..h.n)
+                .filter(|&i| m & !h.h[i] == 0 && h.h[i].count_ones() < 24)
+                .min_by_key(|&i| h.h[i].count_ones())
+            {
+                sel = 0xc0 | (i as u32) << 3;
+            }
+        }
+        let g = &mut self.g;
+        let sel = code_tree(c, &mut g.hist_sel, 8, sel)?;
         if sel == 0xff {
-            let b = d.mask.bytes(4)?;
-            return Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            let mut r = 0u32;
+            for l in 0..32 {
+                if flag(c, &mut g.raw_lane[l], m >> l & 1 == 1)? {
+                    r |= 1 << l;
+                }
+            }
+            return Ok(r);
         }
         if sel >> 6 == 3 {
-            let i = usize::from(sel >> 3 & 7);
-            if i >= self.n || sel & 7 != 0 {
-                return None;
+            let i = (sel >> 3 & 7) as usize;
+            if i >= h.n || sel & 7 != 0 {
+                return Err(CErr::Bad("mask"));
             }
-            let v = d.bits.get(self.h[i].count_ones())?;
-            return Some(deposit(v as u32, self.h[i]));
+            let base = h.h[i];
+            let mut r = 0u32;
+            for l in lanes_of(base) {
+                if flag(c, &mut g.hist_lane[0], m >> l & 1 == 1)? {
+                    r |= 1 << l;
+                }
+            }
+            return Ok(r);
         }
-        self.op(sel)
+        h.op(sel).ok_or(CErr::Bad("mask"))
+    }
+
+    fn model_hist(&self) -> MaskHist {
+        MaskHist {
+            h: self.hist.h,
+            n: self.hist.n,
+        }
+    }
+
+    /// Encoder: the pattern of a multi-lane access.
+    fn choose_pat(&self, s: usize, mask: u32, lanes: &[u64; WARP_SIZE]) -> (u8, Gather) {
+        let st = &self.statics[s];
+        let l0 = mask.trailing_zeros() as usize;
+        let pred = self.pred(s, l0);
+        let res = lanes[l0].wrapping_sub(pred);
+        let rel = |l: usize| lanes[l].wrapping_sub(lanes[l0]);
+        let same = st.last_valid & mask == mask
+            && lanes_of(mask).all(|l| st.last[l].wrapping_sub(st.last[l0]) == rel(l));
+        if same && res == 0 {
+            return (PAT_STATIC, Gather::default());
+        }
+        let l1 = (mask & (mask - 1)).trailing_zeros() as usize;
+        let d1 = rel(l1) as i64;
+        let k1 = (l1 - l0) as i64;
+        let affine = d1 % k1 == 0 && {
+            let sd = d1 / k1;
+            lanes_of(mask).all(|l| rel(l) as i64 == sd.wrapping_mul((l - l0) as i64))
+        };
+        if affine && (d1 / k1) as u64 == st.lane_stride {
+            return (PAT_AFFINE, Gather::default());
+        }
+        if let Some(code) = self.find_ring(mask, lanes) {
+            let (r, sh) = (usize::from(code / 17), i32::from(code % 17) - 8);
+            let ref_l0 = self.ring_get(r).map_or(0, |e| e.0[l0]);
+            let k = scale_abs(ref_l0, sh);
+            let rres = lanes[l0].wrapping_sub(k.wrapping_add(st.ring_k));
+            if !same || rres == 0 {
+                return (PAT_RING0 + code, Gather::default());
+            }
+        }
+        if same {
+            return (PAT_STATIC, Gather::default());
+        }
+        if affine {
+            return (PAT_AFFINE, Gather::default());
+        }
+        let a: Vec<u64> = lanes_of(mask).map(|l| lanes[l]).collect();
+        if a.windows(2).all(|p| p[1].wrapping_sub(p[0]) == d1 as u64) {
+            return (PAT_STRIDE, Gather::default());
+        }
+        // region-relative lanes, or zigzag consecutive deltas
+        let mn = a.iter().copied().min().unwrap_or(0);
+        let new_lo = !st.region_ok || a.iter().any(|&x| x.wrapping_sub(st.region_lo) >= 1 << 48);
+        let lo = if new_lo { mn } else { st.region_lo };
+        let tz = a
+            .iter()
+            .map(|&x| x.wrapping_sub(lo))
+            .filter(|&v| v != 0)
+            .map(|v| v.trailing_zeros())
+            .min()
+            .unwrap_or(u32::from(st.align.min(16)))
+            .min(16) as u8;
+        let ga = if st.align != ALIGN_UNSET && tz >= st.align {
+            st.align
+        } else {
+            tz
+        };
+        let gw = a
+            .iter()
+            .map(|&x| bitlen(x.wrapping_sub(lo) >> ga))
+            .max()
+            .unwrap_or(0);
+        let gcost = if gw > 63 {
+            u64::MAX
+        } else {
+            u64::from(gw) * a.len() as u64
+        };
+        let ds = || a.windows(2).map(|p| p[1].wrapping_sub(p[0]) as i64);
+        let dtz = ds()
+            .filter(|&d| d != 0)
+            .map(|d| d.trailing_zeros())
+            .min()
+            .unwrap_or(0)
+            .min(16) as u8;
+        let da = if st.align != ALIGN_UNSET && dtz >= st.align {
+            st.align
+        } else {
+            dtz
+        };
+        let dw = ds().map(|d| bitlen(zz(d >> da))).max().unwrap_or(0);
+        let dcost = 2 * u64::from(bitlen(zz(res as i64))) + u64::from(dw) * (a.len() as u64 - 1);
+        if gcost <= dcost {
+            (
+                PAT_GATHER,
+                Gather {
+                    w: gw,
+                    align: ga,
+                    lo,
+                    new_lo,
+                },
+            )
+        } else {
+            (
+                PAT_GDELTA,
+                Gather {
+                    w: dw,
+                    align: da,
+                    lo: 0,
+                    new_lo: false,
+                },
+            )
+        }
+    }
+
+    /// Addresses of a memory instruction with a non-empty mask.
+    fn code_addrs<C: Coder>(
+        &mut self,
+        c: &mut C,
+        s: usize,
+        mask: u32,
+        lanes: &mut [u64; WARP_SIZE],
+    ) -> CResult<()> {
+        let l0 = mask.trailing_zeros() as usize;
+        let (pred, last_pat) = (self.pred(s, l0), self.statics[s].last_pat);
+        if mask.count_ones() == 1 {
+            // a ring reference of this static's multi-lane executions, else the
+            // static's own history
+            let rp = self.ring_pred(s, l0);
+            let p1 = rp.unwrap_or(pred);
+            let st = &mut self.statics[s];
+            let r = code_res(
+                c,
+                &mut st.ctx.res0,
+                &mut self.g.res[0],
+                lanes[l0].wrapping_sub(p1) as i64,
+            )?;
+            lanes[l0] = p1.wrapping_add(r as u64);
+            if let Some(rp) = rp {
+                st.ring_k = st.ring_k.wrapping_add(lanes[l0].wrapping_sub(rp));
+            }
+            return Ok(());
+        }
+        let (mut pat, mut ga) = (0u8, Gather::default());
+        if C::ENC {
+            (pat, ga) = self.choose_pat(s, mask, lanes);
+        }
+        let g = &mut self.g;
+        let st = &mut self.statics[s];
+        if !flag(c, &mut st.ctx.pat, pat == last_pat)? {
+            pat = code_tree(c, &mut g.pat, 8, u32::from(pat))? as u8;
+        } else {
+            pat = last_pat;
+        }
+        st.last_pat = pat;
+        match pat {
+            PAT_STATIC => {
+                if st.last_valid & mask != mask {
+                    return Err(CErr::Bad("address pattern"));
+                }
+                let a0 = pred.wrapping_add(code_res(
+                    c,
+                    &mut st.ctx.res0,
+                    &mut g.res[1],
+                    lanes[l0].wrapping_sub(pred) as i64,
+                )? as u64);
+                let b = st.last[l0];
+                for l in lanes_of(mask) {
+                    lanes[l] = a0.wrapping_add(st.last[l].wrapping_sub(b));
+                }
+            }
+            PAT_AFFINE | PAT_STRIDE => {
+                let l1 = (mask & (mask - 1)).trailing_zeros() as usize;
+                let mut sd = lanes[l1].wrapping_sub(lanes[l0]);
+                if pat == PAT_AFFINE {
+                    sd = (sd as i64 / (l1 - l0) as i64) as u64;
+                }
+                if !flag(c, &mut st.ctx.stride, sd == st.lane_stride)? {
+                    sd = code_s(c, &mut g.stride, sd as i64)? as u64;
+                } else {
+                    sd = st.lane_stride;
+                }
+                st.lane_stride = sd;
+                let a0 = pred.wrapping_add(code_res(
+                    c,
+                    &mut st.ctx.res0,
+                    &mut g.res[2],
+                    lanes[l0].wrapping_sub(pred) as i64,
+                )? as u64);
+                for (i, l) in lanes_of(mask).enumerate() {
+                    let k = if pat == PAT_AFFINE { l - l0 } else { i };
+                    lanes[l] = a0.wrapping_add(sd.wrapping_mul(k as u64));
+                }
+            }
+            PAT_GATHER => self.code_gather(c, s, mask, lanes, ga)?,
+            PAT_GDELTA => {
+                let w = code_tree(c, &mut g.gw, 7, ga.w)?;
+                let da = if flag(c, &mut g.gflag[1], ga.align != st.align)? {
+                    code_tree(c, &mut g.galign, 5, u32::from(ga.align))? as u8
+                } else {
+                    st.align
+                };
+                if da > 16 || w > 64 {
+                    return Err(CErr::Bad("gather code"));
+                }
+                let mut a = pred.wrapping_add(code_res(
+                    c,
+                    &mut st.ctx.res0,
+                    &mut g.res[3],
+                    lanes[l0].wrapping_sub(pred) as i64,
+                )? as u64);
+                let mut prev = lanes[l0];
+                lanes[l0] = a;
+                for l in lanes_of(mask).skip(1) {
+                    let d = lanes[l].wrapping_sub(prev) as i64;
+                    prev = lanes[l];
+                    let v = unzz(code_raw(c, w, zz(d >> da))?);
+                    a = a.wrapping_add(v.wrapping_shl(u32::from(da)) as u64);
+                    lanes[l] = a;
+                }
+                st.align = da;
+            }
+            p => {
+                let p = p.checked_sub(PAT_RING0).ok_or(CErr::Bad("address pattern"))?;
+                let (r, sh) = (usize::from(p / 17), i32::from(p % 17) - 8);
+                if r >= RING {
+                    return Err(CErr::Bad("address pattern"));
+                }
+                let ring_k = self.statics[s].ring_k;
+                let (ref_l, ref_m) = *self.ring_get(r).ok_or(CErr::Bad("address pattern"))?;
+                if ref_m & mask != mask {
+                    return Err(CErr::Bad("address pattern"));
+                }
+                let k = scale_abs(ref_l[l0], sh);
+                let base = k.wrapping_add(ring_k);
+                let st = &mut self.statics[s];
+                let a0 = base.wrapping_add(code_res(
+                    c,
+                    &mut st.ctx.res0,
+                    &mut self.g.res[2],
+                    lanes[l0].wrapping_sub(base) as i64,
+                )? as u64);
+                for l in lanes_of(mask) {
+                    let e = ref_l[l].wrapping_sub(ref_l[l0]) as i64;
+                    lanes[l] = a0.wrapping_add(scale(e, sh) as u64);
+                }
+                st.ring_k = a0.wrapping_sub(k);
+            }
+        }
+        Ok(())
+    }
+
+    /// GATHER: lanes relative to the static's region, `w` raw bits each.
+    fn code_gather<C: Coder>(
+        &mut self,
+        c: &mut C,
+        s: usize,
+        mask: u32,
+        lanes: &mut [u64; WARP_SIZE],
+        ga: Gather,
+    ) -> CResult<()> {
+        let g = &mut self.g;
+        let st = &mut self.statics[s];
+        let w = code_tree(c, &mut g.gw, 7, ga.w)?;
+        let new_lo = flag(c, &mut g.gflag[0], ga.new_lo)?;
+        let align = if flag(c, &mut g.gflag[1], ga.align != st.align)? {
+            code_tree(c, &mut g.galign, 5, u32::from(ga.align))? as u8
+        } else {
+            st.align
+        };
+        if align > 16 || w > 64 {
+            return Err(CErr::Bad("gather code"));
+        }
+        let lo = if new_lo {
+            st.region_lo
+                .wrapping_add(code_s(c, &mut g.region, ga.lo.wrapping_sub(st.region_lo) as i64)? as u64)
+        } else if st.region_ok {
+            st.region_lo
+        } else {
+            return Err(CErr::Bad("gather region"));
+        };
+        st.region_lo = lo;
+        st.region_ok = true;
+        st.align = align;
+        for l in lanes_of(mask) {
+            let v = code_raw(c, w, lanes[l].wrapping_sub(lo) >> align)?;
+            lanes[l] = lo.wrapping_add(v.wrapping_shl(u32::from(align)));
+        }
+        Ok(())
+    }
+
+    /// The block expected after `prev` (x fastest), `[0; 3]` first.
+    fn next_block(&self, prev: Option<[u32; 3]>) -> [u32; 3] {
+        let Some([x, y, z]) = prev else { return [0; 3] };
+        let [gx, gy, _] = self.grid;
+        if u64::from(x) + 1 < gx {
+            [x + 1, y, z]
+        } else if u64::from(y) + 1 < gy {
+            [0, y + 1, z]
+        } else {
+            [0, 0, z.wrapping_add(1)]
+        }
+    }
+
+    /// Block header: position (predicted) and cluster.
+    fn code_block_head<C: Coder>(
+        &mut self,
+        c: &mut C,
+        tb: &mut ThreadBlockTrace,
+        prev: Option<[u32; 3]>,
+    ) -> CResult<()> {
+        let p = self.next_block(prev);
+        let g = &mut self.g;
+        if flag(c, &mut g.block_pred, tb.block == p)? {
+            tb.block = p;
+        } else {
+            for d in tb.block.iter_mut() {
+                *d =
+                    u32::try_from(code_u(c, &mut g.block, u64::from(*d))?).map_err(|_| CErr::Bad("block"))?;
+            }
+        }
+        let has = flag(c, &mut g.cluster, tb.cluster.is_some())?;
+        if has {
+            let mut ci = tb.cluster.unwrap_or_default();
+            for d in ci
+                .id
+                .iter_mut()
+                .chain(ci.cta.iter_mut())
+                .chain(std::iter::once(&mut ci.rank))
+            {
+                *d = u32::try_from(code_u(c, &mut g.block, u64::from(*d))?)
+                    .map_err(|_| CErr::Bad("cluster"))?;
+            }
+            tb.cluster = Some(ci);
+        }
+        Ok(())
+    }
+
+    /// Warp header: id (predicted: previous + 1) and whether it is empty.
+    fn code_warp_head<C: Coder>(
+        &mut self,
+        c: &mut C,
+        id: u32,
+        prev: Option<u32>,
+        empty: bool,
+    ) -> CResult<(u32, bool)> {
+        let p = prev.map_or(0, |x| x.wrapping_add(1));
+        let g = &mut self.g;
+        let id = if flag(c, &mut g.warp_next, id == p)? {
+            p
+        } else {
+            u32::try_from(code_u(c, &mut g.block, u64::from(id))?).map_err(|_| CErr::Bad("warp id"))?
+        };
+        Ok((id, flag(c, &mut g.warp_empty, empty)?))
     }
 }
 
-/// Per-record output streams (column layout).
-#[derive(Default)]
-struct Streams {
-    /// instruction headers, static ids and definitions, warp headers
-    ctl: Vec<u8>,
-    /// raw masks
-    mask: Vec<u8>,
-    /// address patterns, residuals, gather codes
-    addr: Vec<u8>,
-    /// bit-packed mask subsets and gather lanes
-    bits: BitW,
-    /// v6 values
-    val: Vec<u8>,
-}
-
-impl Streams {
-    fn clear(&mut self) {
-        self.ctl.clear();
-        self.mask.clear();
-        self.addr.clear();
-        self.bits.out.clear();
-        self.bits.acc = 0;
-        self.bits.n = 0;
-        self.val.clear();
-    }
-}
+/// Most instructions in one warp of one thread block: bounds what a
+/// corrupt file can make the reader allocate (the text of such a warp
+/// would be about a gigabyte). The writer refuses larger warps.
+const MAX_WARP_INSTRS: usize = 1 << 24;
 
 // ------------------------------------------------------------ encoder
 
 /// Streaming writer of a binary trace.
 pub struct BinaryWriter<W: Write> {
     z: zstd::stream::write::Encoder<'static, W>,
+    rc: EncC<SharedW>,
+    buf: Arc<Mutex<Vec<u8>>>,
     path: PathBuf,
     model: Model,
     /// reader opcode name → file opcode id
     file_ops: HashMap<Box<str>, u32>,
-    s: Streams,
-    hist: MaskHist,
-    rec: Vec<u8>,
+    x: Io,
+    prev_block: Option<[u32; 3]>,
     n_blocks: u64,
     n_instrs: u64,
 }
@@ -542,10 +1577,10 @@ pub struct BinaryWriter<W: Write> {
 /// Options of [`convert_with`](crate::convert_with) and [`BinaryWriter`].
 #[derive(Clone, Copy, Debug)]
 pub struct ConvertOptions {
-    /// zstd level (1..=22). Higher is smaller and slower to write; reading
-    /// speed barely changes.
+    /// zstd level (1..=22) of the container (the header text; the
+    /// arithmetic-coded body is already dense).
     pub zstd_level: i32,
-    /// zstd window log (memory bound of the reader is about 2^window_log).
+    /// zstd window log.
     pub window_log: u32,
 }
 
@@ -553,7 +1588,7 @@ impl Default for ConvertOptions {
     fn default() -> Self {
         ConvertOptions {
             zstd_level: 19,
-            window_log: 24,
+            window_log: 20,
         }
     }
 }
@@ -578,407 +1613,193 @@ impl<W: Write> BinaryWriter<W> {
         z.include_dictid(false).map_err(io)?;
         z.include_contentsize(false).map_err(io)?;
         z.window_log(opts.window_log).map_err(io)?;
-        z.long_distance_matching(true).map_err(io)?;
         let raw = if header.raw.is_empty() {
             crate::text::synth_header(header)
         } else {
             header.raw.clone()
         };
-        let mut buf = Vec::new();
-        put_u(&mut buf, raw.len() as u64);
-        buf.extend_from_slice(raw.as_bytes());
-        z.write_all(&buf).map_err(io)?;
+        let mut len = Vec::new();
+        let mut n = raw.len() as u64;
+        while n >= 0x80 {
+            len.push(n as u8 | 0x80);
+            n >>= 7;
+        }
+        len.push(n as u8);
+        z.write_all(&len).map_err(io)?;
+        z.write_all(raw.as_bytes()).map_err(io)?;
+        let buf = Arc::new(Mutex::new(Vec::with_capacity(1 << 16)));
         Ok(BinaryWriter {
             z,
+            rc: EncC {
+                rc: Fpaq0Encoder::new(SharedW(Arc::clone(&buf))),
+                bits: BitW::default(),
+            },
+            buf,
             path: path.to_path_buf(),
-            model: Model::new(),
+            model: Model::new(header),
             file_ops: HashMap::new(),
-            s: Streams::default(),
-            hist: MaskHist::default(),
-            rec: Vec::new(),
+            x: Io::new(),
+            prev_block: None,
             n_blocks: 0,
             n_instrs: 0,
         })
     }
 
-    fn enc_err(&self, msg: String) -> TraceError {
-        TraceError::Encode {
-            path: self.path.clone(),
-            msg,
+    fn enc_err(&self, e: CErr) -> TraceError {
+        match e {
+            CErr::Io(e) => TraceError::io(&self.path, 0, e),
+            CErr::Bad(f) => TraceError::Encode {
+                path: self.path.clone(),
+                msg: format!("cannot encode {f}"),
+            },
         }
+    }
+
+    /// Move the coder's output into the zstd stream as a pair of chunks
+    /// (arithmetic bytes, raw-bit bytes) once there is enough of it, or
+    /// always when `force`.
+    fn drain(&mut self, force: bool) -> Result<()> {
+        let io = |e| TraceError::io(&self.path, 0, e);
+        let mut a = self
+            .buf
+            .lock()
+            .map_err(|_| io(io::Error::other("poisoned buffer")))?;
+        let raw = &mut self.rc.bits;
+        if !force && a.len() + raw.out.len() < CHUNK_BYTES {
+            return Ok(());
+        }
+        for (kind, bytes) in [(CHUNK_ARITH, &mut *a), (CHUNK_RAW, &mut raw.out)] {
+            if bytes.is_empty() {
+                continue;
+            }
+            let mut head = vec![kind];
+            let mut n = bytes.len() as u64;
+            while n >= 0x80 {
+                head.push(n as u8 | 0x80);
+                n >>= 7;
+            }
+            head.push(n as u8);
+            self.z.write_all(&head).map_err(io)?;
+            self.z.write_all(bytes).map_err(io)?;
+            bytes.clear();
+        }
+        Ok(())
     }
 
     /// Append one thread block. `ops` is the table the block's opcode ids
     /// refer to.
     pub fn write_block(&mut self, tb: &ThreadBlockTrace, ops: &OpcodeTable) -> Result<()> {
-        let mut s = std::mem::take(&mut self.s);
-        s.clear();
-        let r = self.enc_block(&mut s, tb, ops);
-        if r.is_ok() {
-            s.bits.flush();
-            let rec = &mut self.rec;
-            rec.clear();
-            let mut lens = Vec::with_capacity(16);
-            for st in [&s.ctl, &s.mask, &s.addr, &s.bits.out, &s.val] {
-                put_u(&mut lens, st.len() as u64);
+        // Check the instructions first, so that a bad record leaves the
+        // stream untouched.
+        for w in &tb.warps {
+            if w.instrs.len() > MAX_WARP_INSTRS {
+                return Err(TraceError::Encode {
+                    path: self.path.clone(),
+                    msg: format!(
+                        "warp {} has {} instructions; the binary format holds at most {MAX_WARP_INSTRS} per warp",
+                        w.warp_id,
+                        w.instrs.len()
+                    ),
+                });
             }
-            let total =
-                lens.len() + s.ctl.len() + s.mask.len() + s.addr.len() + s.bits.out.len() + s.val.len();
-            rec.push(TAG_BLOCK);
-            put_u(rec, total as u64);
-            rec.extend_from_slice(&lens);
-            for st in [&s.ctl, &s.mask, &s.addr, &s.bits.out, &s.val] {
-                rec.extend_from_slice(st);
+            for ins in &w.instrs {
+                if ops.name(ins.opcode).is_empty() {
+                    return Err(TraceError::Encode {
+                        path: self.path.clone(),
+                        msg: format!("opcode id {} not in the table", ins.opcode.0),
+                    });
+                }
+                let n = w.addrs_of(ins).len();
+                if ins.is_mem() && n != ins.n_addrs() {
+                    return Err(TraceError::Encode {
+                        path: self.path.clone(),
+                        msg: format!(
+                            "memory instruction at pc {:#x} has {n} addresses, mask needs {}",
+                            ins.pc,
+                            ins.n_addrs()
+                        ),
+                    });
+                }
+                let nv = w.values_of(ins).len();
+                if ins.has_values() && nv != usize::from(ins.n_dst) + usize::from(ins.n_src) {
+                    return Err(TraceError::Encode {
+                        path: self.path.clone(),
+                        msg: "malformed value arena".into(),
+                    });
+                }
             }
         }
-        self.s = s;
-        r?;
-        self.z
-            .write_all(&self.rec)
-            .map_err(|e| TraceError::io(&self.path, 0, e))?;
+        self.enc_block(tb, ops).map_err(|e| self.enc_err(e))?;
         self.n_blocks += 1;
-        Ok(())
+        self.drain(false)
     }
 
-    fn enc_block(&mut self, s: &mut Streams, tb: &ThreadBlockTrace, ops: &OpcodeTable) -> Result<()> {
-        let body = &mut s.ctl;
-        for &d in &tb.block {
-            put_u(body, u64::from(d));
-        }
-        match &tb.cluster {
-            None => body.push(0),
-            Some(c) => {
-                body.push(1);
-                for &d in c.id.iter().chain(c.cta.iter()) {
-                    put_u(body, u64::from(d));
-                }
-                put_u(body, u64::from(c.rank));
-            }
-        }
-        put_u(body, tb.warps.len() as u64);
+    fn enc_block(&mut self, tb: &ThreadBlockTrace, ops: &OpcodeTable) -> CResult<()> {
+        let (c, m, x) = (&mut self.rc, &mut self.model, &mut self.x);
+        flag(c, &mut m.g.more_blocks, true)?;
+        let mut head = ThreadBlockTrace {
+            block: tb.block,
+            cluster: tb.cluster,
+            warps: Vec::new(),
+        };
+        m.code_block_head(c, &mut head, self.prev_block)?;
+        self.prev_block = Some(tb.block);
+        let mut pw = None;
         for w in &tb.warps {
-            put_u(&mut s.ctl, u64::from(w.warp_id));
-            put_u(&mut s.ctl, w.instrs.len() as u64);
-            let mut prev = NONE;
-            let mut prev_mask = u32::MAX;
-            self.hist.reset();
-            for ins in &w.instrs {
-                prev = self.enc_instr(s, w, ins, ops, prev, prev_mask)?;
+            flag(c, &mut m.g.more_warps, true)?;
+            m.code_warp_head(c, w.warp_id, pw, w.instrs.is_empty())?;
+            pw = Some(w.warp_id);
+            m.hist.reset();
+            let (mut prev, mut prev_mask) = (NONE, u32::MAX);
+            for (i, ins) in w.instrs.iter().enumerate() {
+                let name = ops.name(ins.opcode);
+                x.name.clear();
+                x.op = match self.file_ops.get(name) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.file_ops.len() as u32;
+                        self.file_ops.insert(name.into(), id);
+                        x.name.extend_from_slice(name.as_bytes());
+                        id
+                    }
+                };
+                x.ins = *ins;
+                x.lanes = [0; WARP_SIZE];
+                for (l, &a) in lanes_of(ins.mask).zip(w.addrs_of(ins)) {
+                    x.lanes[l] = a;
+                }
+                x.vals.clear();
+                for v in w.values_of(ins) {
+                    x.vals.push(v.len() as u64);
+                    x.vals.extend_from_slice(v);
+                }
+                let sid = m.code_instr(c, x, prev, prev_mask)?;
+                flag(c, &mut m.statics[sid as usize].ctx.end, i + 1 == w.instrs.len())?;
+                m.hist.push(ins.mask);
+                prev = sid;
                 prev_mask = ins.mask;
-                self.hist.push(ins.mask);
             }
             self.n_instrs += w.instrs.len() as u64;
         }
+        flag(c, &mut m.g.more_warps, false)?;
         Ok(())
     }
 
-    fn enc_instr(
-        &mut self,
-        s: &mut Streams,
-        w: &WarpTrace,
-        ins: &TraceInstr,
-        ops: &OpcodeTable,
-        prev: u32,
-        prev_mask: u32,
-    ) -> Result<u32> {
-        let name = ops.name(ins.opcode);
-        if name.is_empty() {
-            return Err(self.enc_err(format!("opcode id {} not in the table", ins.opcode.0)));
-        }
-        let mut new_op = false;
-        let op = match self.file_ops.get(name) {
-            Some(&id) => id,
-            None => {
-                let id = self.file_ops.len() as u32;
-                self.file_ops.insert(name.into(), id);
-                new_op = true;
-                id
-            }
-        };
-        let mut key = StaticKey {
-            pc: ins.pc,
-            line: ins.line,
-            op,
-            imm: ins.imm,
-            n_dst: ins.n_dst,
-            n_src: ins.n_src,
-            dst: ins.dst,
-            src: ins.src,
-            mem_width: ins.mem_width,
-            flags: ins.flags & STATIC_FLAGS,
-        };
-        // Canonicalize unused register slots so equal records share a key.
-        for r in key.dst.iter_mut().skip(usize::from(ins.n_dst)) {
-            *r = Reg::default();
-        }
-        for r in key.src.iter_mut().skip(usize::from(ins.n_src)) {
-            *r = Reg::default();
-        }
-        let (scode, sid) = match self.model.map.get(&key) {
-            Some(&sid) if sid == self.model.predicted(prev) => (0u8, sid),
-            Some(&sid) => (1, sid),
-            None => (2, self.model.add_static(key)),
-        };
-        self.model.set_succ(prev, sid);
-        let st = &self.model.statics[sid as usize];
-        let m = ins.mask;
-        let last = st.last_mask;
-        let mcode: u8 = if m == prev_mask {
-            M_PREV
-        } else if m == last {
-            M_LAST
-        } else if m == u32::MAX {
-            M_ALL
-        } else if m == 0 {
-            M_ZERO
-        } else {
-            let sp = m & !prev_mask == 0;
-            let sl = m & !last == 0;
-            match (sp, sl) {
-                (true, true) if last.count_ones() < prev_mask.count_ones() => M_SUB_LAST,
-                (true, _) => M_SUB_PREV,
-                (false, true) => M_SUB_LAST,
-                _ => M_HIST,
-            }
-        };
-        let hdr = scode | mcode << 2 | u8::from(ins.has_values()) << 5 | (ins.addr_mode as u8) << 6;
-        let out = &mut s.ctl;
-        out.push(hdr);
-        match scode {
-            1 => put_u(out, u64::from(sid)),
-            2 => {
-                // static definition
-                put_u(out, u64::from(key.pc));
-                put_u(out, u64::from(key.line));
-                put_u(out, u64::from(op));
-                if new_op {
-                    put_u(out, name.len() as u64);
-                    out.extend_from_slice(name.as_bytes());
-                }
-                put_u(out, zz(key.imm[0]));
-                put_u(out, zz(key.imm[1]));
-                out.push(key.n_dst | key.n_src << 4);
-                for r in ins.dsts().iter().chain(ins.srcs()) {
-                    out.push(r.kind as u8);
-                    out.push(r.num);
-                }
-                out.push(key.mem_width);
-                out.push(key.flags);
-            }
-            _ => {}
-        }
-        match mcode {
-            M_HIST => self.hist.encode(m, s),
-            M_SUB_PREV => s
-                .bits
-                .put(u64::from(extract(m, prev_mask)), prev_mask.count_ones()),
-            M_SUB_LAST => s.bits.put(u64::from(extract(m, last)), last.count_ones()),
-            _ => {}
-        }
-        self.model.statics[sid as usize].last_mask = m;
-        if ins.is_mem() {
-            let a = w.addrs_of(ins);
-            if a.len() != ins.n_addrs() {
-                return Err(self.enc_err(format!(
-                    "memory instruction at pc {:#x} has {} addresses, mask needs {}",
-                    ins.pc,
-                    a.len(),
-                    ins.n_addrs()
-                )));
-            }
-            let mut lanes = [0u64; WARP_SIZE];
-            for (l, &x) in lanes_of(m).zip(a) {
-                lanes[l] = x;
-            }
-            if !a.is_empty() {
-                self.enc_addrs(s, sid, m, &lanes, a);
-            }
-            self.model.update_mem(sid, m, &lanes);
-        }
-        if ins.has_values() {
-            let vals = w.values_of(ins);
-            if vals.len() != usize::from(ins.n_dst) + usize::from(ins.n_src) {
-                return Err(self.enc_err("malformed value arena".into()));
-            }
-            for v in vals {
-                put_u(&mut s.val, v.len() as u64);
-                for &x in v {
-                    put_u(&mut s.val, x);
-                }
-            }
-        }
-        Ok(sid)
-    }
-
-    /// Encode the addresses of one memory instruction (`a` non-empty).
-    fn enc_addrs(&mut self, s: &mut Streams, sid: u32, mask: u32, lanes: &[u64; 32], a: &[u64]) {
-        let l0 = mask.trailing_zeros() as usize;
-        let a0 = a[0];
-        let st = &self.model.statics[sid as usize];
-        let pred = st.last_base.wrapping_add(st.stride);
-        let res = zz(a0.wrapping_sub(pred) as i64);
-        if a.len() == 1 {
-            put_u(&mut s.addr, res);
-            return;
-        }
-        let rel = |l: usize| lanes[l].wrapping_sub(lanes[l0]) as i64;
-        // 0: same offsets as the static's last execution.
-        let same = st.last_valid & mask == mask
-            && lanes_of(mask).all(|l| st.last[l].wrapping_sub(st.last[l0]) as i64 == rel(l));
-        if same && ulen(res) == 1 {
-            s.addr.push(PAT_STATIC);
-            put_u(&mut s.addr, res);
-            return;
-        }
-        // ring references with power-of-two scale
-        if let Some(code) = self.find_ring(mask, lanes) {
-            let (r, sh) = (usize::from(code / 17), i32::from(code % 17) - 8);
-            let ref_l0 = self.model.ring_get(r).map_or(0, |e| e.0[l0]);
-            let k = scale_abs(ref_l0, sh);
-            let rres = zz(a0.wrapping_sub(k.wrapping_add(st.ring_k)) as i64);
-            if !same || ulen(rres) < ulen(res) {
-                s.addr.push(PAT_RING0 + code);
-                put_u(&mut s.addr, rres);
-                self.model.statics[sid as usize].ring_k = a0.wrapping_sub(k);
-                return;
-            }
-        }
-        if same {
-            s.addr.push(PAT_STATIC);
-            put_u(&mut s.addr, res);
-            return;
-        }
-        let d1 = a[1].wrapping_sub(a[0]);
-        if a.windows(2).all(|p| p[1].wrapping_sub(p[0]) == d1) {
-            s.addr.push(PAT_STRIDE);
-            put_u(&mut s.addr, zz(d1 as i64));
-            put_u(&mut s.addr, res);
-            return;
-        }
-        // Gathers: region-relative lanes, or zigzag consecutive deltas, bit-packed.
-        let st = &self.model.statics[sid as usize];
-        let mn = *a.iter().min().unwrap_or(&0);
-        let new_lo = !st.region_ok || a.iter().any(|&x| x.wrapping_sub(st.region_lo) >= 1 << 48);
-        let lo = if new_lo { mn } else { st.region_lo };
-        let tz = a
-            .iter()
-            .map(|&x| x.wrapping_sub(lo))
-            .filter(|&v| v != 0)
-            .map(|v| v.trailing_zeros())
-            .min()
-            .unwrap_or(u32::from(st.align.min(16)))
-            .min(16) as u8;
-        let ga = if st.align != ALIGN_UNSET && tz >= st.align {
-            st.align
-        } else {
-            tz
-        };
-        let gw = a
-            .iter()
-            .map(|&x| bitlen(x.wrapping_sub(lo) >> ga))
-            .max()
-            .unwrap_or(0);
-        let gcost = 8
-            + if ga != st.align { 8 } else { 0 }
-            + if new_lo {
-                8 * ulen(zz(lo.wrapping_sub(st.region_lo) as i64))
-            } else {
-                0
-            }
-            + a.len() as u32 * gw;
-        let gcost = if gw > 63 { u32::MAX } else { gcost };
-        let ds = || a.windows(2).map(|p| p[1].wrapping_sub(p[0]) as i64);
-        let dtz = ds()
-            .filter(|&d| d != 0)
-            .map(|d| d.trailing_zeros())
-            .min()
-            .unwrap_or(0)
-            .min(16) as u8;
-        let da = if st.align != ALIGN_UNSET && dtz >= st.align {
-            st.align
-        } else {
-            dtz
-        };
-        let dw = ds().map(|d| bitlen(zz(d >> da))).max().unwrap_or(0);
-        let dcost = 8 + if da != st.align { 8 } else { 0 } + 8 * ulen(res) + (a.len() as u32 - 1) * dw;
-        if gcost <= dcost {
-            s.addr.push(PAT_GATHER);
-            let flags = u8::from(new_lo) << 6 | u8::from(ga != st.align) << 7;
-            s.addr.push(gw as u8 | flags);
-            if ga != st.align {
-                s.addr.push(ga);
-            }
-            if new_lo {
-                put_u(&mut s.addr, zz(lo.wrapping_sub(st.region_lo) as i64));
-            }
-            for &x in a {
-                s.bits.put(x.wrapping_sub(lo) >> ga, gw);
-            }
-            let st = &mut self.model.statics[sid as usize];
-            st.region_lo = lo;
-            st.region_ok = true;
-            st.align = ga;
-        } else {
-            s.addr.push(PAT_GDELTA);
-            s.addr.push(dw as u8 | u8::from(da != st.align) << 7);
-            if da != st.align {
-                s.addr.push(da);
-            }
-            put_u(&mut s.addr, res);
-            for d in ds() {
-                s.bits.put(zz(d >> da), dw);
-            }
-            self.model.statics[sid as usize].align = da;
-        }
-    }
-
-    /// First ring entry whose lane offsets, scaled by a power of two, give
-    /// this instruction's offsets (pattern code minus `PAT_RING0`).
-    fn find_ring(&self, mask: u32, lanes: &[u64; 32]) -> Option<u8> {
-        let l0 = mask.trailing_zeros() as usize;
-        let rel = |l: usize| lanes[l].wrapping_sub(lanes[l0]) as i64;
-        for r in 0..RING {
-            let (ref_l, ref_m) = self.model.ring_get(r)?;
-            if ref_m & mask != mask {
-                continue;
-            }
-            let e = |l: usize| ref_l[l].wrapping_sub(ref_l[l0]) as i64;
-            // find the shift from the first lane with a non-zero offset
-            let mut shift: Option<i32> = None;
-            let mut ok = true;
-            for l in lanes_of(mask) {
-                let (d, ev) = (rel(l), e(l));
-                if d == 0 && ev == 0 {
-                    continue;
-                }
-                if d == 0 || ev == 0 {
-                    ok = false;
-                    break;
-                }
-                shift = Some(d.trailing_zeros() as i32 - ev.trailing_zeros() as i32);
-                break;
-            }
-            if !ok {
-                continue;
-            }
-            let sh = shift.unwrap_or(0);
-            if !(-8..=8).contains(&sh) {
-                continue;
-            }
-            if lanes_of(mask).all(|l| scale(e(l), sh) == rel(l)) {
-                return Some((r as u8) * 17 + (sh + 8) as u8);
-            }
-        }
-        None
-    }
-
-    /// Write the end record and flush. Returns the inner writer.
+    /// Write the end mark and totals, flush. Returns the inner writer.
     pub fn finish(mut self) -> Result<W> {
-        let mut rec = vec![TAG_END];
-        put_u(&mut rec, self.n_blocks);
-        put_u(&mut rec, self.n_instrs);
+        let r: CResult<()> = (|| {
+            let (c, m) = (&mut self.rc, &mut self.model);
+            flag(c, &mut m.g.more_blocks, false)?;
+            code_u(c, &mut m.g.total, self.n_blocks)?;
+            code_u(c, &mut m.g.total, self.n_instrs)?;
+            c.rc.finish()?;
+            c.bits.pad();
+            Ok(())
+        })();
+        r.map_err(|e| self.enc_err(e))?;
+        self.drain(true)?;
         let io = |e| TraceError::io(&self.path, 0, e);
-        self.z.write_all(&rec).map_err(io)?;
+        self.z.write_all(&[CHUNK_END]).map_err(io)?;
         let mut w = self.z.finish().map_err(io)?;
         w.flush().map_err(io)?;
         Ok(w)
@@ -989,12 +1810,13 @@ impl<W: Write> BinaryWriter<W> {
 
 pub(crate) struct BinaryParser {
     path: PathBuf,
-    z: BufReader<zstd::stream::read::Decoder<'static, BufReader<File>>>,
+    demux: Arc<Mutex<Demux>>,
+    rc: DecC,
     model: Model,
-    hist: MaskHist,
     /// file opcode id → reader opcode id
     file_ops: Vec<OpcodeId>,
-    buf: Vec<u8>,
+    x: Io,
+    prev_block: Option<[u32; 3]>,
     record: u64,
     n_instrs: u64,
     done: bool,
@@ -1023,24 +1845,39 @@ impl BinaryParser {
         }
         let mut d = zstd::stream::read::Decoder::with_dictionary(f, DICT.as_bytes()).map_err(io)?;
         d.window_log_max(31).map_err(io)?;
-        let mut p = BinaryParser {
-            path: path.to_path_buf(),
-            z: BufReader::with_capacity(1 << 16, d),
-            model: Model::new(),
-            hist: MaskHist::default(),
-            file_ops: Vec::new(),
-            buf: Vec::new(),
-            record: 0,
-            n_instrs: 0,
-            done: false,
+        let mut z = BufReader::with_capacity(1 << 16, d);
+        let trunc = |e: io::Error| {
+            if e.kind() == io::ErrorKind::UnexpectedEof {
+                TraceError::Truncated {
+                    path: path.to_path_buf(),
+                    line: 0,
+                    field: "header",
+                    msg: "binary trace ends inside the header".into(),
+                }
+            } else {
+                TraceError::io(path, 0, e)
+            }
         };
-        let n = p.read_uvarint("header length")?;
+        let mut n = 0u64;
+        let mut sh = 0;
+        loop {
+            let mut b = [0u8];
+            z.read_exact(&mut b).map_err(trunc)?;
+            if sh >= 64 {
+                return Err(berr(path, 0, "header length", "varint too long".into()));
+            }
+            n |= u64::from(b[0] & 0x7f) << sh;
+            if b[0] < 0x80 {
+                break;
+            }
+            sh += 7;
+        }
         if n > 1 << 24 {
-            return Err(p.err("header length", format!("{n} bytes")));
+            return Err(berr(path, 0, "header length", format!("{n} bytes")));
         }
         let mut raw = vec![0u8; n as usize];
-        p.read_exact_field(&mut raw, "header")?;
-        let raw = String::from_utf8(raw).map_err(|_| p.err("header", "not UTF-8".into()))?;
+        z.read_exact(&mut raw).map_err(trunc)?;
+        let raw = String::from_utf8(raw).map_err(|_| berr(path, 0, "header", "not UTF-8".into()))?;
         let mut h = KernelHeader::default();
         let mut format_line = String::new();
         for (i, line) in raw.lines().enumerate() {
@@ -1055,42 +1892,43 @@ impl BinaryParser {
         h.raw = raw;
         h.format_line = format_line;
         h.finish(path, 0)?;
+        let demux = Arc::new(Mutex::new(Demux {
+            z,
+            arith: Default::default(),
+            raw: Default::default(),
+            ended: false,
+        }));
+        let rc = DecC {
+            rc: Fpaq0Decoder::new(ChunkR::new(&demux, CHUNK_ARITH)).map_err(trunc)?,
+            raw: ChunkR::new(&demux, CHUNK_RAW),
+            acc: 0,
+            n: 0,
+        };
+        let p = BinaryParser {
+            path: path.to_path_buf(),
+            demux,
+            rc,
+            model: Model::new(&h),
+            file_ops: Vec::new(),
+            x: Io::new(),
+            prev_block: None,
+            record: 0,
+            n_instrs: 0,
+            done: false,
+        };
         Ok((p, h))
     }
 
-    fn err(&self, field: &'static str, msg: String) -> TraceError {
-        berr(&self.path, self.record, field, msg)
-    }
-
-    fn read_exact_field(&mut self, buf: &mut [u8], field: &'static str) -> Result<()> {
-        self.z.read_exact(buf).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                TraceError::Truncated {
-                    path: self.path.clone(),
-                    line: 0,
-                    field,
-                    msg: format!("binary trace ends inside record {}", self.record),
-                }
-            } else {
-                TraceError::io(&self.path, 0, e)
-            }
-        })
-    }
-
-    fn read_uvarint(&mut self, field: &'static str) -> Result<u64> {
-        let mut v = 0u64;
-        let mut sh = 0;
-        loop {
-            let mut b = [0u8];
-            self.read_exact_field(&mut b, field)?;
-            if sh >= 64 {
-                return Err(self.err(field, "varint too long".into()));
-            }
-            v |= u64::from(b[0] & 0x7f) << sh;
-            if b[0] < 0x80 {
-                return Ok(v);
-            }
-            sh += 7;
+    fn derr(&self, e: CErr) -> TraceError {
+        match e {
+            CErr::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => TraceError::Truncated {
+                path: self.path.clone(),
+                line: 0,
+                field: "record",
+                msg: format!("binary trace ends inside record {}", self.record),
+            },
+            CErr::Io(e) => TraceError::io(&self.path, 0, e),
+            CErr::Bad(f) => berr(&self.path, self.record, f, "corrupt or inconsistent data".into()),
         }
     }
 
@@ -1098,397 +1936,95 @@ impl BinaryParser {
         if self.done {
             return Ok(None);
         }
-        let mut tag = [0u8];
-        self.read_exact_field(&mut tag, "record tag")?;
-        match tag[0] {
-            TAG_END => {
-                let nb = self.read_uvarint("block count")?;
-                let ni = self.read_uvarint("instruction count")?;
-                if nb != self.record || ni != self.n_instrs {
-                    return Err(self.err(
-                        "end record",
-                        format!(
-                            "end record says {nb} blocks / {ni} instructions, read {} / {}",
-                            self.record, self.n_instrs
-                        ),
-                    ));
-                }
-                // Drain to the end so that the zstd checksum is verified.
-                let mut rest = Vec::new();
-                self.z
-                    .read_to_end(&mut rest)
-                    .map_err(|e| TraceError::io(&self.path, 0, e))?;
-                if !rest.is_empty() {
-                    return Err(self.err("end record", "data after the end record".into()));
-                }
-                self.done = true;
-                Ok(None)
-            }
-            TAG_BLOCK => {
-                let n = self.read_uvarint("record length")?;
-                if n > MAX_RECORD {
-                    return Err(self.err("record length", format!("{n} bytes")));
-                }
-                let mut buf = std::mem::take(&mut self.buf);
-                buf.resize(n as usize, 0);
-                let r = self.read_exact_field(&mut buf, "record body");
-                let r = r.and_then(|_| self.decode_block(&buf, ops));
-                self.buf = buf;
-                let tb = r?;
+        match self.dec_block(ops) {
+            Ok(Some(tb)) => {
                 self.record += 1;
                 Ok(Some(tb))
             }
-            t => Err(self.err("record tag", format!("unknown tag {t}"))),
+            Ok(None) => {
+                self.done = true;
+                Ok(None)
+            }
+            Err(e) => Err(self.derr(e)),
         }
     }
 
-    fn decode_block(&mut self, b: &[u8], ops: &mut OpcodeTable) -> Result<ThreadBlockTrace> {
-        let r: std::result::Result<ThreadBlockTrace, &'static str> = (|| {
-            let mut c = Cur { b, p: 0 };
-            let mut lens = [0usize; 5];
-            for l in lens.iter_mut() {
-                *l = usize::try_from(c.u().ok_or("stream length")?).map_err(|_| "stream length")?;
+    fn dec_block(&mut self, ops: &mut OpcodeTable) -> CResult<Option<ThreadBlockTrace>> {
+        let (c, m, x) = (&mut self.rc, &mut self.model, &mut self.x);
+        if !flag(c, &mut m.g.more_blocks, false)? {
+            let nb = code_u(c, &mut m.g.total, 0)?;
+            let ni = code_u(c, &mut m.g.total, 0)?;
+            if nb != self.record || ni != self.n_instrs {
+                return Err(CErr::Bad("end totals"));
             }
-            let mut parts: [&[u8]; 5] = [&[]; 5];
-            for (p, &l) in parts.iter_mut().zip(&lens) {
-                *p = c.bytes(l).ok_or("stream length")?;
+            // Only the padding of the raw-bit stream may be left; then the
+            // end chunk, and the end of the zstd frame (checksum verified).
+            if c.raw.left() != 0 || c.acc != 0 {
+                return Err(CErr::Bad("raw bits after the end"));
             }
-            if c.p != b.len() {
-                return Err("record length");
+            let mut d = self.demux.lock().map_err(|_| CErr::Bad("reader"))?;
+            if d.next(CHUNK_ARITH)?.is_some() || d.next(CHUNK_RAW)?.is_some() {
+                return Err(CErr::Bad("data after the end"));
             }
-            let mut d = Dec {
-                ctl: Cur { b: parts[0], p: 0 },
-                mask: Cur { b: parts[1], p: 0 },
-                addr: Cur { b: parts[2], p: 0 },
-                bits: BitR {
-                    b: parts[3],
-                    p: 0,
-                    acc: 0,
-                    n: 0,
-                },
-                val: Cur { b: parts[4], p: 0 },
+            let mut rest = Vec::new();
+            d.z.read_to_end(&mut rest)?;
+            if !rest.is_empty() {
+                return Err(CErr::Bad("data after the end"));
+            }
+            return Ok(None);
+        }
+        let mut tb = ThreadBlockTrace::default();
+        m.code_block_head(c, &mut tb, self.prev_block)?;
+        self.prev_block = Some(tb.block);
+        let mut pw = None;
+        while flag(c, &mut m.g.more_warps, false)? {
+            if tb.warps.len() as u64 >= MAX_WARPS {
+                return Err(CErr::Bad("warp count"));
+            }
+            let (id, empty) = m.code_warp_head(c, 0, pw, false)?;
+            pw = Some(id);
+            let mut w = WarpTrace {
+                warp_id: id,
+                ..Default::default()
             };
-            let c = &mut d.ctl;
-            let mut tb = ThreadBlockTrace::default();
-            for x in tb.block.iter_mut() {
-                *x = u32::try_from(c.u().ok_or("block")?).map_err(|_| "block")?;
-            }
-            match c.u8().ok_or("cluster")? {
-                0 => {}
-                1 => {
-                    let mut ci = ClusterInfo::default();
-                    for x in ci.id.iter_mut().chain(ci.cta.iter_mut()) {
-                        *x = u32::try_from(c.u().ok_or("cluster")?).map_err(|_| "cluster")?;
-                    }
-                    ci.rank = u32::try_from(c.u().ok_or("cluster")?).map_err(|_| "cluster")?;
-                    tb.cluster = Some(ci);
+            m.hist.reset();
+            let (mut prev, mut prev_mask) = (NONE, u32::MAX);
+            let mut more = !empty;
+            while more {
+                x.ins = TraceInstr::default();
+                x.lanes = [0; WARP_SIZE];
+                x.name.clear();
+                x.vals.clear();
+                let sid = m.code_instr(c, x, prev, prev_mask)?;
+                if !x.name.is_empty() {
+                    let s = std::str::from_utf8(&x.name).map_err(|_| CErr::Bad("opcode"))?;
+                    self.file_ops.push(ops.intern(s).ok_or(CErr::Bad("opcode"))?);
                 }
-                _ => return Err("cluster"),
-            }
-            let nw = c.u().ok_or("warp count")?;
-            if nw > b.len() as u64 {
-                return Err("warp count");
-            }
-            tb.warps.reserve(nw as usize);
-            for _ in 0..nw {
-                let c = &mut d.ctl;
-                let warp_id = u32::try_from(c.u().ok_or("warp id")?).map_err(|_| "warp id")?;
-                let ni = c.u().ok_or("instruction count")?;
-                if ni > b.len() as u64 {
-                    return Err("instruction count");
+                let mut ins = x.ins;
+                ins.opcode = *self.file_ops.get(x.op as usize).ok_or(CErr::Bad("opcode"))?;
+                if ins.is_mem() {
+                    ins.addr_start = u32::try_from(w.addrs.len()).map_err(|_| CErr::Bad("address"))?;
+                    w.addrs.extend(lanes_of(ins.mask).map(|l| x.lanes[l]));
                 }
-                let mut w = WarpTrace {
-                    warp_id,
-                    instrs: Vec::with_capacity(ni as usize),
-                    ..Default::default()
-                };
-                let mut prev = NONE;
-                let mut prev_mask = u32::MAX;
-                self.hist.reset();
-                for _ in 0..ni {
-                    prev = self.dec_instr(&mut d, &mut w, ops, prev, prev_mask)?;
-                    prev_mask = w.instrs.last().map_or(u32::MAX, |i| i.mask);
-                    self.hist.push(prev_mask);
+                if ins.has_values() {
+                    ins.val_start = u32::try_from(w.values.len()).map_err(|_| CErr::Bad("values"))?;
+                    w.values.extend_from_slice(&x.vals);
                 }
-                self.n_instrs += ni;
-                tb.warps.push(w);
+                w.instrs.push(ins);
+                if w.instrs.len() > MAX_WARP_INSTRS {
+                    return Err(CErr::Bad("instruction count"));
+                }
+                let end = flag(c, &mut m.statics[sid as usize].ctx.end, false)?;
+                m.hist.push(ins.mask);
+                prev = sid;
+                prev_mask = ins.mask;
+                more = !end;
             }
-            if d.ctl.p != d.ctl.b.len()
-                || d.mask.p != d.mask.b.len()
-                || d.addr.p != d.addr.b.len()
-                || d.bits.p != d.bits.b.len()
-                || d.val.p != d.val.b.len()
-            {
-                return Err("record length");
-            }
-            Ok(tb)
-        })();
-        r.map_err(|f| self.err(f, "corrupt or inconsistent data".into()))
+            self.n_instrs += w.instrs.len() as u64;
+            tb.warps.push(w);
+        }
+        Ok(Some(tb))
     }
-
-    fn dec_instr(
-        &mut self,
-        d: &mut Dec<'_>,
-        w: &mut WarpTrace,
-        ops: &mut OpcodeTable,
-        prev: u32,
-        prev_mask: u32,
-    ) -> std::result::Result<u32, &'static str> {
-        let c = &mut d.ctl;
-        let hdr = c.u8().ok_or("instruction")?;
-        let scode = hdr & 3;
-        let mcode = hdr >> 2 & 7;
-        let has_vals = hdr >> 5 & 1 == 1;
-        let mode = AddrMode::from_u8(hdr >> 6).ok_or("addr_mode")?;
-        let m = &mut self.model;
-        let sid = match scode {
-            0 => {
-                let s = m.predicted(prev);
-                if s == NONE {
-                    return Err("static id");
-                }
-                s
-            }
-            1 => {
-                let s = c.u().ok_or("static id")?;
-                if s >= m.statics.len() as u64 {
-                    return Err("static id");
-                }
-                s as u32
-            }
-            2 => {
-                let pc = u32::try_from(c.u().ok_or("pc")?).map_err(|_| "pc")?;
-                let line = u32::try_from(c.u().ok_or("line")?).map_err(|_| "line")?;
-                let op = c.u().ok_or("opcode")?;
-                if op == self.file_ops.len() as u64 {
-                    let n = c.u().ok_or("opcode")?;
-                    if n > 4096 {
-                        return Err("opcode");
-                    }
-                    let s = c.bytes(n as usize).ok_or("opcode")?;
-                    let s = std::str::from_utf8(s).map_err(|_| "opcode")?;
-                    self.file_ops.push(ops.intern(s).ok_or("opcode")?);
-                } else if op > self.file_ops.len() as u64 {
-                    return Err("opcode");
-                }
-                let imm = [unzz(c.u().ok_or("immediate")?), unzz(c.u().ok_or("immediate")?)];
-                let nn = c.u8().ok_or("register count")?;
-                let (n_dst, n_src) = (nn & 15, nn >> 4);
-                if usize::from(n_dst) > MAX_DST || usize::from(n_src) > MAX_SRC {
-                    return Err("register count");
-                }
-                let mut key = StaticKey {
-                    pc,
-                    line,
-                    op: op as u32,
-                    imm,
-                    n_dst,
-                    n_src,
-                    dst: [Reg::default(); MAX_DST],
-                    src: [Reg::default(); MAX_SRC],
-                    mem_width: 0,
-                    flags: 0,
-                };
-                for i in 0..usize::from(n_dst + n_src) {
-                    let kind = RegKind::from_u8(c.u8().ok_or("register")?).ok_or("register")?;
-                    let num = c.u8().ok_or("register")?;
-                    let r = Reg { kind, num };
-                    if i < usize::from(n_dst) {
-                        key.dst[i] = r;
-                    } else {
-                        key.src[i - usize::from(n_dst)] = r;
-                    }
-                }
-                key.mem_width = c.u8().ok_or("mem_width")?;
-                key.flags = c.u8().ok_or("flags")?;
-                if key.flags & !STATIC_FLAGS != 0 {
-                    return Err("flags");
-                }
-                let m = &mut self.model;
-                if m.map.contains_key(&key) {
-                    return Err("static definition");
-                }
-                m.add_static(key)
-            }
-            _ => return Err("static code"),
-        };
-        let m = &mut self.model;
-        m.set_succ(prev, sid);
-        let st = &m.statics[sid as usize];
-        let mask = match mcode {
-            M_PREV => prev_mask,
-            M_LAST => st.last_mask,
-            M_ALL => u32::MAX,
-            M_ZERO => 0,
-            M_HIST => self.hist.decode(d).ok_or("mask")?,
-            M_SUB_PREV => {
-                let v = d.bits.get(prev_mask.count_ones()).ok_or("mask")?;
-                deposit(v as u32, prev_mask)
-            }
-            M_SUB_LAST => {
-                let v = d.bits.get(st.last_mask.count_ones()).ok_or("mask")?;
-                deposit(v as u32, st.last_mask)
-            }
-            _ => return Err("mask code"),
-        };
-        let k = st.key;
-        let mut ins = TraceInstr {
-            pc: k.pc,
-            mask,
-            line: k.line,
-            imm: k.imm,
-            opcode: *self.file_ops.get(k.op as usize).ok_or("opcode")?,
-            n_dst: k.n_dst,
-            n_src: k.n_src,
-            dst: k.dst,
-            src: k.src,
-            mem_width: k.mem_width,
-            addr_mode: mode,
-            flags: k.flags,
-            ..Default::default()
-        };
-        m.statics[sid as usize].last_mask = mask;
-        if ins.is_mem() {
-            ins.addr_start = u32::try_from(w.addrs.len()).map_err(|_| "address")?;
-            let mut lanes = [0u64; WARP_SIZE];
-            if mask != 0 {
-                self.dec_addrs(d, sid, mask, &mut lanes)?;
-                w.addrs.extend(lanes_of(mask).map(|l| lanes[l]));
-            }
-            self.model.update_mem(sid, mask, &lanes);
-        }
-        if has_vals {
-            ins.flags |= flags::HAS_VALUES;
-            ins.val_start = u32::try_from(w.values.len()).map_err(|_| "values")?;
-            for _ in 0..usize::from(ins.n_dst) + usize::from(ins.n_src) {
-                let n = d.val.u().ok_or("value count")?;
-                if n > 64 {
-                    return Err("value count");
-                }
-                w.values.push(n);
-                for _ in 0..n {
-                    w.values.push(d.val.u().ok_or("value")?);
-                }
-            }
-        }
-        w.instrs.push(ins);
-        Ok(sid)
-    }
-
-    fn dec_addrs(
-        &mut self,
-        d: &mut Dec<'_>,
-        sid: u32,
-        mask: u32,
-        lanes: &mut [u64; WARP_SIZE],
-    ) -> std::result::Result<(), &'static str> {
-        let m = &mut self.model;
-        let st = &m.statics[sid as usize];
-        let pred = st.last_base.wrapping_add(st.stride);
-        let l0 = mask.trailing_zeros() as usize;
-        let n = mask.count_ones();
-        let c = &mut d.addr;
-        if n == 1 {
-            lanes[l0] = pred.wrapping_add(c.s().ok_or("address base")? as u64);
-            return Ok(());
-        }
-        let pat = c.u8().ok_or("address pattern")?;
-        match pat {
-            PAT_STATIC => {
-                if st.last_valid & mask != mask {
-                    return Err("address pattern");
-                }
-                let a0 = pred.wrapping_add(c.s().ok_or("address base")? as u64);
-                for l in lanes_of(mask) {
-                    lanes[l] = a0.wrapping_add(st.last[l].wrapping_sub(st.last[l0]));
-                }
-            }
-            PAT_STRIDE => {
-                let s = c.s().ok_or("stride")? as u64;
-                let a0 = pred.wrapping_add(c.s().ok_or("address base")? as u64);
-                for (i, l) in lanes_of(mask).enumerate() {
-                    lanes[l] = a0.wrapping_add(s.wrapping_mul(i as u64));
-                }
-            }
-            PAT_GATHER => {
-                let code = c.u8().ok_or("gather code")?;
-                let gw = u32::from(code & 63);
-                let ga = if code & 0x80 != 0 {
-                    c.u8().ok_or("gather align")?
-                } else {
-                    st.align
-                };
-                if ga > 16 || gw > 64 {
-                    return Err("gather code");
-                }
-                let lo = if code & 0x40 != 0 {
-                    st.region_lo.wrapping_add(c.s().ok_or("gather region")? as u64)
-                } else if st.region_ok {
-                    st.region_lo
-                } else {
-                    return Err("gather region");
-                };
-                for l in lanes_of(mask) {
-                    let v = d.bits.get(gw).ok_or("gather lane")?;
-                    lanes[l] = lo.wrapping_add(v.wrapping_shl(u32::from(ga)));
-                }
-                let st = &mut m.statics[sid as usize];
-                st.region_lo = lo;
-                st.region_ok = true;
-                st.align = ga;
-            }
-            PAT_GDELTA => {
-                let code = c.u8().ok_or("gather code")?;
-                let dw = u32::from(code & 127);
-                let da = if code & 0x80 != 0 {
-                    c.u8().ok_or("gather align")?
-                } else {
-                    st.align
-                };
-                if da > 16 || dw > 64 {
-                    return Err("gather code");
-                }
-                let mut a = pred.wrapping_add(c.s().ok_or("address base")? as u64);
-                lanes[l0] = a;
-                for l in lanes_of(mask).skip(1) {
-                    let v = unzz(d.bits.get(dw).ok_or("address delta")?);
-                    a = a.wrapping_add(v.wrapping_shl(u32::from(da)) as u64);
-                    lanes[l] = a;
-                }
-                m.statics[sid as usize].align = da;
-            }
-            p => {
-                let p = p.checked_sub(PAT_RING0).ok_or("address pattern")?;
-                let (r, sh) = (usize::from(p / 17), i32::from(p % 17) - 8);
-                if r >= RING {
-                    return Err("address pattern");
-                }
-                let (ref_l, ref_m) = m.ring_get(r).ok_or("address pattern")?;
-                if ref_m & mask != mask {
-                    return Err("address pattern");
-                }
-                let k = scale_abs(ref_l[l0], sh);
-                let a0 = k
-                    .wrapping_add(st.ring_k)
-                    .wrapping_add(c.s().ok_or("address base")? as u64);
-                for l in lanes_of(mask) {
-                    let e = ref_l[l].wrapping_sub(ref_l[l0]) as i64;
-                    lanes[l] = a0.wrapping_add(scale(e, sh) as u64);
-                }
-                m.statics[sid as usize].ring_k = a0.wrapping_sub(k);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Cursors over the streams of one record.
-struct Dec<'a> {
-    ctl: Cur<'a>,
-    mask: Cur<'a>,
-    addr: Cur<'a>,
-    bits: BitR<'a>,
-    val: Cur<'a>,
 }
 
 fn berr(path: &Path, record: u64, field: &'static str, msg: String) -> TraceError {
