@@ -55,6 +55,9 @@ trait Coder {
     const ENC: bool;
     fn bit(&mut self, ctx: &mut Ctx, b: &mut bool) -> io::Result<()>;
     fn raw(&mut self, n: u32, v: u64) -> io::Result<u64>;
+    /// `n` bytes of an opcode name in the name stream (`name` holds them
+    /// when encoding, receives them when decoding).
+    fn name(&mut self, name: &mut Vec<u8>, n: usize) -> io::Result<()>;
 }
 
 /// Raw bits, least significant first, packed into bytes.
@@ -97,6 +100,7 @@ impl BitW {
 struct EncC<W: Write> {
     rc: Fpaq0Encoder<W>,
     bits: BitW,
+    names: Vec<u8>,
 }
 
 impl<W: Write> Coder for EncC<W> {
@@ -110,12 +114,17 @@ impl<W: Write> Coder for EncC<W> {
         self.bits.put(v, n);
         Ok(if n == 64 { v } else { v & ((1u64 << n) - 1) })
     }
+    fn name(&mut self, name: &mut Vec<u8>, n: usize) -> io::Result<()> {
+        self.names.extend_from_slice(&name[..n.min(name.len())]);
+        Ok(())
+    }
 }
 
 /// Chunk kinds of the payload after the header.
 const CHUNK_END: u8 = 0;
 const CHUNK_ARITH: u8 = 1;
 const CHUNK_RAW: u8 = 2;
+const CHUNK_NAME: u8 = 3;
 /// The writer flushes both streams as chunks once they hold this much.
 const CHUNK_BYTES: usize = 1 << 16;
 /// Largest accepted chunk (corrupt input).
@@ -130,6 +139,7 @@ struct Demux {
     z: ZReader,
     arith: std::collections::VecDeque<Vec<u8>>,
     raw: std::collections::VecDeque<Vec<u8>>,
+    names: std::collections::VecDeque<Vec<u8>>,
     ended: bool,
 }
 
@@ -137,10 +147,10 @@ impl Demux {
     /// Read chunks until `kind`'s queue is not empty; `None` at the end.
     fn next(&mut self, kind: u8) -> io::Result<Option<Vec<u8>>> {
         loop {
-            let q = if kind == CHUNK_ARITH {
-                &mut self.arith
-            } else {
-                &mut self.raw
+            let q = match kind {
+                CHUNK_ARITH => &mut self.arith,
+                CHUNK_RAW => &mut self.raw,
+                _ => &mut self.names,
             };
             if let Some(c) = q.pop_front() {
                 return Ok(Some(c));
@@ -176,6 +186,7 @@ impl Demux {
             match k[0] {
                 CHUNK_ARITH => self.arith.push_back(v),
                 CHUNK_RAW => self.raw.push_back(v),
+                CHUNK_NAME => self.names.push_back(v),
                 _ => return Err(io::Error::new(io::ErrorKind::InvalidData, "chunk kind")),
             }
         }
@@ -240,6 +251,7 @@ impl Read for ChunkR {
 struct DecC {
     rc: Fpaq0Decoder<ChunkR>,
     raw: ChunkR,
+    names: ChunkR,
     acc: u64,
     n: u32,
 }
@@ -279,6 +291,11 @@ impl Coder for DecC {
         } else {
             self.get32(n)
         }
+    }
+    fn name(&mut self, name: &mut Vec<u8>, n: usize) -> io::Result<()> {
+        let start = name.len();
+        name.resize(start + n, 0);
+        self.names.read_exact(&mut name[start..])
     }
 }
 
@@ -529,6 +546,8 @@ struct SCtx {
     pat: Ctx,
     res0: Ctx,
     stride: Ctx,
+    /// a single lane sent as raw bits in the gather region
+    region1: Ctx,
 }
 
 struct Static {
@@ -551,6 +570,8 @@ struct Static {
     region_lo: u64,
     region_ok: bool,
     align: u8,
+    /// lane width of the last GATHER
+    gw: u32,
     last_valid: u32,
     last: [u64; WARP_SIZE],
     ctx: SCtx,
@@ -571,7 +592,6 @@ struct GCtx {
     line: IntCtx,
     op: IntCtx,
     name_len: IntCtx,
-    chars: [Ctx; 256],
     imm: IntCtx,
     nn: [Ctx; 256],
     reg_kind: [Ctx; 4],
@@ -612,7 +632,6 @@ impl Default for GCtx {
             line: i.clone(),
             op: i.clone(),
             name_len: i.clone(),
-            chars: [c; 256],
             imm: i.clone(),
             nn: [c; 256],
             reg_kind: [c; 4],
@@ -715,6 +734,7 @@ impl Model {
             region_lo: 0,
             region_ok: false,
             align: ALIGN_UNSET,
+            gw: 0,
             last_valid: 0,
             last: [0; WARP_SIZE],
             ctx: SCtx::default(),
@@ -1079,12 +1099,7 @@ impl Model {
             if n == 0 || n > MAX_NAME {
                 return Err(CErr::Bad("opcode"));
             }
-            for j in 0..n as usize {
-                let ch = code_tree(c, &mut g.chars, 8, x.name.get(j).copied().map_or(0, u32::from))? as u8;
-                if !C::ENC {
-                    x.name.push(ch);
-                }
-            }
+            c.name(&mut x.name, n as usize)?;
             self.n_ops += 1;
         }
         for v in key.imm.iter_mut() {
@@ -1128,16 +1143,16 @@ impl Model {
         if flag(c, &mut sc.m[1], m == last)? {
             return Ok(last);
         }
+        // the mask before the previous one (a divergent body rejoining)
+        let h1 = if self.hist.n >= 2 { self.hist.h[1] } else { prev };
+        if flag(c, &mut sc.m[6], m == h1)? {
+            return Ok(h1);
+        }
         if flag(c, &mut sc.m[2], m == u32::MAX)? {
             return Ok(u32::MAX);
         }
         if flag(c, &mut sc.m[3], m == 0)? {
             return Ok(0);
-        }
-        // the mask before the previous one (a divergent body rejoining)
-        let h1 = if self.hist.n >= 2 { self.hist.h[1] } else { prev };
-        if flag(c, &mut sc.m[6], m == h1)? {
-            return Ok(h1);
         }
         let (sp, sl) = (m & !prev == 0, m & !last == 0);
         if flag(c, &mut sc.m[4], sp || sl)? {
@@ -1239,17 +1254,31 @@ impl Model {
         if same {
             return (PAT_STATIC, Gather::default());
         }
-        if affine {
-            return (PAT_AFFINE, Gather::default());
-        }
         let a: Vec<u64> = lanes_of(mask).map(|l| lanes[l]).collect();
-        if a.windows(2).all(|p| p[1].wrapping_sub(p[0]) == d1 as u64) {
-            return (PAT_STRIDE, Gather::default());
-        }
+        let stride = a.windows(2).all(|p| p[1].wrapping_sub(p[0]) == d1 as u64);
+        // Elias-gamma cost of a stride and a residual (about twice the bit
+        // length of each), against the raw bits of a gather below.
+        let eg = |v: i64| 2 * u64::from(bitlen(zz(v))) + 1;
+        let lin_cost = if affine {
+            Some((PAT_AFFINE, eg(d1 / k1) + eg(res as i64)))
+        } else if stride {
+            Some((PAT_STRIDE, eg(d1) + eg(res as i64)))
+        } else {
+            None
+        };
         // region-relative lanes, or zigzag consecutive deltas
         let mn = a.iter().copied().min().unwrap_or(0);
         let new_lo = !st.region_ok || a.iter().any(|&x| x.wrapping_sub(st.region_lo) >= 1 << 48);
-        let lo = if new_lo { mn } else { st.region_lo };
+        // A new region starts at the minimum rounded down to a power of two
+        // of the span: the array base when the array is aligned to its size,
+        // so that later lanes below this minimum still fall inside.
+        let lo = if new_lo {
+            let mx = a.iter().copied().max().unwrap_or(mn);
+            let k = bitlen(mx - mn).min(40);
+            mn & !((1u64 << k) - 1)
+        } else {
+            st.region_lo
+        };
         let tz = a
             .iter()
             .map(|&x| x.wrapping_sub(lo))
@@ -1287,6 +1316,12 @@ impl Model {
         };
         let dw = ds().map(|d| bitlen(zz(d >> da))).max().unwrap_or(0);
         let dcost = 2 * u64::from(bitlen(zz(res as i64))) + u64::from(dw) * (a.len() as u64 - 1);
+        let gcost = gcost.saturating_add(if new_lo { 24 } else { 4 });
+        if let Some((pat, cost)) = lin_cost {
+            if cost <= gcost.min(dcost) {
+                return (pat, Gather::default());
+            }
+        }
         if gcost <= dcost {
             (
                 PAT_GATHER,
@@ -1326,6 +1361,22 @@ impl Model {
             let rp = self.ring_pred(s, l0);
             let p1 = rp.unwrap_or(pred);
             let st = &mut self.statics[s];
+            // a lane of a gather static: raw bits in its region, when cheaper
+            if st.region_ok && st.gw > 0 && st.align <= 16 {
+                let (lo, al, gw) = (st.region_lo, u32::from(st.align), st.gw);
+                let off = lanes[l0].wrapping_sub(lo);
+                let fits = off & ((1u64 << al) - 1) == 0 && (off >> al) >> gw == 0;
+                let res = lanes[l0].wrapping_sub(p1) as i64;
+                let cheaper = res != 0 && 2 * bitlen(zz(res)) + 1 > gw;
+                if flag(c, &mut st.ctx.region1, fits && cheaper)? {
+                    let v = code_raw(c, gw, off >> al)?;
+                    lanes[l0] = lo.wrapping_add(v << al);
+                    if let Some(rp) = rp {
+                        st.ring_k = st.ring_k.wrapping_add(lanes[l0].wrapping_sub(rp));
+                    }
+                    return Ok(());
+                }
+            }
             let r = code_res(
                 c,
                 &mut st.ctx.res0,
@@ -1479,6 +1530,7 @@ impl Model {
         st.region_lo = lo;
         st.region_ok = true;
         st.align = align;
+        st.gw = w;
         for l in lanes_of(mask) {
             let v = code_raw(c, w, lanes[l].wrapping_sub(lo) >> align)?;
             lanes[l] = lo.wrapping_add(v.wrapping_shl(u32::from(align)));
@@ -1633,6 +1685,7 @@ impl<W: Write> BinaryWriter<W> {
             rc: EncC {
                 rc: Fpaq0Encoder::new(SharedW(Arc::clone(&buf))),
                 bits: BitW::default(),
+                names: Vec::new(),
             },
             buf,
             path: path.to_path_buf(),
@@ -1664,11 +1717,11 @@ impl<W: Write> BinaryWriter<W> {
             .buf
             .lock()
             .map_err(|_| io(io::Error::other("poisoned buffer")))?;
-        let raw = &mut self.rc.bits;
-        if !force && a.len() + raw.out.len() < CHUNK_BYTES {
+        let (raw, names) = (&mut self.rc.bits.out, &mut self.rc.names);
+        if !force && a.len() + raw.len() + names.len() < CHUNK_BYTES {
             return Ok(());
         }
-        for (kind, bytes) in [(CHUNK_ARITH, &mut *a), (CHUNK_RAW, &mut raw.out)] {
+        for (kind, bytes) in [(CHUNK_NAME, names), (CHUNK_ARITH, &mut *a), (CHUNK_RAW, raw)] {
             if bytes.is_empty() {
                 continue;
             }
@@ -1896,11 +1949,13 @@ impl BinaryParser {
             z,
             arith: Default::default(),
             raw: Default::default(),
+            names: Default::default(),
             ended: false,
         }));
         let rc = DecC {
             rc: Fpaq0Decoder::new(ChunkR::new(&demux, CHUNK_ARITH)).map_err(trunc)?,
             raw: ChunkR::new(&demux, CHUNK_RAW),
+            names: ChunkR::new(&demux, CHUNK_NAME),
             acc: 0,
             n: 0,
         };
@@ -1959,11 +2014,12 @@ impl BinaryParser {
             }
             // Only the padding of the raw-bit stream may be left; then the
             // end chunk, and the end of the zstd frame (checksum verified).
-            if c.raw.left() != 0 || c.acc != 0 {
-                return Err(CErr::Bad("raw bits after the end"));
+            if c.raw.left() != 0 || c.acc != 0 || c.names.left() != 0 {
+                return Err(CErr::Bad("data after the end"));
             }
             let mut d = self.demux.lock().map_err(|_| CErr::Bad("reader"))?;
-            if d.next(CHUNK_ARITH)?.is_some() || d.next(CHUNK_RAW)?.is_some() {
+            if d.next(CHUNK_ARITH)?.is_some() || d.next(CHUNK_RAW)?.is_some() || d.next(CHUNK_NAME)?.is_some()
+            {
                 return Err(CErr::Bad("data after the end"));
             }
             let mut rest = Vec::new();
