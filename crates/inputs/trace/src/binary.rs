@@ -40,6 +40,11 @@ pub const FORMAT_VERSION: u16 = 3;
 /// Ring of recent multi-lane memory instructions used as address references.
 const RING: usize = 8;
 const NONE: u32 = u32::MAX;
+/// Transpose tables (see [`Trans`]) exist for gather regions of at most
+/// 2^`TRANS_BITS` elements, and are cleared after `TRANS_CAP` entries:
+/// both bound the reader's memory and time.
+const TRANS_BITS: u32 = 16;
+const TRANS_CAP: usize = 1 << 20;
 /// Sanity bounds for corrupt files.
 const MAX_WARPS: u64 = 1 << 16;
 const MAX_VALUES: u64 = 64;
@@ -548,6 +553,8 @@ struct SCtx {
     stride: Ctx,
     /// a single lane sent as raw bits in the gather region
     region1: Ctx,
+    /// gather lane found in the transpose table
+    trans: Ctx,
 }
 
 struct Static {
@@ -572,9 +579,58 @@ struct Static {
     align: u8,
     /// lane width of the last GATHER
     gw: u32,
+    trans: Option<Box<Trans>>,
     last_valid: u32,
     last: [u64; WARP_SIZE],
     ctx: SCtx,
+}
+
+/// Transpose table of one gather instruction: for each element `e` of its
+/// region, the threads whose lane read `e`, most recent first. A thread
+/// `t` whose lane reads element `u` where thread `u` read element `t` (an
+/// undirected graph's reverse edge, a symmetric matrix's transposed entry)
+/// finds `u` in the list of element `t`.
+struct Trans {
+    /// element → first node
+    heads: Vec<u32>,
+    /// (thread, next node)
+    nodes: Vec<(u64, u32)>,
+}
+
+impl Trans {
+    fn new() -> Self {
+        Trans {
+            heads: vec![NONE; 1 << TRANS_BITS],
+            nodes: Vec::new(),
+        }
+    }
+
+    fn insert(&mut self, e: u64, t: u64) {
+        let Some(h) = self.heads.get_mut(e as usize) else {
+            return;
+        };
+        if self.nodes.len() >= TRANS_CAP {
+            return;
+        }
+        self.nodes.push((t, *h));
+        *h = (self.nodes.len() - 1) as u32;
+    }
+
+    fn list(&self, e: u64) -> impl Iterator<Item = u64> + '_ {
+        let mut p = self.heads.get(e as usize).copied().unwrap_or(NONE);
+        std::iter::from_fn(move || {
+            let (t, next) = *self.nodes.get(p as usize)?;
+            p = next;
+            Some(t)
+        })
+    }
+
+    fn clear_if_full(&mut self) {
+        if self.nodes.len() >= TRANS_CAP {
+            self.heads.fill(NONE);
+            self.nodes.clear();
+        }
+    }
 }
 
 /// Contexts not tied to a static instruction.
@@ -609,6 +665,7 @@ struct GCtx {
     galign: [Ctx; 32],
     gflag: [Ctx; 2],
     region: IntCtx,
+    trans_pos: IntCtx,
     val_n: IntCtx,
     val: IntCtx,
     block: IntCtx,
@@ -649,6 +706,7 @@ impl Default for GCtx {
             galign: [c; 32],
             gflag: [c; 2],
             region: i.clone(),
+            trans_pos: i.clone(),
             val_n: i.clone(),
             val: i.clone(),
             block: i.clone(),
@@ -673,8 +731,9 @@ struct Model {
     n_ops: u32,
     /// pc of the last static definition
     last_def_pc: u32,
-    /// grid dimensions, for the predicted order of thread blocks
+    /// grid dimensions and threads per block: block order, thread ids
     grid: [u64; 3],
+    tpb: u64,
 }
 
 impl Model {
@@ -693,6 +752,7 @@ impl Model {
             n_ops: 0,
             last_def_pc: 0,
             grid: [d(h.grid[0]), d(h.grid[1]), d(h.grid[2])],
+            tpb: d(h.block[0]) * d(h.block[1]) * d(h.block[2]),
         }
     }
 
@@ -735,6 +795,7 @@ impl Model {
             region_ok: false,
             align: ALIGN_UNSET,
             gw: 0,
+            trans: None,
             last_valid: 0,
             last: [0; WARP_SIZE],
             ctx: SCtx::default(),
@@ -978,7 +1039,14 @@ struct Gather {
 
 impl Model {
     /// Code one instruction (not its end-of-warp flag); returns its static id.
-    fn code_instr<C: Coder>(&mut self, c: &mut C, x: &mut Io, prev: u32, prev_mask: u32) -> CResult<u32> {
+    fn code_instr<C: Coder>(
+        &mut self,
+        c: &mut C,
+        x: &mut Io,
+        prev: u32,
+        prev_mask: u32,
+        tid0: u64,
+    ) -> CResult<u32> {
         // -- static instruction
         let (pred, alt) = self.succ_of(prev);
         let (mut sid, mut is_new) = (NONE, false);
@@ -1033,7 +1101,7 @@ impl Model {
         // -- addresses
         if k.mem_width > 0 {
             if mask != 0 {
-                self.code_addrs(c, s, mask, &mut x.lanes)?;
+                self.code_addrs(c, s, mask, &mut x.lanes, tid0)?;
             }
             let lanes = x.lanes;
             self.update_mem(sid, mask, &lanes);
@@ -1352,6 +1420,7 @@ impl Model {
         s: usize,
         mask: u32,
         lanes: &mut [u64; WARP_SIZE],
+        tid0: u64,
     ) -> CResult<()> {
         let l0 = mask.trailing_zeros() as usize;
         let (pred, last_pat) = (self.pred(s, l0), self.statics[s].last_pat);
@@ -1440,7 +1509,7 @@ impl Model {
                     lanes[l] = a0.wrapping_add(sd.wrapping_mul(k as u64));
                 }
             }
-            PAT_GATHER => self.code_gather(c, s, mask, lanes, ga)?,
+            PAT_GATHER => self.code_gather(c, s, mask, lanes, tid0, ga)?,
             PAT_GDELTA => {
                 let w = code_tree(c, &mut g.gw, 7, ga.w)?;
                 let da = if flag(c, &mut g.gflag[1], ga.align != st.align)? {
@@ -1505,6 +1574,7 @@ impl Model {
         s: usize,
         mask: u32,
         lanes: &mut [u64; WARP_SIZE],
+        tid0: u64,
         ga: Gather,
     ) -> CResult<()> {
         let g = &mut self.g;
@@ -1530,12 +1600,54 @@ impl Model {
         st.region_lo = lo;
         st.region_ok = true;
         st.align = align;
+        // a new region starts a new transpose table (elements beyond
+        // 2^TRANS_BITS are not tracked)
+        if new_lo {
+            st.trans = None;
+        }
         st.gw = w;
+        if st.trans.is_none() && w <= TRANS_BITS {
+            st.trans = Some(Box::new(Trans::new()));
+        }
+        let mut got = [0u64; WARP_SIZE];
         for l in lanes_of(mask) {
-            let v = code_raw(c, w, lanes[l].wrapping_sub(lo) >> align)?;
+            let t = tid0.wrapping_add(l as u64);
+            let v = lanes[l].wrapping_sub(lo) >> align;
+            let st = &mut self.statics[s];
+            let (mut n, mut pos) = (0u64, None);
+            if let Some(tr) = &st.trans {
+                for (i, u) in tr.list(t).enumerate() {
+                    if C::ENC && pos.is_none() && u == v {
+                        pos = Some(i as u64);
+                    }
+                    n += 1;
+                }
+            }
+            let v = if n > 0 && flag(c, &mut st.ctx.trans, pos.is_some())? {
+                let k = code_u(c, &mut self.g.trans_pos, pos.unwrap_or(0))?;
+                let tr = st.trans.as_ref().ok_or(CErr::Bad("gather lane"))?;
+                tr.list(t).nth(k as usize).ok_or(CErr::Bad("gather lane"))?
+            } else {
+                code_raw(c, w, v)?
+            };
+            got[l] = v;
             lanes[l] = lo.wrapping_add(v.wrapping_shl(u32::from(align)));
         }
+        if let Some(tr) = &mut self.statics[s].trans {
+            tr.clear_if_full();
+            for l in lanes_of(mask) {
+                tr.insert(got[l], tid0.wrapping_add(l as u64));
+            }
+        }
         Ok(())
+    }
+
+    /// Global id of thread lane 0 of warp `warp_id` of block `b`.
+    fn tid0(&self, b: [u32; 3], warp_id: u32) -> u64 {
+        let [x, y, z] = b.map(u64::from);
+        let lin = x.wrapping_add(self.grid[0].wrapping_mul(y.wrapping_add(self.grid[1].wrapping_mul(z))));
+        lin.wrapping_mul(self.tpb)
+            .wrapping_add(u64::from(warp_id).wrapping_mul(WARP_SIZE as u64))
     }
 
     /// The block expected after `prev` (x fastest), `[0; 3]` first.
@@ -1802,6 +1914,7 @@ impl<W: Write> BinaryWriter<W> {
             flag(c, &mut m.g.more_warps, true)?;
             m.code_warp_head(c, w.warp_id, pw, w.instrs.is_empty())?;
             pw = Some(w.warp_id);
+            let tid0 = m.tid0(tb.block, w.warp_id);
             m.hist.reset();
             let (mut prev, mut prev_mask) = (NONE, u32::MAX);
             for (i, ins) in w.instrs.iter().enumerate() {
@@ -1826,7 +1939,7 @@ impl<W: Write> BinaryWriter<W> {
                     x.vals.push(v.len() as u64);
                     x.vals.extend_from_slice(v);
                 }
-                let sid = m.code_instr(c, x, prev, prev_mask)?;
+                let sid = m.code_instr(c, x, prev, prev_mask, tid0)?;
                 flag(c, &mut m.statics[sid as usize].ctx.end, i + 1 == w.instrs.len())?;
                 m.hist.push(ins.mask);
                 prev = sid;
@@ -2043,6 +2156,7 @@ impl BinaryParser {
                 warp_id: id,
                 ..Default::default()
             };
+            let tid0 = m.tid0(tb.block, id);
             m.hist.reset();
             let (mut prev, mut prev_mask) = (NONE, u32::MAX);
             let mut more = !empty;
@@ -2051,7 +2165,7 @@ impl BinaryParser {
                 x.lanes = [0; WARP_SIZE];
                 x.name.clear();
                 x.vals.clear();
-                let sid = m.code_instr(c, x, prev, prev_mask)?;
+                let sid = m.code_instr(c, x, prev, prev_mask, tid0)?;
                 if !x.name.is_empty() {
                     let s = std::str::from_utf8(&x.name).map_err(|_| CErr::Bad("opcode"))?;
                     self.file_ops.push(ops.intern(s).ok_or(CErr::Bad("opcode"))?);

@@ -208,9 +208,9 @@ fn binary_roundtrip_all_fixtures_and_size() {
     // See the table in docs/trace-format.md.
     let ratio = |n: &str| ratios.iter().find(|(k, _)| k.contains(n)).unwrap().1;
     assert!(ratio("vectoradd-sm80-v5") >= 9.0, "vectoradd-sm80 xz/bin");
-    assert!(ratio("bfs-sm80-v3-kernel-9.") >= 5.7, "bfs kernel-9 xz/bin");
+    assert!(ratio("bfs-sm80-v3-kernel-9.") >= 6.2, "bfs kernel-9 xz/bin");
     let agg = tot_xz as f64 / tot_bin as f64;
-    assert!(agg >= 4.8, "aggregate xz/bin {agg:.2} below the measured floor");
+    assert!(agg >= 5.3, "aggregate xz/bin {agg:.2} below the measured floor");
     let _ = std::fs::remove_dir_all(dir);
 }
 
