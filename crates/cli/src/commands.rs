@@ -431,12 +431,19 @@ pub fn gpus() -> Result<ExitCode> {
 
 #[derive(Subcommand)]
 pub enum TraceCmd {
-    /// Convert an Accel-Sim kernel trace (text, .xz, .gz, .zst) to the compact binary format.
+    /// Convert Accel-Sim traces (text, .xz, .gz, .zst) to the compact binary format
+    /// (docs/trace-format.md). INPUT is one kernel trace (OUTPUT: the .sbt file), or a
+    /// trace directory or its kernelslist.g (OUTPUT: a new directory that gets one .sbt
+    /// per kernel and a kernelslist.g naming them, for `sassim run --trace`).
     Convert {
         input: PathBuf,
         output: PathBuf,
+        /// Overwrite existing output files.
         #[arg(long)]
         force: bool,
+        /// Kernels converted at once (directory input; default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
     },
     /// Print a trace's header and instruction counts.
     Info { input: PathBuf },
@@ -458,11 +465,12 @@ pub enum TraceCmd {
 
 pub fn trace(t: TraceCmd) -> Result<ExitCode> {
     match t {
-        TraceCmd::Convert { input, output, force } => {
-            check_output(&output, force)?;
-            let s = sassim_trace::convert(&input, &output).map_err(|e| anyhow!("{e}"))?;
-            println!("{s:?}");
-        }
+        TraceCmd::Convert {
+            input,
+            output,
+            force,
+            jobs,
+        } => convert_traces(&input, &output, force, jobs)?,
         TraceCmd::Record {
             workload,
             dir,
@@ -499,6 +507,106 @@ pub fn trace(t: TraceCmd) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn convert_line(from: &str, to: &Path, s: &sassim_trace::ConvertStats) -> String {
+    format!(
+        "{from} -> {}: {} -> {} bytes ({:.0}x), {} thread blocks, {} warp instructions",
+        to.display(),
+        s.in_bytes,
+        s.out_bytes,
+        s.in_bytes as f64 / s.out_bytes.max(1) as f64,
+        s.blocks,
+        s.instrs
+    )
+}
+
+/// `sassim trace convert`: one kernel trace, or a whole trace directory / kernelslist.g.
+fn convert_traces(input: &Path, output: &Path, force: bool, jobs: Option<usize>) -> Result<()> {
+    let list = if input.is_dir() {
+        Some(input.join("kernelslist.g"))
+    } else if input.file_name().is_some_and(|n| n == "kernelslist.g") {
+        Some(input.to_path_buf())
+    } else {
+        None
+    };
+    let Some(list) = list else {
+        check_output(output, force)?;
+        let s = sassim_trace::convert(input, output).map_err(|e| anyhow!("{e}"))?;
+        println!("{}", convert_line(&input.display().to_string(), output, &s));
+        return Ok(());
+    };
+    let cmds = sassim_trace::read_kernelslist(&list).map_err(|e| anyhow!("{e}"))?;
+    let src_dir = list.parent().unwrap_or(Path::new("."));
+    if output.exists() && output.canonicalize().ok() == src_dir.canonicalize().ok() {
+        bail!(
+            "{}: the output directory must differ from the trace directory (its kernelslist.g would be replaced)",
+            output.display()
+        );
+    }
+    // The new file of each kernel: its name without the trace extensions, plus `.sbt`.
+    let mut kernels = Vec::new();
+    let mut text = String::new();
+    for c in &cmds {
+        match c {
+            sassim_trace::TraceCommand::MemcpyHtoD { dst, bytes } => {
+                text.push_str(&format!("MemcpyHtoD,0x{dst:016x},{bytes}\n"));
+            }
+            sassim_trace::TraceCommand::Kernel { file, path } => {
+                let base = [".traceg.xz", ".traceg.gz", ".traceg.zst", ".traceg", ".sbt"]
+                    .iter()
+                    .find_map(|e| file.strip_suffix(e))
+                    .unwrap_or(file);
+                let name = format!("{base}.sbt");
+                text.push_str(&name);
+                text.push('\n');
+                kernels.push((file.clone(), path.clone(), output.join(&name)));
+            }
+        }
+    }
+    let mut names: Vec<&Path> = kernels.iter().map(|k| k.2.as_path()).collect();
+    names.sort();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        bail!(
+            "{}: two kernels of {} would be written there",
+            w[0].display(),
+            list.display()
+        );
+    }
+    let list_out = output.join("kernelslist.g");
+    check_output(&list_out, force)?;
+    for (_, _, to) in &kernels {
+        check_output(to, force)?;
+    }
+    std::fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| anyhow!("thread pool: {e}"))?;
+    // Each kernel is an independent file: converting them in parallel gives the same bytes.
+    let results: Vec<Result<sassim_trace::ConvertStats>> = pool.install(|| {
+        use rayon::prelude::*;
+        kernels
+            .par_iter()
+            .map(|(_, from, to)| sassim_trace::convert(from, to).map_err(|e| anyhow!("{e}")))
+            .collect()
+    });
+    let (mut tin, mut tout) = (0u64, 0u64);
+    for ((file, _, to), r) in kernels.iter().zip(results) {
+        let s = r?;
+        tin += s.in_bytes;
+        tout += s.out_bytes;
+        println!("{}", convert_line(file, to, &s));
+    }
+    std::fs::write(&list_out, text).with_context(|| format!("writing {}", list_out.display()))?;
+    println!(
+        "{} kernels: {tin} -> {tout} bytes ({:.0}x); wrote {}",
+        kernels.len(),
+        tin as f64 / tout.max(1) as f64,
+        list_out.display()
+    );
+    Ok(())
 }
 
 #[derive(Subcommand)]

@@ -371,3 +371,65 @@ fn empty_or_unterminated_microbench_errors() {
         "{err}"
     );
 }
+
+/// `trace convert` on a trace directory writes one .sbt per kernel and a kernelslist.g
+/// naming them; `run --trace` on it gives the same statistics as on the text traces
+/// (issue 7: "read transparently by sassim run"). The output directory may not be the
+/// input directory, and nothing is overwritten without --force.
+#[test]
+fn trace_directory_convert_runs_identically() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/traces/bfs-sm80-v3");
+    let out = tmp("bfs-sbt");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = sassim(&[
+        "trace",
+        "convert",
+        src.to_str().expect("src"),
+        out.to_str().expect("out"),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(text(&o).0.contains("16 kernels:"), "{}", text(&o).0);
+    let list = std::fs::read_to_string(out.join("kernelslist.g")).expect("kernelslist");
+    let orig = std::fs::read_to_string(src.join("kernelslist.g")).expect("orig");
+    // Same commands, kernel files renamed.
+    let renamed: Vec<String> = orig
+        .lines()
+        .map(|l| l.trim().replace(".traceg", ".sbt"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(list.lines().collect::<Vec<_>>(), renamed);
+    let again = sassim(&[
+        "trace",
+        "convert",
+        src.to_str().expect("src"),
+        out.to_str().expect("out"),
+    ]);
+    assert!(!again.status.success() && text(&again).1.contains("--force"));
+    let same = sassim(&[
+        "trace",
+        "convert",
+        src.to_str().expect("src"),
+        src.to_str().expect("src"),
+    ]);
+    assert!(!same.status.success() && text(&same).1.contains("must differ"));
+
+    let run = |list: &std::path::Path, json: &std::path::Path| {
+        let o = sassim(&[
+            "run",
+            "--trace",
+            list.to_str().expect("list"),
+            "--json",
+            json.to_str().expect("json"),
+            "--force",
+        ]);
+        assert!(o.status.success(), "{}", text(&o).1);
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(json).expect("json")).expect("parse");
+        (v["kernels"].clone(), v["total"].clone())
+    };
+    let (kt, tt) = run(&src.join("kernelslist.g"), &tmp("bfs-text.json"));
+    let (kb, tb) = run(&out.join("kernelslist.g"), &tmp("bfs-bin.json"));
+    assert_eq!(kt.as_array().map(Vec::len), Some(16));
+    assert_eq!(kt, kb);
+    assert_eq!(tt, tb);
+}

@@ -541,8 +541,9 @@ struct SCtx {
     alt: Ctx,
     /// last instruction of its warp
     end: Ctx,
-    /// mask chain: = previous, = last, all, none, subset, subset-of-last,
-    /// = the mask before the previous one
+    /// mask chain flags, in coding order: [0] = previous, [1] = last,
+    /// [6] = the mask before the previous one, [2] all, [3] none,
+    /// [4] subset, [5] of the last (else of the previous)
     m: [Ctx; 7],
     /// subset lane bits, by (reference, lane set in the other reference)
     lane: [Ctx; 4],
