@@ -242,7 +242,14 @@ impl ChunkR {
 }
 
 impl Read for ChunkR {
+    #[inline]
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        // the arithmetic decoder reads one byte at a time
+        if let ([o], Some(&b)) = (&mut *out, self.buf.get(self.p)) {
+            *o = b;
+            self.p += 1;
+            return Ok(1);
+        }
         if out.is_empty() || !self.refill()? {
             return Ok(0);
         }
