@@ -111,6 +111,46 @@ fn listing4_register_file_cache() {
     }
 }
 
+/// M25 A8 rule 28 (with rules 26-27): a 64-bit operand is cached as two halves, each in
+/// the RFC entry of its own bank. `IMAD.WIDE`'s third source `R6:R7` (banks 0 and 1) is
+/// cached with reuse; a later read of the same slot by another instruction evicts only
+/// the half in that read's bank, and a read in another slot evicts neither. A model that
+/// kept the pair in one entry would keep `R7` after the read of `R1`.
+#[test]
+fn rule28_two_register_operand_halves_in_their_own_banks() {
+    // (instruction between the two IMAD.WIDEs, expected hits of R6 and R7)
+    let cases = [
+        ("", [true, true]),
+        ("IADD3 R12, R14, R15, R1 ;\n", [true, false]),
+        ("IADD3 R12, R14, R15, R0 ;\n", [false, true]),
+        ("FADD R12, R14, R1 ;\n", [true, true]),
+        ("IADD3 R12, R14, R15, R1.reuse ;\n", [true, false]),
+    ];
+    for (between, want) in cases {
+        let src = format!(
+            ".kernel rule28\nIMAD.WIDE R4, R2, R3, R6.reuse ;\n{between}IMAD.WIDE R8, R10, R11, R6 ;\nEXIT ;\n"
+        );
+        let (v, ok) = mb("rule28.sass", &src, &PERFECT_I);
+        assert!(ok, "{src}: {v}");
+        let rfc = warp(&v, 0)["rfc"].as_array().expect("rfc").clone();
+        let second = rfc
+            .iter()
+            .rfind(|r| {
+                r["reads"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|x| x["reg"] == 10))
+            })
+            .expect("second IMAD.WIDE");
+        let half = |reg: u64| {
+            second["reads"]
+                .as_array()
+                .and_then(|a| a.iter().find(|x| x["slot"] == 2 && x["reg"] == reg))
+                .and_then(|x| x["hit"].as_bool())
+        };
+        assert_eq!([half(6), half(7)], want.map(Some), "between: {between:?}");
+    }
+}
+
 fn fig4(second: &str, other: &str) -> String {
     let mut s = String::from(".block 512\n.active_warps 0,4,8,12\n[B------:R-:W-:-:S06] BAR.SYNC 0x0 ;\n");
     for i in 0..32 {

@@ -21,7 +21,18 @@ pub struct IssueRec {
 #[derive(Debug, Clone, Serialize)]
 pub struct RfcRec {
     pub pc: u64,
+    /// Per source slot: any of its registers hit.
     pub hits: Vec<bool>,
+    /// Per register read, in slot order (a 64-bit operand reads two registers, one per
+    /// bank).
+    pub reads: Vec<RfcRead>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RfcRead {
+    pub slot: usize,
+    pub reg: u8,
+    pub hit: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -166,9 +177,14 @@ pub fn run_microbench(
                 rfc: log
                     .rfc
                     .iter()
-                    .map(|(pc, h)| RfcRec {
-                        pc: *pc,
-                        hits: h.clone(),
+                    .map(|l| RfcRec {
+                        pc: l.pc,
+                        hits: l.hits.clone(),
+                        reads: l
+                            .reads
+                            .iter()
+                            .map(|&(slot, reg, hit)| RfcRead { slot, reg, hit })
+                            .collect(),
                     })
                     .collect(),
             });

@@ -25,5 +25,5 @@ pub use config::{CoreConfig, DepMode, SchedPolicy, StallExpiry};
 pub use exec::{Executor, Issued, MemAccess};
 pub use inst::{decode_kernel, InstClass, StaticInst};
 pub use mem::{DataMemory, FixedLatencyMemory, HitLatencies};
-pub use sm::{Sm, WarpLog};
+pub use sm::{RfcLog, Sm, WarpLog};
 pub use stats::{CoreStats, StallReason};

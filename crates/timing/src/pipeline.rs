@@ -45,6 +45,7 @@ impl<W> Sm<W> {
             s.ports.reserve(now + 1, window, &need[..banks as usize]);
         }
         let mut hits = Vec::new();
+        let mut reads = Vec::new();
         for (k, b, r) in inst.bank_reads(banks) {
             let reuse = inst.srcs[k].reuse;
             let hit = self.cfg.rfc_enabled && s.rfc.read(warp, b, k, r, reuse);
@@ -59,6 +60,7 @@ impl<W> Sm<W> {
                     hits.resize(k + 1, false);
                 }
                 hits[k] = hits[k] || hit;
+                reads.push((k, r, hit));
             }
         }
         s.allocate = None;
@@ -83,7 +85,10 @@ impl<W> Sm<W> {
         if self.record {
             let n = inst.srcs.len();
             hits.resize(n, false);
-            self.warps[st.slot].log.rfc.push((pc, hits));
+            self.warps[st.slot]
+                .log
+                .rfc
+                .push(crate::sm::RfcLog { pc, hits, reads });
         }
         if has_read_sb {
             self.schedule(now + read_cycles as u64, Event::ReadDone { slot: st.slot, sidx });

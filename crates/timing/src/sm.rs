@@ -18,8 +18,18 @@ use std::collections::{BinaryHeap, VecDeque};
 pub struct WarpLog {
     pub issues: Vec<(u64, u64, String)>,
     pub clocks: Vec<u64>,
-    /// (pc, hit per source slot)
-    pub rfc: Vec<(u64, Vec<bool>)>,
+    /// Register-file-cache outcomes of each fixed-latency instruction.
+    pub rfc: Vec<RfcLog>,
+}
+
+/// Register-file-cache outcome of one instruction's source reads.
+#[derive(Debug, Clone, Default)]
+pub struct RfcLog {
+    pub pc: u64,
+    /// Per source slot: any of its registers hit.
+    pub hits: Vec<bool>,
+    /// Per register read (a 64-bit operand reads two, one per bank): (slot, register, hit).
+    pub reads: Vec<(usize, u8, bool)>,
 }
 
 pub(crate) struct Warp {
