@@ -5,7 +5,7 @@
 use crate::config::{SchedPolicy, StallExpiry};
 use crate::exec::{Executor, Issued};
 use crate::inst::Special;
-use crate::sm::{reg_index, Sm, Stage};
+use crate::sm::{reg_index, Sm, Stage, HOT_DEP_WAIT, HOT_LIVE};
 use crate::stats::StallReason;
 
 impl<W> Sm<W> {
@@ -17,10 +17,23 @@ impl<W> Sm<W> {
         slot: usize,
         now: u64,
     ) -> Result<(), StallReason> {
-        let w = &self.warps[slot];
-        if !w.used || w.exited {
+        let hot = self.hot[slot];
+        debug_assert_eq!(
+            hot & HOT_LIVE != 0,
+            self.warps[slot].used && !self.warps[slot].exited
+        );
+        if hot & HOT_LIVE == 0 {
             return Err(StallReason::Idle);
         }
+        // A warp found waiting on its dependence counters (or scoreboard) stays so until one
+        // of its counters or scoreboard entries is released: skip the re-evaluation. Checked
+        // first because nothing the checks below look at can change while the flag is set
+        // (it is cleared by an issue, an instruction-buffer flush and every release), and it
+        // spares a cache miss on the instruction buffer of every waiting warp every cycle.
+        if hot & HOT_DEP_WAIT != 0 {
+            return Err(StallReason::DependenceCounters);
+        }
+        let w = &self.warps[slot];
         // A warp becomes blocked (barrier, no runnable path) only by its own issue; poll the
         // executor only while it is.
         if w.maybe_blocked {
@@ -46,11 +59,6 @@ impl<W> Sm<W> {
         if w.no_issue_at == now {
             return Err(StallReason::Yield);
         }
-        // A warp found waiting on its dependence counters (or scoreboard) stays so until one
-        // of its counters or scoreboard entries is released: skip the re-evaluation.
-        if w.dep_wait {
-            return Err(StallReason::DependenceCounters);
-        }
         let waits = if self.uses_control_bits {
             (0..6).any(|k| inst.ctrl.waits_on(k) && w.sb[k] != 0)
                 || w.depbar.is_some_and(|(from, sb, le, ids)| {
@@ -69,7 +77,7 @@ impl<W> Sm<W> {
         // DEPBAR's condition only starts to matter `depbar_effect_cycles` after it issued, so a
         // warp blocked by it is known to stay blocked only from then on.
         if waits {
-            self.warps[slot].dep_wait = true;
+            self.hot[slot] |= HOT_DEP_WAIT;
             return Err(StallReason::DependenceCounters);
         }
         let w = &self.warps[slot];
@@ -435,10 +443,11 @@ impl<W> Sm<W> {
         }
         if issued.exited {
             w.exited = true;
+            self.hot[slot] &= !HOT_LIVE;
             self.exited_warps += 1;
         }
         self.warps[slot].maybe_blocked = ex.blocked(id);
-        self.warps[slot].dep_wait = false;
+        self.hot[slot] &= !HOT_DEP_WAIT;
         // A warp whose next PC holds no instruction ran off its code (no EXIT on that path).
         if let Some(next) = ex.next_pc(id) {
             if self.index_of(next).is_none() {

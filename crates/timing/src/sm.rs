@@ -41,9 +41,6 @@ pub(crate) struct Warp {
     pub(crate) finished: bool,
     /// The executor may report the warp blocked (set after each issue).
     pub(crate) maybe_blocked: bool,
-    /// The head instruction waits on dependence counters or the scoreboard; cleared when
-    /// one of the warp's counters or scoreboard entries is released, or it issues.
-    pub(crate) dep_wait: bool,
     pub(crate) ib: InstBuffer,
     pub(crate) inflight_fetch: u32,
     pub(crate) epoch: u32,
@@ -74,6 +71,13 @@ pub(crate) fn reg_index(r: &ArchReg) -> usize {
     }
 }
 pub(crate) const SB_REGS: usize = 352;
+
+/// `Sm::hot` flags: the slot holds a warp that has not exited (`used && !exited`).
+pub(crate) const HOT_LIVE: u8 = 1;
+/// The head instruction waits on dependence counters or the scoreboard; cleared when one
+/// of the warp's counters or scoreboard entries is released, when it issues, and when its
+/// instruction buffer is flushed.
+pub(crate) const HOT_DEP_WAIT: u8 = 2;
 
 /// A warp's instruction buffer: (pc, cycle from which it may issue) in fetch order, kept
 /// inline in the warp (no heap indirection on the issue stage's hot path).
@@ -129,7 +133,6 @@ impl Warp {
             exited: false,
             finished: false,
             maybe_blocked: true,
-            dep_wait: false,
             ib: InstBuffer::default(),
             inflight_fetch: 0,
             epoch: 0,
@@ -236,6 +239,9 @@ pub(crate) enum Event {
 pub struct Sm<W> {
     pub cfg: CoreConfig,
     pub(crate) code: Vec<StaticInst>,
+    /// (pc, index) of `code` sorted by pc, for code whose instruction i is not at pc 16·i
+    /// (trace-built code holds only the executed pcs); empty otherwise.
+    pub(crate) pc_sorted: Vec<(u64, u32)>,
     pub(crate) code_base: u64,
     pub(crate) warps: Vec<Warp>,
     pub(crate) subcores: Vec<SubCore>,
@@ -266,12 +272,20 @@ pub struct Sm<W> {
     pub(crate) ready_buf: Vec<(usize, bool)>,
     /// Warps that exited and are not retired yet.
     pub(crate) exited_warps: u32,
+    /// Per warp slot, `HOT_*` flags: what the readiness check of every warp every cycle
+    /// looks at first, kept apart from the large `Warp` records so that idle and waiting
+    /// warps cost no cache miss.
+    pub(crate) hot: Vec<u8>,
+    /// Warp slots in use (kept so that the per-cycle idle and occupancy queries do not
+    /// scan every warp).
+    pub(crate) used_warps: usize,
     pub(crate) fp32_unit: Option<usize>,
     pub(crate) int_unit: Option<usize>,
 }
 
 impl<W> Sm<W> {
     pub fn new(cfg: CoreConfig, mem: Box<dyn DataMemory>) -> Self {
+        let max_warps = cfg.max_warps as usize;
         let subcores = (0..cfg.subcores as usize)
             .map(|_| SubCore {
                 warps: Vec::new(),
@@ -308,6 +322,7 @@ impl<W> Sm<W> {
             shared_unit_free: vec![0; cfg.units.len()],
             cfg,
             code: Vec::new(),
+            pc_sorted: Vec::new(),
             code_base: 0,
             warps,
             subcores,
@@ -331,6 +346,8 @@ impl<W> Sm<W> {
             staged: Vec::with_capacity(8),
             ready_buf: Vec::with_capacity(64),
             exited_warps: 0,
+            hot: vec![0; max_warps],
+            used_warps: 0,
             fp32_unit,
             int_unit,
         }
@@ -341,6 +358,12 @@ impl<W> Sm<W> {
     /// `has_control_bits`: false for kernels without SASS (hybrid mode).
     pub fn set_kernel(&mut self, code: Vec<StaticInst>, code_base: u64, has_control_bits: bool) {
         self.code = code;
+        self.pc_sorted.clear();
+        if self.code.iter().enumerate().any(|(i, s)| s.pc != 16 * i as u64) {
+            self.pc_sorted
+                .extend(self.code.iter().enumerate().map(|(i, s)| (s.pc, i as u32)));
+            self.pc_sorted.sort_unstable();
+        }
         self.code_base = code_base;
         // A kernel without real control bits (a trace without its SASS) can only run with
         // scoreboards, whatever the mode says (the hybrid mode of MICRO'25 §6).
@@ -360,7 +383,7 @@ impl<W> Sm<W> {
     }
 
     pub fn free_warp_slots(&self) -> usize {
-        self.warps.iter().filter(|w| !w.used).count()
+        self.warps.len() - self.used_warps
     }
 
     /// Place a warp of a newly launched CTA. Returns its slot, or None when full.
@@ -380,6 +403,8 @@ impl<W> Sm<W> {
             w.sb_read = vec![0; SB_REGS];
         }
         self.warps[slot] = w;
+        self.hot[slot] = HOT_LIVE;
+        self.used_warps += 1;
         self.subcores[sc].warps.push(slot);
         Some(slot)
     }
@@ -407,11 +432,12 @@ impl<W> Sm<W> {
     }
 
     pub fn is_idle(&self) -> bool {
-        self.warps.iter().all(|w| !w.used) && self.events.is_empty()
+        self.used_warps == 0 && self.events.is_empty()
     }
 
     pub fn active_warps(&self) -> usize {
-        self.warps.iter().filter(|w| w.used).count()
+        debug_assert_eq!(self.used_warps, self.warps.iter().filter(|w| w.used).count());
+        self.used_warps
     }
 
     pub fn warp_log(&self, slot: usize) -> Option<&WarpLog> {
@@ -471,7 +497,7 @@ impl<W> Sm<W> {
         if let Some(s) = sb {
             let w = &mut self.warps[slot];
             w.sb[s as usize % 6] = w.sb[s as usize % 6].saturating_sub(1);
-            w.dep_wait = false;
+            self.hot[slot] &= !HOT_DEP_WAIT;
         }
     }
 
@@ -533,7 +559,7 @@ impl<W> Sm<W> {
                             let c = &mut w.sb_read[reg_index(r)];
                             *c = c.saturating_sub(1);
                         }
-                        w.dep_wait = false;
+                        self.hot[slot] &= !HOT_DEP_WAIT;
                     }
                 }
                 Event::FixedDone { slot, sidx } => self.release_write(slot, sidx),
@@ -614,7 +640,7 @@ impl<W> Sm<W> {
                 let c = &mut w.sb_write[reg_index(r)];
                 *c = c.saturating_sub(1);
             }
-            w.dep_wait = false;
+            self.hot[slot] &= !HOT_DEP_WAIT;
         }
     }
 
@@ -627,7 +653,14 @@ impl<W> Sm<W> {
         let i = (pc / 16) as usize;
         match self.code.get(i) {
             Some(s) if s.pc == pc => Some(i),
-            _ => self.code.iter().position(|s| s.pc == pc),
+            _ => {
+                // the first entry with this pc, as the linear search it replaces
+                let k = self.pc_sorted.partition_point(|&(p, _)| p < pc);
+                match self.pc_sorted.get(k) {
+                    Some(&(p, idx)) if p == pc => Some(idx as usize),
+                    _ => None,
+                }
+            }
         }
     }
 
@@ -650,6 +683,8 @@ impl<W> Sm<W> {
             let w = &mut self.warps[slot];
             w.finished = true;
             w.used = false;
+            self.hot[slot] = 0;
+            self.used_warps -= 1;
             self.subcores[sc].warps.retain(|&x| x != slot);
             self.subcores[sc].two_level_pool.retain(|&x| x != slot);
             if self.subcores[sc].last_issued == Some(slot) {
