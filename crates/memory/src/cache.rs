@@ -1,6 +1,8 @@
 //! Sectored set-associative tag array and MSHR table shared by L1D and L2.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 
 use crate::config::Hashing;
 use crate::hash::set_index;
@@ -16,16 +18,21 @@ pub(crate) struct SectorCache {
     tags: Vec<u64>,
     pub valid: Vec<u8>,
     pub dirty: Vec<u8>,
-    pub pending: Vec<u8>,
+    /// Sectors with a fill outstanding; written through `add_pending` / `clear_pending`
+    /// only, which keep `ready` in step.
+    pending: Vec<u8>,
     lru: Vec<u64>,
     stamp: u64,
     /// line -> way, for O(1) lookups (a line always maps to the same set).
-    index: HashMap<u64, usize>,
+    index: FxHashMap<u64, usize>,
     /// Per set: ways at and above this index hold no line (ways only become free through
     /// `invalidate_all`, and are filled lowest first, so the free ways are a suffix).
     next_free: Vec<u32>,
     /// Per set: the ways holding a line, by LRU stamp (oldest first).
     order: Vec<BTreeMap<u64, usize>>,
+    /// Per set: the ways of `order` with no fill outstanding (the victim candidates), by
+    /// LRU stamp: the victim is the first, without scanning past pending ways.
+    ready: Vec<BTreeMap<u64, usize>>,
 }
 
 /// A victim chosen for allocation.
@@ -50,9 +57,10 @@ impl SectorCache {
             pending: vec![0; n],
             lru: vec![0; n],
             stamp: 0,
-            index: HashMap::new(),
+            index: FxHashMap::default(),
             next_free: vec![0; sets as usize],
             order: vec![BTreeMap::new(); sets as usize],
+            ready: vec![BTreeMap::new(); sets as usize],
         }
     }
 
@@ -75,8 +83,41 @@ impl SectorCache {
                 self.order[set].remove(&self.lru[way]);
             }
             self.order[set].insert(self.stamp, way);
+            if self.pending[way] == 0 {
+                if self.ready[set].get(&self.lru[way]) == Some(&way) {
+                    self.ready[set].remove(&self.lru[way]);
+                }
+                self.ready[set].insert(self.stamp, way);
+            }
         }
         self.lru[way] = self.stamp;
+    }
+
+    /// Sectors of `way` with a fill outstanding.
+    pub fn pending(&self, way: usize) -> u8 {
+        self.pending[way]
+    }
+
+    /// Mark `sectors` of `way` as having a fill outstanding.
+    pub fn add_pending(&mut self, way: usize, sectors: u8) {
+        let was = self.pending[way];
+        self.pending[way] |= sectors;
+        if was == 0 && self.pending[way] != 0 && self.tags[way] != INVALID {
+            let set = way / self.assoc;
+            if self.ready[set].get(&self.lru[way]) == Some(&way) {
+                self.ready[set].remove(&self.lru[way]);
+            }
+        }
+    }
+
+    /// The fill of `sectors` of `way` arrived.
+    pub fn clear_pending(&mut self, way: usize, sectors: u8) {
+        let was = self.pending[way];
+        self.pending[way] &= !sectors;
+        if was != 0 && self.pending[way] == 0 && self.tags[way] != INVALID {
+            let set = way / self.assoc;
+            self.ready[set].insert(self.lru[way], way);
+        }
     }
 
     /// Chooses a way for `line` without changing anything: an invalid way first, else the
@@ -89,10 +130,11 @@ impl SectorCache {
                 evicted: None,
             });
         }
-        let w = self.order[set]
-            .values()
-            .copied()
-            .find(|&w| self.pending[w] == 0)?;
+        let w = self.ready[set].values().next().copied()?;
+        debug_assert_eq!(
+            Some(w),
+            self.order[set].values().copied().find(|&w| self.pending[w] == 0)
+        );
         Some(Victim {
             way: w,
             evicted: if self.valid[w] != 0 {
@@ -112,6 +154,9 @@ impl SectorCache {
         } else {
             self.index.remove(&old);
             self.order[set].remove(&self.lru[way]);
+            if self.ready[set].get(&self.lru[way]) == Some(&way) {
+                self.ready[set].remove(&self.lru[way]);
+            }
         }
         self.tags[way] = line;
         self.index.insert(line, way);
@@ -128,7 +173,7 @@ impl SectorCache {
         self.pending.fill(0);
         self.index.clear();
         self.next_free.fill(0);
-        for o in &mut self.order {
+        for o in self.order.iter_mut().chain(self.ready.iter_mut()) {
             o.clear();
         }
     }
@@ -150,7 +195,7 @@ pub(crate) struct MshrEntry<W> {
 pub(crate) struct MshrTable<W> {
     entries: Vec<MshrEntry<W>>,
     free: Vec<u32>,
-    index: HashMap<u64, u32>,
+    index: FxHashMap<u64, u32>,
     pub max_merge: usize,
 }
 
@@ -168,7 +213,7 @@ impl<W> MshrTable<W> {
                 })
                 .collect(),
             free: (0..entries as u32).rev().collect(),
-            index: HashMap::with_capacity(entries * 2),
+            index: FxHashMap::with_capacity_and_hasher(entries * 2, Default::default()),
             max_merge,
         }
     }

@@ -93,6 +93,8 @@ struct LineReq {
 }
 
 const MAX_LINES: usize = 64;
+/// Coalesced requests remembered per SM (retries of rejected accesses).
+const COALESCE_MEMO: usize = 8;
 const NO_TAG: u32 = u32::MAX;
 
 /// L1 data cache + shared memory of one SM.
@@ -132,6 +134,10 @@ pub struct SmMemory {
     /// miss queue draining, a completion): a rejected access is decided without changing
     /// state, so its retry gives the same rejection until then.
     epoch: u64,
+    /// The last coalesced requests (a rejected request is retried unchanged): the request,
+    /// its line count and lines. Looked up by comparing the whole request.
+    coalesced: Vec<(WarpMemRequest, usize, [LineReq; MAX_LINES])>,
+    coalesced_next: usize,
     /// Rejections of this epoch: (warp, kind, cause), replayed without recomputation.
     rejects: Vec<Rejection>,
     rejects_epoch: u64,
@@ -175,6 +181,8 @@ impl SmMemory {
             sh_atomic_until: 0,
             stats: L1Stats::default(),
             epoch: 0,
+            coalesced: Vec::new(),
+            coalesced_next: 0,
             rejects: Vec::with_capacity(8),
             rejects_epoch: u64::MAX,
             cur_warp: 0,
@@ -308,6 +316,23 @@ impl SmMemory {
 
     // ---------------------------------------------------------------- global / local
 
+    /// [`Self::coalesce`], remembered for the last `COALESCE_MEMO` requests.
+    fn coalesce_memo(&mut self, req: &WarpMemRequest, out: &mut [LineReq; MAX_LINES]) -> usize {
+        if let Some((_, n, lines)) = self.coalesced.iter().find(|(r, _, _)| r == req) {
+            out[..*n].copy_from_slice(&lines[..*n]);
+            return *n;
+        }
+        let n = self.coalesce(req, out);
+        let e = (req.clone(), n, *out);
+        if self.coalesced.len() < COALESCE_MEMO {
+            self.coalesced.push(e);
+        } else {
+            self.coalesced[self.coalesced_next] = e;
+            self.coalesced_next = (self.coalesced_next + 1) % COALESCE_MEMO;
+        }
+        n
+    }
+
     fn coalesce(&self, req: &WarpMemRequest, out: &mut [LineReq; MAX_LINES]) -> usize {
         let mut n = 0usize;
         let bytes = req.bytes_per_lane.max(1) as u64;
@@ -403,7 +428,7 @@ impl SmMemory {
             ACC_GLOBAL_R
         };
         let mut lines = [LineReq::default(); MAX_LINES];
-        let n = self.coalesce(req, &mut lines);
+        let n = self.coalesce_memo(req, &mut lines);
         // Pass 1: resources, no state change.
         let (mut new_mshr, mut mq, mut misses) = (0usize, 0usize, 0usize);
         for l in &lines[..n] {
@@ -522,7 +547,7 @@ impl SmMemory {
             entry.arrived &= !new;
             entry.waiters.push(L1Waiter { slot, need: missing });
             if let Some(w) = way {
-                self.cache.pending[w] |= new;
+                self.cache.add_pending(w, new);
             }
             if new != 0 {
                 let r = self.l2req(l.line, new, L2ReqKind::Read, 0, NO_TAG);
@@ -538,7 +563,7 @@ impl SmMemory {
 
     fn store(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
         let mut lines = [LineReq::default(); MAX_LINES];
-        let n = self.coalesce(req, &mut lines);
+        let n = self.coalesce_memo(req, &mut lines);
         let kind = if req.space == MemSpace::Local {
             ACC_LOCAL_W
         } else {
@@ -604,7 +629,7 @@ impl SmMemory {
 
     fn atomic(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
         let mut lines = [LineReq::default(); MAX_LINES];
-        let n = self.coalesce(req, &mut lines);
+        let n = self.coalesce_memo(req, &mut lines);
         if !self.mq_fits(n) {
             return self.reject(ACC_GLOBAL_R, |s| s.fail_miss_queue += 1);
         }
@@ -706,9 +731,9 @@ impl SmMemory {
                 self.stats.fills += 1;
                 let line = resp.addr >> self.line_shift;
                 if let Some(w) = self.cache.find(line, line) {
-                    let arrived = resp.sectors & self.cache.pending[w];
+                    let arrived = resp.sectors & self.cache.pending(w);
                     self.cache.valid[w] |= arrived;
-                    self.cache.pending[w] &= !resp.sectors;
+                    self.cache.clear_pending(w, resp.sectors);
                 }
                 let Some(e) = self.mshr.get(line) else { return };
                 let entry = self.mshr.entry_mut(e);

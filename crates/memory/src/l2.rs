@@ -360,7 +360,7 @@ impl L2Slice {
                         need: missing,
                         atomic_max_same: req.atomic_max_same,
                     });
-                    self.cache.pending[w] |= new;
+                    self.cache.add_pending(w, new);
                     if new != 0 {
                         self.push_dram(now, map, line, set_line, new, false);
                     }
@@ -429,8 +429,8 @@ impl L2Slice {
         }
         self.from_dram.pop_front();
         if let Some(w) = self.cache.find(d.line, d.set_line) {
-            self.cache.valid[w] |= d.sectors & self.cache.pending[w];
-            self.cache.pending[w] &= !d.sectors;
+            self.cache.valid[w] |= d.sectors & self.cache.pending(w);
+            self.cache.clear_pending(w, d.sectors);
         }
         let Some(e) = self.mshr.get(d.line) else {
             return true;
