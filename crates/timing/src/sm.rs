@@ -559,7 +559,9 @@ impl<W> Sm<W> {
                             let c = &mut w.sb_read[reg_index(r)];
                             *c = c.saturating_sub(1);
                         }
-                        self.hot[slot] &= !HOT_DEP_WAIT;
+                        if self.sb_release_wakes(slot, &self.code[sidx].reads) {
+                            self.hot[slot] &= !HOT_DEP_WAIT;
+                        }
                     }
                 }
                 Event::FixedDone { slot, sidx } => self.release_write(slot, sidx),
@@ -640,8 +642,28 @@ impl<W> Sm<W> {
                 let c = &mut w.sb_write[reg_index(r)];
                 *c = c.saturating_sub(1);
             }
-            self.hot[slot] &= !HOT_DEP_WAIT;
+            if self.sb_release_wakes(slot, &self.code[sidx].writes) {
+                self.hot[slot] &= !HOT_DEP_WAIT;
+            }
         }
+    }
+
+    /// Scoreboard entries of the `released` registers were released for the warp in `slot`:
+    /// whether a wait on its scoreboard may have ended. Only when its head instruction
+    /// reads or writes one of them: its other entries did not change (they only grow when
+    /// the warp issues, which it cannot do while its head waits), so the wait would hold.
+    fn sb_release_wakes(&self, slot: usize, released: &[ArchReg]) -> bool {
+        if self.hot[slot] & HOT_DEP_WAIT == 0 {
+            return false;
+        }
+        let head = self.warps[slot].ib.front().and_then(|&(pc, _)| self.index_of(pc));
+        head.is_none_or(|h| {
+            let h = &self.code[h];
+            released.iter().any(|r| {
+                let k = reg_index(r);
+                h.reads.iter().chain(&h.writes).any(|x| reg_index(x) == k)
+            })
+        })
     }
 
     /// The line of constant `bank`/`off` in the shared L1 instruction/constant cache.
