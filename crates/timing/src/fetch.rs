@@ -148,7 +148,7 @@ impl<W> Sm<W> {
             w.inflight_fetch = 0;
             w.fetch_pc = next;
             w.fetch_wait_line = None;
-            self.hot[slot] &= !crate::sm::HOT_DEP_WAIT;
+            self.hot[slot] &= !(crate::sm::HOT_DEP_WAIT | crate::sm::HOT_SB_CLEAR);
             self.stats.ib_flushes += 1;
         }
     }

@@ -5,7 +5,7 @@
 use crate::config::{SchedPolicy, StallExpiry};
 use crate::exec::{Executor, Issued};
 use crate::inst::Special;
-use crate::sm::{reg_index, Sm, Stage, HOT_DEP_WAIT, HOT_LIVE};
+use crate::sm::{reg_index, Sm, Stage, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR};
 use crate::stats::StallReason;
 
 impl<W> Sm<W> {
@@ -68,11 +68,23 @@ impl<W> Sm<W> {
                 })
         } else {
             let max = self.cfg.scoreboard_max_consumers;
-            let raw = inst.reads.iter().any(|r| w.sb_write[reg_index(r)] > 0)
-                || inst.writes.iter().any(|r| w.sb_write[reg_index(r)] > 0);
-            let war = inst.writes.iter().any(|r| w.sb_read[reg_index(r)] > 0);
-            let full = max > 0 && inst.reads.iter().any(|r| w.sb_read[reg_index(r)] as u32 >= max);
-            raw || war || full
+            let check = || {
+                let raw = inst.reads.iter().any(|r| w.sb_write[reg_index(r)] > 0)
+                    || inst.writes.iter().any(|r| w.sb_write[reg_index(r)] > 0);
+                let war = inst.writes.iter().any(|r| w.sb_read[reg_index(r)] > 0);
+                let full = max > 0 && inst.reads.iter().any(|r| w.sb_read[reg_index(r)] as u32 >= max);
+                raw || war || full
+            };
+            if hot & HOT_SB_CLEAR != 0 {
+                debug_assert!(!check(), "stale scoreboard-clear flag");
+                false
+            } else {
+                let waits = check();
+                if !waits {
+                    self.hot[slot] |= HOT_SB_CLEAR;
+                }
+                waits
+            }
         };
         // DEPBAR's condition only starts to matter `depbar_effect_cycles` after it issued, so a
         // warp blocked by it is known to stay blocked only from then on.
@@ -447,7 +459,7 @@ impl<W> Sm<W> {
             self.exited_warps += 1;
         }
         self.warps[slot].maybe_blocked = ex.blocked(id);
-        self.hot[slot] &= !HOT_DEP_WAIT;
+        self.hot[slot] &= !(HOT_DEP_WAIT | HOT_SB_CLEAR);
         // A warp whose next PC holds no instruction ran off its code (no EXIT on that path).
         if let Some(next) = ex.next_pc(id) {
             if self.index_of(next).is_none() {

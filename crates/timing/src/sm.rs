@@ -78,6 +78,10 @@ pub(crate) const HOT_LIVE: u8 = 1;
 /// of the warp's counters or scoreboard entries is released, when it issues, and when its
 /// instruction buffer is flushed.
 pub(crate) const HOT_DEP_WAIT: u8 = 2;
+/// Scoreboard mode: the head instruction passed the scoreboard check. It stays passed until
+/// the head changes (issue, instruction-buffer flush), since the warp's scoreboard entries
+/// only grow when the warp issues.
+pub(crate) const HOT_SB_CLEAR: u8 = 4;
 
 /// A warp's instruction buffer: (pc, cycle from which it may issue) in fetch order, kept
 /// inline in the warp (no heap indirection on the issue stage's hot path).
