@@ -3,7 +3,7 @@
 //! (M25 A6, rules 30–33).
 
 use crate::exec::Executor;
-use crate::sm::{Event, Fetch, Sm, Warp};
+use crate::sm::{Event, Fetch, Sm, Warp, HOT_LIVE, HOT_NO_ROOM};
 
 impl<W> Sm<W> {
     /// Decode → instruction buffer: instructions fetched `fetch_to_issue_stages` cycles
@@ -18,6 +18,7 @@ impl<W> Sm<W> {
             if w.used && f.epoch == w.epoch {
                 w.inflight_fetch = w.inflight_fetch.saturating_sub(1);
                 w.ib.push_back((f.pc, f.arrive));
+                self.sync_room(f.slot);
             }
         }
     }
@@ -25,15 +26,24 @@ impl<W> Sm<W> {
         // Choose the warp to fetch for: the last issued unless its buffer is full,
         // else the youngest warp with room (rule 33).
         let cap = self.cfg.ib_entries;
-        let has_room = |w: &Warp| {
-            w.used && !w.exited && w.fetch_wait_line.is_none() && (w.ib.len() as u32 + w.inflight_fetch) < cap
+        let has_room = |slot: usize| {
+            let h = self.hot[slot];
+            let room = h & HOT_LIVE != 0 && h & HOT_NO_ROOM == 0;
+            debug_assert_eq!(room, {
+                let w: &Warp = &self.warps[slot];
+                w.used
+                    && !w.exited
+                    && w.fetch_wait_line.is_none()
+                    && (w.ib.len() as u32 + w.inflight_fetch) < cap
+            });
+            room
         };
         let s = &self.subcores[sc];
-        let chosen = s.last_issued.filter(|&l| has_room(&self.warps[l])).or_else(|| {
+        let chosen = s.last_issued.filter(|&l| has_room(l)).or_else(|| {
             s.warps
                 .iter()
                 .copied()
-                .filter(|&x| has_room(&self.warps[x]))
+                .filter(|&x| has_room(x))
                 .max_by_key(|&x| self.warps[x].age)
         });
         let Some(slot) = chosen else {
@@ -65,11 +75,13 @@ impl<W> Sm<W> {
                         }
                     }
                     self.warps[slot].fetch_wait_line = Some(line);
+                    self.sync_room(slot);
                     self.schedule(now + 1, Event::ILine { sc, line });
                     return;
                 }
                 Some(_) => {
                     self.warps[slot].fetch_wait_line = Some(line);
+                    self.sync_room(slot);
                     return;
                 }
                 None => {
@@ -86,6 +98,7 @@ impl<W> Sm<W> {
                         }
                     }
                     self.warps[slot].fetch_wait_line = Some(line);
+                    self.sync_room(slot);
                     return;
                 }
             }
@@ -102,6 +115,7 @@ impl<W> Sm<W> {
             arrive: now + stages,
         };
         self.subcores[sc].fetches.push_back(f);
+        self.sync_room(slot);
     }
     pub(crate) fn l1i_arbiter(&mut self, now: u64) {
         let n = self.subcores.len();
@@ -149,6 +163,7 @@ impl<W> Sm<W> {
             w.fetch_pc = next;
             w.fetch_wait_line = None;
             self.hot[slot] &= !(crate::sm::HOT_DEP_WAIT | crate::sm::HOT_SB_CLEAR);
+            self.sync_room(slot);
             self.stats.ib_flushes += 1;
         }
     }

@@ -419,8 +419,9 @@ impl<W> Sm<W> {
         let special_threshold = self.cfg.stall_special_threshold as u64;
         let errbar = self.cfg.errbar_stall_cycles as u64;
         let depbar_delay = self.cfg.depbar_effect_delay as u64;
+        self.warps[slot].ib.pop_front();
+        self.sync_room(slot);
         let w = &mut self.warps[slot];
-        w.ib.pop_front();
         if !is_fixed || is_mem {
             w.inflight_ops += 1;
         }

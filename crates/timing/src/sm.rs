@@ -82,6 +82,9 @@ pub(crate) const HOT_DEP_WAIT: u8 = 2;
 /// the head changes (issue, instruction-buffer flush), since the warp's scoreboard entries
 /// only grow when the warp issues.
 pub(crate) const HOT_SB_CLEAR: u8 = 4;
+/// No room to fetch for the warp: it waits for an I-cache line, or its instruction buffer
+/// plus its fetches in flight fill the buffer. Kept by `Sm::sync_room`.
+pub(crate) const HOT_NO_ROOM: u8 = 8;
 
 /// A warp's instruction buffer: (pc, cycle from which it may issue) in fetch order, kept
 /// inline in the warp (no heap indirection on the issue stage's hot path).
@@ -626,9 +629,11 @@ impl<W> Sm<W> {
                     if s.sbuf.find(line).is_none() {
                         s.l0i.fill(line);
                     }
-                    for &slot in &s.warps {
+                    for k in 0..s.warps.len() {
+                        let slot = self.subcores[sc].warps[k];
                         if self.warps[slot].fetch_wait_line == Some(line) {
                             self.warps[slot].fetch_wait_line = None;
+                            self.sync_room(slot);
                         }
                     }
                 }
@@ -649,6 +654,18 @@ impl<W> Sm<W> {
             if self.sb_release_wakes(slot, &self.code[sidx].writes) {
                 self.hot[slot] &= !HOT_DEP_WAIT;
             }
+        }
+    }
+
+    /// Recompute `HOT_NO_ROOM` of `slot` after its instruction buffer, fetches in flight or
+    /// I-cache wait changed.
+    pub(crate) fn sync_room(&mut self, slot: usize) {
+        let w = &self.warps[slot];
+        let full = w.fetch_wait_line.is_some() || w.ib.len() as u32 + w.inflight_fetch >= self.cfg.ib_entries;
+        if full {
+            self.hot[slot] |= HOT_NO_ROOM;
+        } else {
+            self.hot[slot] &= !HOT_NO_ROOM;
         }
     }
 
