@@ -41,10 +41,19 @@ pub const FORMAT_VERSION: u16 = 3;
 const RING: usize = 8;
 const NONE: u32 = u32::MAX;
 /// Transpose tables (see [`Trans`]) exist for gather regions of at most
-/// 2^`TRANS_BITS` elements, and are cleared after `TRANS_CAP` entries:
-/// both bound the reader's memory and time.
+/// 2^`TRANS_BITS` elements, for at most `TRANS_TABLES` gather instructions, and all of
+/// them are cleared when they hold `TRANS_CAP` entries together: the reader's memory
+/// for them stays under about 50 MB whatever the trace.
 const TRANS_BITS: u32 = 16;
-const TRANS_CAP: usize = 1 << 20;
+#[cfg(not(test))]
+const TRANS_TABLES: usize = 64;
+#[cfg(not(test))]
+const TRANS_CAP: usize = 1 << 21;
+// Small limits in unit tests, so that a test reaches them.
+#[cfg(test)]
+const TRANS_TABLES: usize = 2;
+#[cfg(test)]
+const TRANS_CAP: usize = 300;
 /// Sanity bounds for corrupt files.
 const MAX_WARPS: u64 = 1 << 16;
 const MAX_VALUES: u64 = 64;
@@ -613,15 +622,14 @@ impl Trans {
         }
     }
 
-    fn insert(&mut self, e: u64, t: u64) {
+    /// Record that thread `t` read element `e`; false when `e` is outside the table.
+    fn insert(&mut self, e: u64, t: u64) -> bool {
         let Some(h) = self.heads.get_mut(e as usize) else {
-            return;
+            return false;
         };
-        if self.nodes.len() >= TRANS_CAP {
-            return;
-        }
         self.nodes.push((t, *h));
         *h = (self.nodes.len() - 1) as u32;
+        true
     }
 
     fn list(&self, e: u64) -> impl Iterator<Item = u64> + '_ {
@@ -633,11 +641,9 @@ impl Trans {
         })
     }
 
-    fn clear_if_full(&mut self) {
-        if self.nodes.len() >= TRANS_CAP {
-            self.heads.fill(NONE);
-            self.nodes.clear();
-        }
+    fn clear(&mut self) {
+        self.heads.fill(NONE);
+        self.nodes.clear();
     }
 }
 
@@ -739,6 +745,9 @@ struct Model {
     n_ops: u32,
     /// pc of the last static definition
     last_def_pc: u32,
+    /// entries of all transpose tables, and the number of tables
+    trans_entries: usize,
+    trans_tables: usize,
     /// grid dimensions and threads per block: block order, thread ids
     grid: [u64; 3],
     tpb: u64,
@@ -759,6 +768,8 @@ impl Model {
             g: Box::default(),
             n_ops: 0,
             last_def_pc: 0,
+            trans_entries: 0,
+            trans_tables: 0,
             grid: [d(h.grid[0]), d(h.grid[1]), d(h.grid[2])],
             tpb: d(h.block[0]) * d(h.block[1]) * d(h.block[2]),
         }
@@ -1611,11 +1622,16 @@ impl Model {
         // a new region starts a new transpose table (elements beyond
         // 2^TRANS_BITS are not tracked)
         if new_lo {
-            st.trans = None;
+            if let Some(t) = st.trans.take() {
+                self.trans_entries -= t.nodes.len();
+                self.trans_tables -= 1;
+            }
         }
+        let st = &mut self.statics[s];
         st.gw = w;
-        if st.trans.is_none() && w <= TRANS_BITS {
+        if st.trans.is_none() && w <= TRANS_BITS && self.trans_tables < TRANS_TABLES {
             st.trans = Some(Box::new(Trans::new()));
+            self.trans_tables += 1;
         }
         let mut got = [0u64; WARP_SIZE];
         for l in lanes_of(mask) {
@@ -1641,10 +1657,19 @@ impl Model {
             got[l] = v;
             lanes[l] = lo.wrapping_add(v.wrapping_shl(u32::from(align)));
         }
-        if let Some(tr) = &mut self.statics[s].trans {
-            tr.clear_if_full();
-            for l in lanes_of(mask) {
-                tr.insert(got[l], tid0.wrapping_add(l as u64));
+        if self.statics[s].trans.is_some() {
+            if self.trans_entries + WARP_SIZE > TRANS_CAP {
+                for t in self.statics.iter_mut().filter_map(|st| st.trans.as_mut()) {
+                    t.clear();
+                }
+                self.trans_entries = 0;
+            }
+            if let Some(tr) = &mut self.statics[s].trans {
+                for l in lanes_of(mask) {
+                    if tr.insert(got[l], tid0.wrapping_add(l as u64)) {
+                        self.trans_entries += 1;
+                    }
+                }
             }
         }
         Ok(())
@@ -2242,6 +2267,88 @@ mod tests {
         out.push(kind);
         varint(out, b.len() as u64);
         out.extend_from_slice(b);
+    }
+
+    /// Gathers past the transpose tables' limits (entries and tables, small in unit
+    /// tests): the tables are cleared or not created, identically on both sides, and the
+    /// round trip stays exact. Half of the gathers read `thread ^ 1` so that the
+    /// transpose table hits, before and after clears.
+    #[test]
+    fn transpose_limits_keep_roundtrip_exact() {
+        let dir = std::env::temp_dir().join(format!("sassim-trace-trans-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.sbt");
+        let h = KernelHeader {
+            name: "k".into(),
+            grid: [4, 1, 1],
+            block: [128, 1, 1],
+            tracer_version: 4,
+            ..Default::default()
+        };
+        let mut ops = OpcodeTable::new();
+        let ld = ops.intern("LDG.E.U8").unwrap();
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut tbs = Vec::new();
+        for b in 0..4u32 {
+            let mut tb = ThreadBlockTrace {
+                block: [b, 0, 0],
+                ..Default::default()
+            };
+            for wi in 0..4u32 {
+                let mut w = WarpTrace {
+                    warp_id: wi,
+                    ..Default::default()
+                };
+                for k in 0..24u32 {
+                    // three gather instructions: more than the tables allowed here
+                    let pc = 16 * (k % 3);
+                    let mask = if k % 5 == 0 {
+                        bytes(&mut seed, 4)
+                            .iter()
+                            .fold(0u32, |a, &x| a << 8 | u32::from(x))
+                    } else {
+                        u32::MAX
+                    };
+                    let mut ins = TraceInstr {
+                        pc,
+                        mask,
+                        opcode: ld,
+                        n_dst: 1,
+                        n_src: 1,
+                        mem_width: 1,
+                        addr_mode: AddrMode::BaseDelta,
+                        addr_start: w.addrs.len() as u32,
+                        ..Default::default()
+                    };
+                    ins.dst[0] = Reg::r(2);
+                    ins.src[0] = Reg::r(4);
+                    let r = bytes(&mut seed, 64);
+                    for l in (0..32u32).filter(|l| mask >> l & 1 == 1) {
+                        let t = u64::from((b * 128 + wi * 32 + l) as u16);
+                        let e = if k % 2 == 0 {
+                            t ^ 1
+                        } else {
+                            u64::from(u16::from_le_bytes([r[2 * l as usize], r[2 * l as usize + 1]]) & 0x1ff)
+                        };
+                        w.addrs.push(0x7f00_0000_0000 + e);
+                    }
+                    w.instrs.push(ins);
+                }
+                tb.warps.push(w);
+            }
+            tbs.push(tb);
+        }
+        let mut wr = BinaryWriter::create(&path, &h, &ConvertOptions::default()).unwrap();
+        for tb in &tbs {
+            wr.write_block(tb, &ops).unwrap();
+        }
+        wr.finish().unwrap();
+        let mut rd = crate::KernelTraceReader::open(&path).unwrap();
+        for tb in &tbs {
+            assert!(rd.next_block().unwrap().as_ref() == Some(tb));
+        }
+        assert!(rd.next_block().unwrap().is_none());
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     /// Arbitrary arithmetic, raw-bit and name streams inside a valid container (header,
