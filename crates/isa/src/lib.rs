@@ -7,11 +7,13 @@
 
 pub mod control;
 pub mod dataflow;
+pub mod elem;
 pub mod instruction;
 pub mod operand;
 
 pub use control::{ControlBits, NUM_DEP_COUNTERS};
 pub use dataflow::{dest_count, infer_widths, operand_width, regs_read, regs_written, ArchReg};
+pub use elem::ElemType;
 pub use instruction::{Instruction, Kernel, Listing, Opcode, INSTRUCTION_BYTES};
 pub use operand::{
     AddrReg, Address, ConstBank, ConstRef, Imm, Operand, OperandKind, Pred, PredReg, Reg, RegFile, Target,

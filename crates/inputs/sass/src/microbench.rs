@@ -73,42 +73,7 @@ pub struct MemInit {
     pub bytes: Vec<u8>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ElemType {
-    U32,
-    S32,
-    F32,
-    U64,
-    F64,
-}
-
-impl ElemType {
-    pub fn size(self) -> usize {
-        match self {
-            ElemType::U32 | ElemType::S32 | ElemType::F32 => 4,
-            ElemType::U64 | ElemType::F64 => 8,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            ElemType::U32 => "u32",
-            ElemType::S32 => "s32",
-            ElemType::F32 => "f32",
-            ElemType::U64 => "u64",
-            ElemType::F64 => "f64",
-        }
-    }
-    fn from_name(s: &str) -> Option<ElemType> {
-        Some(match s {
-            "u32" => ElemType::U32,
-            "s32" => ElemType::S32,
-            "f32" => ElemType::F32,
-            "u64" => ElemType::U64,
-            "f64" => ElemType::F64,
-            _ => return None,
-        })
-    }
-}
+pub use sassim_isa::ElemType;
 
 impl MemInit {
     /// Number of elements.

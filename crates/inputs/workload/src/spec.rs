@@ -7,47 +7,7 @@ use serde::Deserialize;
 use std::fmt;
 
 /// Element type of a buffer (and of the matching kernel pointer's pointee).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ElemType {
-    U32,
-    S32,
-    F32,
-    U64,
-    F64,
-}
-
-impl ElemType {
-    /// Size of one element in bytes.
-    pub fn size(self) -> usize {
-        match self {
-            ElemType::U32 | ElemType::S32 | ElemType::F32 => 4,
-            ElemType::U64 | ElemType::F64 => 8,
-        }
-    }
-
-    /// True for `f32` and `f64`.
-    pub fn is_float(self) -> bool {
-        matches!(self, ElemType::F32 | ElemType::F64)
-    }
-
-    /// The spec spelling (`"u32"`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            ElemType::U32 => "u32",
-            ElemType::S32 => "s32",
-            ElemType::F32 => "f32",
-            ElemType::U64 => "u64",
-            ElemType::F64 => "f64",
-        }
-    }
-}
-
-impl fmt::Display for ElemType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use sassim_isa::ElemType;
 
 /// A number written in the spec: TOML integer or float.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
