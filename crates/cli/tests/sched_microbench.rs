@@ -349,6 +349,25 @@ fn scoreboard_variable_latency_consumer_waits_one_more_cycle() {
     assert_eq!(f32_of(&v, 0, "R36"), 42.0);
 }
 
+/// M25 rule 24 in scoreboard mode, the other side: a memory instruction waits only for
+/// results it reads. The LDG below issues while three FADD results it does not read are
+/// each in their window (visible to fixed-latency consumers, not yet to memory
+/// instructions); its own address registers are visible to it, so it issues right after
+/// the last FADD (a rule that waited for any result in its window delayed it 4 cycles),
+/// and it loads the right value.
+#[test]
+fn scoreboard_memory_instruction_waits_only_for_results_it_reads() {
+    let src = ".init R16 = 0x1000\n.init R17 = 0\n.global 0x1000 = f32 [42.0]\n\
+               [B------:R-:W-:-:S01] MOV R40, R16 ;\n[B------:R-:W-:-:S01] MOV R41, R17 ;\n\
+               [B------:R-:W-:-:S01] MOV R45, R17 ;\n[B------:R-:W-:-:S01] FADD R50, R51, R52 ;\n\
+               [B------:R-:W-:-:S01] FADD R53, R54, R55 ;\n[B------:R-:W-:-:S01] FADD R56, R57, R58 ;\n\
+               [B------:R-:W0:-:S01] LDG.E R36, [R40.64] ;\n[B0-----:R-:W-:-:S05] EXIT ;\n";
+    let v = run("r24-other.sass", src, &dep("scoreboard", &[]));
+    let c = cycles(&v, 0);
+    assert_eq!(c[6] - c[5], 1, "LDG right after the last FADD: {c:?}");
+    assert_eq!(f32_of(&v, 0, "R36"), 42.0);
+}
+
 // ---------------------------------------------------------------------------------------
 // Front-end: stream buffer (M25 A6, rule 31, Table 5)
 // ---------------------------------------------------------------------------------------

@@ -96,10 +96,18 @@ impl<W> Sm<W> {
         if !self.uses_control_bits {
             // The write scoreboard of a fixed-latency result is released when fixed-latency
             // consumers may read it (bypass); memory instructions read the register file one
-            // cycle later (M25 rule 24, Listing 3). The pending results do not say which
-            // registers they write, so a memory instruction waits while any result of the
-            // warp is in that window (conservative: at most `var_consumer_extra_cycles`).
-            if inst.mem.is_some() && w.pending.iter().any(|p| p.0 <= now && now < p.1) {
+            // cycle later (M25 rule 24, Listing 3): a memory instruction that reads a register
+            // of a result in that window waits.
+            if inst.mem.is_some()
+                && w.pending.iter().any(|p| {
+                    p.0 <= now
+                        && now < p.1
+                        && self.code[p.3].writes.iter().any(|x| {
+                            let k = reg_index(x);
+                            inst.reads.iter().any(|r| reg_index(r) == k)
+                        })
+                })
+            {
                 return Err(StallReason::DependenceCounters);
             }
         }

@@ -96,7 +96,9 @@ impl<W> Sm<W> {
         if has_write {
             self.schedule(vis_fixed, Event::FixedDone { slot: st.slot, sidx });
         }
-        self.warps[st.slot].pending.push((vis_fixed, vis_var, st.writes));
+        self.warps[st.slot]
+            .pending
+            .push((vis_fixed, vis_var, st.writes, sidx));
     }
     pub(crate) fn var_read_stage(&mut self, sc: usize, now: u64) {
         let Some(st) = self.subcores[sc].var_q.front().copied() else {

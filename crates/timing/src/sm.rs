@@ -51,9 +51,9 @@ pub(crate) struct Warp {
     pub(crate) sb: [u8; 6],
     pub(crate) sb_staged: [u8; 6],
     pub(crate) depbar: Option<(u64, u8, u8, u8)>,
-    /// (visible to fixed-latency consumers, visible to variable-latency consumers, writes)
-    /// (visible to fixed-latency consumers, visible to memory instructions, slab index of the results)
-    pub(crate) pending: Vec<(u64, u64, usize)>,
+    /// Fixed-latency results not yet committed: (visible to fixed-latency consumers,
+    /// visible to memory instructions, slab index of the results, static instruction).
+    pub(crate) pending: Vec<(u64, u64, usize, usize)>,
     pub(crate) inflight_ops: u32,
     // Scoreboards (DepMode::Scoreboard): pending writes and in-flight consumers per register.
     pub(crate) sb_write: Vec<u8>,
@@ -719,7 +719,7 @@ impl<W> Sm<W> {
                 continue;
             }
             let id = w.exec_id;
-            while let Some((_, _, idx)) = self.warps[slot].pending.pop() {
+            while let Some((_, _, idx, _)) = self.warps[slot].pending.pop() {
                 self.commit_slot(ex, id, idx);
             }
             self.exited_warps = self.exited_warps.saturating_sub(1);
