@@ -1453,7 +1453,7 @@ impl Model {
             if st.region_ok && st.gw > 0 && st.align <= 16 {
                 let (lo, al, gw) = (st.region_lo, u32::from(st.align), st.gw);
                 let off = lanes[l0].wrapping_sub(lo);
-                let fits = off & ((1u64 << al) - 1) == 0 && (off >> al) >> gw == 0;
+                let fits = off & ((1u64 << al) - 1) == 0 && (off >> al).checked_shr(gw).unwrap_or(0) == 0;
                 let res = lanes[l0].wrapping_sub(p1) as i64;
                 let cheaper = res != 0 && 2 * bitlen(zz(res)) + 1 > gw;
                 if flag(c, &mut st.ctx.region1, fits && cheaper)? {
