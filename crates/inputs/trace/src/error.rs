@@ -10,13 +10,31 @@ use std::path::{Path, PathBuf};
 /// Result alias used throughout the crate.
 pub type Result<T, E = TraceError> = std::result::Result<T, E>;
 
+/// `": line N"`, or nothing for line 0 (binary files, position unknown).
+fn at_line(line: u64) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(": line {line}")
+    }
+}
+
+/// `":N"`, or nothing for line 0.
+fn colon_line(line: u64) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(":{line}")
+    }
+}
+
 /// Errors produced while reading, converting or writing traces.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     /// The file could not be opened, read or written, or a compressed stream
     /// (xz/gz/zst) is truncated or corrupt. `line` is the last text line read
     /// successfully (0 when unknown or binary).
-    #[error("{}: line {line}: I/O error: {source}", path.display())]
+    #[error("{}{}: I/O error: {source}", path.display(), at_line(*line))]
     Io {
         path: PathBuf,
         line: u64,
@@ -36,7 +54,7 @@ pub enum TraceError {
     /// The trace ends early: end of file inside a thread block, a warp with
     /// fewer instructions than its `insts` header, a binary trace without its
     /// end record.
-    #[error("{}:{line}: truncated trace: field `{field}`: {msg}", path.display())]
+    #[error("{}{}: truncated trace: field `{field}`: {msg}", path.display(), colon_line(*line))]
     Truncated {
         path: PathBuf,
         line: u64,
