@@ -445,7 +445,8 @@ pub enum TraceCmd {
         #[arg(long)]
         jobs: Option<usize>,
     },
-    /// Print a trace's header and instruction counts.
+    /// Print a trace's header and counts: one kernel trace (any format), or every kernel of
+    /// a trace directory or kernelslist.g (one line each, then totals).
     Info { input: PathBuf },
     /// Execute a built-in workload functionally and write it as an Accel-Sim trace
     /// (kernelslist.g + kernel-1.traceg, tracer version 4) into DIR.
@@ -494,17 +495,7 @@ pub fn trace(t: TraceCmd) -> Result<ExitCode> {
                 s.counts.blocks
             );
         }
-        TraceCmd::Info { input } => {
-            let mut r = sassim_trace::KernelTraceReader::open(&input).map_err(|e| anyhow!("{e}"))?;
-            let h = r.header().clone();
-            println!("kernel {} grid {:?} block {:?}", h.name, h.grid, h.block);
-            let (mut blocks, mut insts) = (0u64, 0u64);
-            while let Some(b) = r.next_block().map_err(|e| anyhow!("{e}"))? {
-                blocks += 1;
-                insts += b.warps.iter().map(|w| w.instrs.len() as u64).sum::<u64>();
-            }
-            println!("{blocks} thread blocks, {insts} warp instructions");
-        }
+        TraceCmd::Info { input } => trace_info(&input)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -519,6 +510,76 @@ fn convert_line(from: &str, to: &Path, s: &sassim_trace::ConvertStats) -> String
         s.blocks,
         s.instrs
     )
+}
+
+/// Header fields and counts of one kernel trace.
+struct KernelInfo {
+    name: String,
+    grid: [u32; 3],
+    block: [u32; 3],
+    format: String,
+    blocks: u64,
+    insts: u64,
+}
+
+fn kernel_info(path: &Path) -> Result<KernelInfo> {
+    let mut r = sassim_trace::KernelTraceReader::open(path).map_err(|e| anyhow!("{e}"))?;
+    let h = r.header().clone();
+    let format = format!("{:?}", r.container()).to_lowercase();
+    let (mut blocks, mut insts) = (0u64, 0u64);
+    while let Some(b) = r.next_block().map_err(|e| anyhow!("{e}"))? {
+        blocks += 1;
+        insts += b.n_instrs();
+    }
+    Ok(KernelInfo {
+        name: h.name,
+        grid: h.grid,
+        block: h.block,
+        format,
+        blocks,
+        insts,
+    })
+}
+
+/// `sassim trace info`: one kernel trace, or every kernel of a directory / kernelslist.g.
+fn trace_info(input: &Path) -> Result<()> {
+    let list = if input.is_dir() {
+        Some(input.join("kernelslist.g"))
+    } else if input.file_name().is_some_and(|n| n == "kernelslist.g") {
+        Some(input.to_path_buf())
+    } else {
+        None
+    };
+    let Some(list) = list else {
+        let k = kernel_info(input)?;
+        println!("kernel {} grid {:?} block {:?}", k.name, k.grid, k.block);
+        println!("{} thread blocks, {} warp instructions", k.blocks, k.insts);
+        return Ok(());
+    };
+    let cmds = sassim_trace::read_kernelslist(&list).map_err(|e| anyhow!("{e}"))?;
+    let (mut kernels, mut copies, mut tblocks, mut tinsts, mut bytes) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    for c in &cmds {
+        match c {
+            sassim_trace::TraceCommand::MemcpyHtoD { bytes: b, .. } => {
+                copies += 1;
+                bytes += b;
+            }
+            sassim_trace::TraceCommand::Kernel { file, path } => {
+                let k = kernel_info(path)?;
+                println!(
+                    "{file}: {} grid {:?} block {:?} ({}): {} thread blocks, {} warp instructions",
+                    k.name, k.grid, k.block, k.format, k.blocks, k.insts
+                );
+                kernels += 1;
+                tblocks += k.blocks;
+                tinsts += k.insts;
+            }
+        }
+    }
+    println!(
+        "{kernels} kernels, {tblocks} thread blocks, {tinsts} warp instructions; {copies} host-to-device copies ({bytes} bytes)"
+    );
+    Ok(())
 }
 
 /// `sassim trace convert`: one kernel trace, or a whole trace directory / kernelslist.g.

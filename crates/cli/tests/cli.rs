@@ -413,6 +413,19 @@ fn trace_directory_convert_runs_identically() {
     ]);
     assert!(!same.status.success() && text(&same).1.contains("must differ"));
 
+    // `trace info` on both directories: one line per kernel, the same totals.
+    let info = |d: &std::path::Path| {
+        let o = sassim(&["trace", "info", d.to_str().expect("dir")]);
+        assert!(o.status.success(), "{}", text(&o).1);
+        text(&o).0.lines().last().unwrap_or_default().to_string()
+    };
+    let total = info(&src);
+    assert_eq!(
+        total,
+        "16 kernels, 128 thread blocks, 159509 warp instructions; 14 host-to-device copies (159752 bytes)"
+    );
+    assert_eq!(info(&out), total);
+
     let run = |list: &std::path::Path, json: &std::path::Path| {
         let o = sassim(&[
             "run",
