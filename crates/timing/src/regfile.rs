@@ -30,9 +30,21 @@ impl PortSchedule {
 
     /// Forget cycles before `now`.
     pub fn advance(&mut self, now: u64) {
+        if now >= self.base + self.horizon as u64 {
+            // every slot belongs to a past cycle
+            self.used.fill(0);
+            self.base = now;
+            return;
+        }
         while self.base < now {
             let i = (self.base as usize % self.horizon) * self.banks;
-            self.used[i..i + self.banks].fill(0);
+            if self.banks == 2 {
+                // the usual two banks: two stores rather than a memset call
+                self.used[i] = 0;
+                self.used[i + 1] = 0;
+            } else {
+                self.used[i..i + self.banks].fill(0);
+            }
             self.base += 1;
         }
     }
