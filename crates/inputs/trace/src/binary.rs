@@ -45,6 +45,10 @@ const NONE: u32 = u32::MAX;
 /// them are cleared when they hold `TRANS_CAP` entries together: the reader's memory
 /// for them stays under about 50 MB whatever the trace.
 const TRANS_BITS: u32 = 16;
+/// Candidates looked at per lane (most recent first).
+const TRANS_LIST: usize = 64;
+/// Most static instructions in one file (corrupt input; the writer refuses more).
+const MAX_STATICS: usize = 1 << 18;
 #[cfg(not(test))]
 const TRANS_TABLES: usize = 64;
 #[cfg(not(test))]
@@ -142,7 +146,17 @@ const CHUNK_NAME: u8 = 3;
 /// The writer flushes both streams as chunks once they hold this much.
 const CHUNK_BYTES: usize = 1 << 16;
 /// Largest accepted chunk (corrupt input).
-const MAX_CHUNK: u64 = 1 << 26;
+#[cfg(not(test))]
+const MAX_CHUNK: u64 = 1 << 24;
+/// Largest read-ahead of the other streams while looking for one (corrupt input; the
+/// writer's chunks are a few hundred KiB at most).
+#[cfg(not(test))]
+const MAX_QUEUED: usize = 1 << 26;
+// Small limits in unit tests, so that a test reaches them.
+#[cfg(test)]
+const MAX_CHUNK: u64 = 1 << 18;
+#[cfg(test)]
+const MAX_QUEUED: usize = 1 << 20;
 
 type ZReader = BufReader<zstd::stream::read::Decoder<'static, BufReader<File>>>;
 
@@ -195,6 +209,17 @@ impl Demux {
             if n > MAX_CHUNK {
                 return Err(io::Error::new(io::ErrorKind::InvalidData, "chunk length"));
             }
+            let queued: usize = [&self.arith, &self.raw, &self.names]
+                .iter()
+                .flat_map(|q| q.iter())
+                .map(Vec::len)
+                .sum();
+            if queued + n as usize > MAX_QUEUED {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "chunks of one stream far ahead of another",
+                ));
+            }
             let mut v = vec![0u8; n as usize];
             self.z.read_exact(&mut v)?;
             match k[0] {
@@ -213,6 +238,9 @@ struct ChunkR {
     kind: u8,
     buf: Vec<u8>,
     p: usize,
+    /// Bytes of `buf` not read yet, visible to the parser (the arithmetic decoder owns
+    /// its reader), for the end-of-stream check.
+    unread: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl ChunkR {
@@ -222,6 +250,7 @@ impl ChunkR {
             kind,
             buf: Vec::new(),
             p: 0,
+            unread: Arc::default(),
         }
     }
 
@@ -257,6 +286,8 @@ impl Read for ChunkR {
         if let ([o], Some(&b)) = (&mut *out, self.buf.get(self.p)) {
             *o = b;
             self.p += 1;
+            self.unread
+                .store(self.buf.len() - self.p, std::sync::atomic::Ordering::Relaxed);
             return Ok(1);
         }
         if out.is_empty() || !self.refill()? {
@@ -265,6 +296,8 @@ impl Read for ChunkR {
         let n = out.len().min(self.left());
         out[..n].copy_from_slice(&self.buf[self.p..self.p + n]);
         self.p += n;
+        self.unread
+            .store(self.buf.len() - self.p, std::sync::atomic::Ordering::Relaxed);
         Ok(n)
     }
 }
@@ -643,7 +676,8 @@ impl Trans {
 
     fn clear(&mut self) {
         self.heads.fill(NONE);
-        self.nodes.clear();
+        // release the memory too: the budget counts all tables together
+        self.nodes = Vec::new();
     }
 }
 
@@ -1218,6 +1252,9 @@ impl Model {
         if !C::ENC && self.map.contains_key(&key) {
             return Err(CErr::Bad("static definition"));
         }
+        if self.statics.len() >= MAX_STATICS {
+            return Err(CErr::Bad("static instruction count"));
+        }
         Ok(self.add_static(key))
     }
 
@@ -1640,7 +1677,7 @@ impl Model {
             let st = &mut self.statics[s];
             let (mut n, mut pos) = (0u64, None);
             if let Some(tr) = &st.trans {
-                for (i, u) in tr.list(t).enumerate() {
+                for (i, u) in tr.list(t).take(TRANS_LIST).enumerate() {
                     if C::ENC && pos.is_none() && u == v {
                         pos = Some(i as u64);
                     }
@@ -1756,6 +1793,43 @@ const MAX_WARP_INSTRS: usize = 1 << 24;
 
 // ------------------------------------------------------------ encoder
 
+/// Move the coder's output into the zstd stream as chunks (names, arithmetic bytes,
+/// raw-bit bytes) once they hold `CHUNK_BYTES` together, or always when `force`. The
+/// writer calls it every `DRAIN_EVERY` instructions, so chunks stay small (far below
+/// `MAX_CHUNK`) and the reader's read-ahead of one stream past another stays bounded.
+fn drain_chunks<W: Write>(
+    z: &mut zstd::stream::write::Encoder<'static, W>,
+    buf: &Arc<Mutex<Vec<u8>>>,
+    rc: &mut EncC<SharedW>,
+    force: bool,
+) -> io::Result<()> {
+    let mut a = buf.lock().map_err(|_| io::Error::other("poisoned buffer"))?;
+    let (raw, names) = (&mut rc.bits.out, &mut rc.names);
+    if !force && a.len() + raw.len() + names.len() < CHUNK_BYTES {
+        return Ok(());
+    }
+    for (kind, bytes) in [(CHUNK_NAME, names), (CHUNK_ARITH, &mut *a), (CHUNK_RAW, raw)] {
+        if bytes.is_empty() {
+            continue;
+        }
+        let mut head = vec![kind];
+        let mut n = bytes.len() as u64;
+        while n >= 0x80 {
+            head.push(n as u8 | 0x80);
+            n >>= 7;
+        }
+        head.push(n as u8);
+        z.write_all(&head)?;
+        z.write_all(bytes)?;
+        bytes.clear();
+    }
+    Ok(())
+}
+
+/// Instructions between two checks of the coder's output size (one instruction writes
+/// at most a few KiB).
+const DRAIN_EVERY: usize = 256;
+
 /// Streaming writer of a binary trace.
 pub struct BinaryWriter<W: Write> {
     z: zstd::stream::write::Encoder<'static, W>,
@@ -1853,42 +1927,41 @@ impl<W: Write> BinaryWriter<W> {
         }
     }
 
-    /// Move the coder's output into the zstd stream as a pair of chunks
-    /// (arithmetic bytes, raw-bit bytes) once there is enough of it, or
-    /// always when `force`.
+    /// Move the coder's output into the zstd stream (see [`drain_chunks`]).
     fn drain(&mut self, force: bool) -> Result<()> {
-        let io = |e| TraceError::io(&self.path, 0, e);
-        let mut a = self
-            .buf
-            .lock()
-            .map_err(|_| io(io::Error::other("poisoned buffer")))?;
-        let (raw, names) = (&mut self.rc.bits.out, &mut self.rc.names);
-        if !force && a.len() + raw.len() + names.len() < CHUNK_BYTES {
-            return Ok(());
-        }
-        for (kind, bytes) in [(CHUNK_NAME, names), (CHUNK_ARITH, &mut *a), (CHUNK_RAW, raw)] {
-            if bytes.is_empty() {
-                continue;
-            }
-            let mut head = vec![kind];
-            let mut n = bytes.len() as u64;
-            while n >= 0x80 {
-                head.push(n as u8 | 0x80);
-                n >>= 7;
-            }
-            head.push(n as u8);
-            self.z.write_all(&head).map_err(io)?;
-            self.z.write_all(bytes).map_err(io)?;
-            bytes.clear();
-        }
-        Ok(())
+        drain_chunks(&mut self.z, &self.buf, &mut self.rc, force)
+            .map_err(|e| TraceError::io(&self.path, 0, e))
     }
 
     /// Append one thread block. `ops` is the table the block's opcode ids
     /// refer to.
     pub fn write_block(&mut self, tb: &ThreadBlockTrace, ops: &OpcodeTable) -> Result<()> {
         // Check the instructions first, so that a bad record leaves the
-        // stream untouched.
+        // stream untouched: everything the reader would refuse.
+        let enc = |msg: String| TraceError::Encode {
+            path: self.path.clone(),
+            msg,
+        };
+        if tb.warps.len() as u64 > MAX_WARPS {
+            return Err(enc(format!(
+                "block {:?} has {} warps; the binary format holds at most {MAX_WARPS}",
+                tb.block,
+                tb.warps.len()
+            )));
+        }
+        for w in &tb.warps {
+            for ins in &w.instrs {
+                if ops.name(ins.opcode).len() as u64 > MAX_NAME {
+                    return Err(enc(format!("opcode name longer than {MAX_NAME} bytes")));
+                }
+                if w.values_of(ins).iter().any(|v| v.len() as u64 > MAX_VALUES) {
+                    return Err(enc(format!(
+                        "instruction at pc {:#x} has more than {MAX_VALUES} values in one operand",
+                        ins.pc
+                    )));
+                }
+            }
+        }
         for w in &tb.warps {
             if w.instrs.len() > MAX_WARP_INSTRS {
                 return Err(TraceError::Encode {
@@ -1974,6 +2047,9 @@ impl<W: Write> BinaryWriter<W> {
                 }
                 let sid = m.code_instr(c, x, prev, prev_mask, tid0)?;
                 flag(c, &mut m.statics[sid as usize].ctx.end, i + 1 == w.instrs.len())?;
+                if i % DRAIN_EVERY == DRAIN_EVERY - 1 {
+                    drain_chunks(&mut self.z, &self.buf, c, false)?;
+                }
                 m.hist.push(ins.mask);
                 prev = sid;
                 prev_mask = ins.mask;
@@ -2010,6 +2086,8 @@ impl<W: Write> BinaryWriter<W> {
 pub(crate) struct BinaryParser {
     path: PathBuf,
     demux: Arc<Mutex<Demux>>,
+    /// Unread bytes of the arithmetic stream's current chunk.
+    arith_unread: Arc<std::sync::atomic::AtomicUsize>,
     rc: DecC,
     model: Model,
     /// file opcode id → reader opcode id
@@ -2098,8 +2176,10 @@ impl BinaryParser {
             names: Default::default(),
             ended: false,
         }));
+        let arith = ChunkR::new(&demux, CHUNK_ARITH);
+        let arith_unread = Arc::clone(&arith.unread);
         let rc = DecC {
-            rc: Fpaq0Decoder::new(ChunkR::new(&demux, CHUNK_ARITH)).map_err(trunc)?,
+            rc: Fpaq0Decoder::new(arith).map_err(trunc)?,
             raw: ChunkR::new(&demux, CHUNK_RAW),
             names: ChunkR::new(&demux, CHUNK_NAME),
             acc: 0,
@@ -2108,6 +2188,7 @@ impl BinaryParser {
         let p = BinaryParser {
             path: path.to_path_buf(),
             demux,
+            arith_unread,
             rc,
             model: Model::new(&h),
             file_ops: Vec::new(),
@@ -2160,7 +2241,8 @@ impl BinaryParser {
             }
             // Only the padding of the raw-bit stream may be left; then the
             // end chunk, and the end of the zstd frame (checksum verified).
-            if c.raw.left() != 0 || c.acc != 0 || c.names.left() != 0 {
+            let arith_left = self.arith_unread.load(std::sync::atomic::Ordering::Relaxed);
+            if c.raw.left() != 0 || c.acc != 0 || c.names.left() != 0 || arith_left != 0 {
                 return Err(CErr::Bad("data after the end"));
             }
             let mut d = self.demux.lock().map_err(|_| CErr::Bad("reader"))?;
@@ -2168,9 +2250,9 @@ impl BinaryParser {
             {
                 return Err(CErr::Bad("data after the end"));
             }
-            let mut rest = Vec::new();
-            d.z.read_to_end(&mut rest)?;
-            if !rest.is_empty() {
+            // one byte: the frame must end here (which verifies its checksum)
+            let mut rest = [0u8];
+            if d.z.read(&mut rest)? != 0 {
                 return Err(CErr::Bad("data after the end"));
             }
             return Ok(None);
@@ -2347,6 +2429,63 @@ mod tests {
         for tb in &tbs {
             assert!(rd.next_block().unwrap().as_ref() == Some(tb));
         }
+        assert!(rd.next_block().unwrap().is_none());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// One thread block whose coded size is many times a chunk's limit (small in unit
+    /// tests) is written as many chunks and reads back exactly: the writer flushes inside
+    /// a block, so a long kernel's block is never one oversized chunk.
+    #[test]
+    fn huge_block_is_split_into_chunks() {
+        let dir = std::env::temp_dir().join(format!("sassim-trace-huge-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("h.sbt");
+        let h = KernelHeader {
+            name: "k".into(),
+            grid: [1, 1, 1],
+            block: [256, 1, 1],
+            tracer_version: 4,
+            ..Default::default()
+        };
+        let mut ops = OpcodeTable::new();
+        let ld = ops.intern("LDG.E").unwrap();
+        let mut seed = 0x0bad_cafe_1234_5678u64;
+        let mut tb = ThreadBlockTrace::default();
+        for wi in 0..8u32 {
+            let mut w = WarpTrace {
+                warp_id: wi,
+                ..Default::default()
+            };
+            for _ in 0..2000 {
+                let mut ins = TraceInstr {
+                    pc: 0,
+                    mask: u32::MAX,
+                    opcode: ld,
+                    n_dst: 1,
+                    n_src: 1,
+                    mem_width: 4,
+                    addr_mode: AddrMode::BaseDelta,
+                    addr_start: w.addrs.len() as u32,
+                    ..Default::default()
+                };
+                ins.dst[0] = Reg::r(2);
+                ins.src[0] = Reg::r(4);
+                for b in bytes(&mut seed, 128).chunks(4) {
+                    let r = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                    w.addrs.push(0x7f00_0000_0000 + u64::from(r >> 8) * 4);
+                }
+                w.instrs.push(ins);
+            }
+            tb.warps.push(w);
+        }
+        let mut wr = BinaryWriter::create(&path, &h, &ConvertOptions::default()).unwrap();
+        wr.write_block(&tb, &ops).unwrap();
+        wr.finish().unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(size > 4 * MAX_CHUNK, "{size} bytes: not past the chunk limit");
+        let mut rd = crate::KernelTraceReader::open(&path).unwrap();
+        assert!(rd.next_block().unwrap().as_ref() == Some(&tb));
         assert!(rd.next_block().unwrap().is_none());
         let _ = std::fs::remove_dir_all(dir);
     }
