@@ -512,6 +512,18 @@ fn convert_line(from: &str, to: &Path, s: &sassim_trace::ConvertStats) -> String
     )
 }
 
+/// The `kernelslist.g` that `input` names: the list itself, or the one in a trace
+/// directory; `None` for a single kernel trace.
+fn kernelslist_of(input: &Path) -> Option<PathBuf> {
+    if input.is_dir() {
+        Some(input.join("kernelslist.g"))
+    } else if input.file_name().is_some_and(|n| n == "kernelslist.g") {
+        Some(input.to_path_buf())
+    } else {
+        None
+    }
+}
+
 /// Header fields and counts of one kernel trace.
 struct KernelInfo {
     name: String,
@@ -543,13 +555,7 @@ fn kernel_info(path: &Path) -> Result<KernelInfo> {
 
 /// `sassim trace info`: one kernel trace, or every kernel of a directory / kernelslist.g.
 fn trace_info(input: &Path) -> Result<()> {
-    let list = if input.is_dir() {
-        Some(input.join("kernelslist.g"))
-    } else if input.file_name().is_some_and(|n| n == "kernelslist.g") {
-        Some(input.to_path_buf())
-    } else {
-        None
-    };
+    let list = kernelslist_of(input);
     let Some(list) = list else {
         let k = kernel_info(input)?;
         println!("kernel {} grid {:?} block {:?}", k.name, k.grid, k.block);
@@ -584,13 +590,7 @@ fn trace_info(input: &Path) -> Result<()> {
 
 /// `sassim trace convert`: one kernel trace, or a whole trace directory / kernelslist.g.
 fn convert_traces(input: &Path, output: &Path, force: bool, jobs: Option<usize>) -> Result<()> {
-    let list = if input.is_dir() {
-        Some(input.join("kernelslist.g"))
-    } else if input.file_name().is_some_and(|n| n == "kernelslist.g") {
-        Some(input.to_path_buf())
-    } else {
-        None
-    };
+    let list = kernelslist_of(input);
     let Some(list) = list else {
         check_output(output, force)?;
         let s = sassim_trace::convert(input, output).map_err(|e| anyhow!("{e}"))?;
