@@ -35,6 +35,13 @@ pub(crate) struct SectorCache {
     ready: Vec<BTreeMap<u64, usize>>,
 }
 
+/// Remove `way`'s entry (LRU stamp `stamp`) from a per-set LRU map, if it is there.
+fn unlink(map: &mut BTreeMap<u64, usize>, stamp: u64, way: usize) {
+    if map.get(&stamp) == Some(&way) {
+        map.remove(&stamp);
+    }
+}
+
 /// A victim chosen for allocation.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Victim {
@@ -79,14 +86,10 @@ impl SectorCache {
         self.stamp += 1;
         let set = way / self.assoc;
         if self.tags[way] != INVALID {
-            if self.order[set].get(&self.lru[way]) == Some(&way) {
-                self.order[set].remove(&self.lru[way]);
-            }
+            unlink(&mut self.order[set], self.lru[way], way);
             self.order[set].insert(self.stamp, way);
             if self.pending[way] == 0 {
-                if self.ready[set].get(&self.lru[way]) == Some(&way) {
-                    self.ready[set].remove(&self.lru[way]);
-                }
+                unlink(&mut self.ready[set], self.lru[way], way);
                 self.ready[set].insert(self.stamp, way);
             }
         }
@@ -104,9 +107,7 @@ impl SectorCache {
         self.pending[way] |= sectors;
         if was == 0 && self.pending[way] != 0 && self.tags[way] != INVALID {
             let set = way / self.assoc;
-            if self.ready[set].get(&self.lru[way]) == Some(&way) {
-                self.ready[set].remove(&self.lru[way]);
-            }
+            unlink(&mut self.ready[set], self.lru[way], way);
         }
     }
 
@@ -154,9 +155,7 @@ impl SectorCache {
         } else {
             self.index.remove(&old);
             self.order[set].remove(&self.lru[way]);
-            if self.ready[set].get(&self.lru[way]) == Some(&way) {
-                self.ready[set].remove(&self.lru[way]);
-            }
+            unlink(&mut self.ready[set], self.lru[way], way);
         }
         self.tags[way] = line;
         self.index.insert(line, way);
