@@ -1297,7 +1297,7 @@ impl Model {
             return Ok(r);
         }
         // history of the warp's recent masks
-        let h = &self.model_hist();
+        let h = &self.hist;
         let mut sel = 0xffu32;
         if C::ENC {
             if let Some(x) = (0..0xc0).find(|&x| h.op(x) == Some(m)) {
@@ -1335,13 +1335,6 @@ impl Model {
             return Ok(r);
         }
         h.op(sel).ok_or(CErr::Bad("mask"))
-    }
-
-    fn model_hist(&self) -> MaskHist {
-        MaskHist {
-            h: self.hist.h,
-            n: self.hist.n,
-        }
     }
 
     /// Encoder: the pattern of a multi-lane access.
@@ -2351,6 +2344,51 @@ mod tests {
         out.extend_from_slice(b);
     }
 
+    /// A version-4 header with this geometry.
+    fn test_header(grid: [u32; 3], block: [u32; 3]) -> KernelHeader {
+        KernelHeader {
+            name: "k".into(),
+            grid,
+            block,
+            tracer_version: 4,
+            ..Default::default()
+        }
+    }
+
+    /// A load `op R2, [R4]` of `width` bytes per lane whose addresses start at
+    /// `addr_start` in its warp's arena.
+    fn load(op: OpcodeId, pc: u32, mask: u32, width: u8, addr_start: usize) -> TraceInstr {
+        let mut ins = TraceInstr {
+            pc,
+            mask,
+            opcode: op,
+            n_dst: 1,
+            n_src: 1,
+            mem_width: width,
+            addr_mode: AddrMode::BaseDelta,
+            addr_start: addr_start as u32,
+            ..Default::default()
+        };
+        ins.dst[0] = Reg::r(2);
+        ins.src[0] = Reg::r(4);
+        ins
+    }
+
+    /// Write `tbs` to `path` in the binary format and read them back: exactly the same
+    /// blocks, then the end.
+    fn write_and_read_back(path: &Path, h: &KernelHeader, tbs: &[ThreadBlockTrace], ops: &OpcodeTable) {
+        let mut wr = BinaryWriter::create(path, h, &ConvertOptions::default()).unwrap();
+        for tb in tbs {
+            wr.write_block(tb, ops).unwrap();
+        }
+        wr.finish().unwrap();
+        let mut rd = crate::KernelTraceReader::open(path).unwrap();
+        for tb in tbs {
+            assert!(rd.next_block().unwrap().as_ref() == Some(tb));
+        }
+        assert!(rd.next_block().unwrap().is_none());
+    }
+
     /// Gathers past the transpose tables' limits (entries and tables, small in unit
     /// tests): the tables are cleared or not created, identically on both sides, and the
     /// round trip stays exact. Half of the gathers read `thread ^ 1` so that the
@@ -2360,13 +2398,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sassim-trace-trans-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("t.sbt");
-        let h = KernelHeader {
-            name: "k".into(),
-            grid: [4, 1, 1],
-            block: [128, 1, 1],
-            tracer_version: 4,
-            ..Default::default()
-        };
+        let h = test_header([4, 1, 1], [128, 1, 1]);
         let mut ops = OpcodeTable::new();
         let ld = ops.intern("LDG.E.U8").unwrap();
         let mut seed = 0x1234_5678_9abc_def1u64;
@@ -2391,19 +2423,7 @@ mod tests {
                     } else {
                         u32::MAX
                     };
-                    let mut ins = TraceInstr {
-                        pc,
-                        mask,
-                        opcode: ld,
-                        n_dst: 1,
-                        n_src: 1,
-                        mem_width: 1,
-                        addr_mode: AddrMode::BaseDelta,
-                        addr_start: w.addrs.len() as u32,
-                        ..Default::default()
-                    };
-                    ins.dst[0] = Reg::r(2);
-                    ins.src[0] = Reg::r(4);
+                    let ins = load(ld, pc, mask, 1, w.addrs.len());
                     let r = bytes(&mut seed, 64);
                     for l in (0..32u32).filter(|l| mask >> l & 1 == 1) {
                         let t = u64::from((b * 128 + wi * 32 + l) as u16);
@@ -2420,16 +2440,7 @@ mod tests {
             }
             tbs.push(tb);
         }
-        let mut wr = BinaryWriter::create(&path, &h, &ConvertOptions::default()).unwrap();
-        for tb in &tbs {
-            wr.write_block(tb, &ops).unwrap();
-        }
-        wr.finish().unwrap();
-        let mut rd = crate::KernelTraceReader::open(&path).unwrap();
-        for tb in &tbs {
-            assert!(rd.next_block().unwrap().as_ref() == Some(tb));
-        }
-        assert!(rd.next_block().unwrap().is_none());
+        write_and_read_back(&path, &h, &tbs, &ops);
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -2441,13 +2452,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sassim-trace-huge-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("h.sbt");
-        let h = KernelHeader {
-            name: "k".into(),
-            grid: [1, 1, 1],
-            block: [256, 1, 1],
-            tracer_version: 4,
-            ..Default::default()
-        };
+        let h = test_header([1, 1, 1], [256, 1, 1]);
         let mut ops = OpcodeTable::new();
         let ld = ops.intern("LDG.E").unwrap();
         let mut seed = 0x0bad_cafe_1234_5678u64;
@@ -2458,19 +2463,7 @@ mod tests {
                 ..Default::default()
             };
             for _ in 0..2000 {
-                let mut ins = TraceInstr {
-                    pc: 0,
-                    mask: u32::MAX,
-                    opcode: ld,
-                    n_dst: 1,
-                    n_src: 1,
-                    mem_width: 4,
-                    addr_mode: AddrMode::BaseDelta,
-                    addr_start: w.addrs.len() as u32,
-                    ..Default::default()
-                };
-                ins.dst[0] = Reg::r(2);
-                ins.src[0] = Reg::r(4);
+                let ins = load(ld, 0, u32::MAX, 4, w.addrs.len());
                 for b in bytes(&mut seed, 128).chunks(4) {
                     let r = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
                     w.addrs.push(0x7f00_0000_0000 + u64::from(r >> 8) * 4);
@@ -2479,14 +2472,9 @@ mod tests {
             }
             tb.warps.push(w);
         }
-        let mut wr = BinaryWriter::create(&path, &h, &ConvertOptions::default()).unwrap();
-        wr.write_block(&tb, &ops).unwrap();
-        wr.finish().unwrap();
+        write_and_read_back(&path, &h, std::slice::from_ref(&tb), &ops);
         let size = std::fs::metadata(&path).unwrap().len();
         assert!(size > 4 * MAX_CHUNK, "{size} bytes: not past the chunk limit");
-        let mut rd = crate::KernelTraceReader::open(&path).unwrap();
-        assert!(rd.next_block().unwrap().as_ref() == Some(&tb));
-        assert!(rd.next_block().unwrap().is_none());
         let _ = std::fs::remove_dir_all(dir);
     }
 
