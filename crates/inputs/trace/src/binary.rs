@@ -138,6 +138,34 @@ impl<W: Write> Coder for EncC<W> {
     }
 }
 
+/// Append `n` as an unsigned LEB128 varint.
+fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push(n as u8 | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// Read an unsigned LEB128 varint: `InvalidData` when longer than 64 bits,
+/// `UnexpectedEof` when the input ends inside it.
+fn read_varint(r: &mut impl Read) -> io::Result<u64> {
+    let mut n = 0u64;
+    let mut sh = 0;
+    loop {
+        let mut b = [0u8];
+        r.read_exact(&mut b)?;
+        if sh >= 64 {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "varint too long"));
+        }
+        n |= u64::from(b[0] & 0x7f) << sh;
+        if b[0] < 0x80 {
+            return Ok(n);
+        }
+        sh += 7;
+    }
+}
+
 /// Chunk kinds of the payload after the header.
 const CHUNK_END: u8 = 0;
 const CHUNK_ARITH: u8 = 1;
@@ -192,20 +220,13 @@ impl Demux {
                 self.ended = true;
                 continue;
             }
-            let mut n = 0u64;
-            let mut sh = 0;
-            loop {
-                let mut b = [0u8];
-                self.z.read_exact(&mut b)?;
-                if sh >= 64 {
-                    return Err(io::Error::new(io::ErrorKind::InvalidData, "chunk length"));
+            let n = read_varint(&mut self.z).map_err(|e| {
+                if e.kind() == io::ErrorKind::InvalidData {
+                    io::Error::new(io::ErrorKind::InvalidData, "chunk length")
+                } else {
+                    e
                 }
-                n |= u64::from(b[0] & 0x7f) << sh;
-                if b[0] < 0x80 {
-                    break;
-                }
-                sh += 7;
-            }
+            })?;
             if n > MAX_CHUNK {
                 return Err(io::Error::new(io::ErrorKind::InvalidData, "chunk length"));
             }
@@ -1371,7 +1392,13 @@ impl Model {
         if same {
             return (PAT_STATIC, Gather::default());
         }
-        let a: Vec<u64> = lanes_of(mask).map(|l| lanes[l]).collect();
+        let mut buf = [0u64; WARP_SIZE];
+        let mut n = 0;
+        for l in lanes_of(mask) {
+            buf[n] = lanes[l];
+            n += 1;
+        }
+        let a = &buf[..n];
         let stride = a.windows(2).all(|p| p[1].wrapping_sub(p[0]) == d1 as u64);
         // Elias-gamma cost of a stride and a residual (about twice the bit
         // length of each), against the raw bits of a gather below.
@@ -1806,12 +1833,7 @@ fn drain_chunks<W: Write>(
             continue;
         }
         let mut head = vec![kind];
-        let mut n = bytes.len() as u64;
-        while n >= 0x80 {
-            head.push(n as u8 | 0x80);
-            n >>= 7;
-        }
-        head.push(n as u8);
+        put_varint(&mut head, bytes.len() as u64);
         z.write_all(&head)?;
         z.write_all(bytes)?;
         bytes.clear();
@@ -1883,12 +1905,7 @@ impl<W: Write> BinaryWriter<W> {
             header.raw.clone()
         };
         let mut len = Vec::new();
-        let mut n = raw.len() as u64;
-        while n >= 0x80 {
-            len.push(n as u8 | 0x80);
-            n >>= 7;
-        }
-        len.push(n as u8);
+        put_varint(&mut len, raw.len() as u64);
         z.write_all(&len).map_err(io)?;
         z.write_all(raw.as_bytes()).map_err(io)?;
         let buf = Arc::new(Mutex::new(Vec::with_capacity(1 << 16)));
@@ -2128,20 +2145,13 @@ impl BinaryParser {
                 TraceError::io(path, 0, e)
             }
         };
-        let mut n = 0u64;
-        let mut sh = 0;
-        loop {
-            let mut b = [0u8];
-            z.read_exact(&mut b).map_err(trunc)?;
-            if sh >= 64 {
+        let n = match read_varint(&mut z) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
                 return Err(berr(path, 0, "header length", "varint too long".into()));
             }
-            n |= u64::from(b[0] & 0x7f) << sh;
-            if b[0] < 0x80 {
-                break;
-            }
-            sh += 7;
-        }
+            Err(e) => return Err(trunc(e)),
+        };
         if n > 1 << 24 {
             return Err(berr(path, 0, "header length", format!("{n} bytes")));
         }
@@ -2330,17 +2340,9 @@ mod tests {
             .collect()
     }
 
-    fn varint(out: &mut Vec<u8>, mut n: u64) {
-        while n >= 0x80 {
-            out.push(n as u8 | 0x80);
-            n >>= 7;
-        }
-        out.push(n as u8);
-    }
-
     fn chunk(out: &mut Vec<u8>, kind: u8, b: &[u8]) {
         out.push(kind);
-        varint(out, b.len() as u64);
+        put_varint(out, b.len() as u64);
         out.extend_from_slice(b);
     }
 
@@ -2493,7 +2495,7 @@ mod tests {
         let (mut errors, mut records) = (0, 0u64);
         for i in 0..300 {
             let mut payload = Vec::new();
-            varint(&mut payload, header.len() as u64);
+            put_varint(&mut payload, header.len() as u64);
             payload.extend_from_slice(header.as_bytes());
             let n = 1 + (i * 37) % 3000;
             chunk(&mut payload, CHUNK_NAME, &bytes(&mut seed, 64));
