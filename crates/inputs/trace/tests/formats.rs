@@ -472,6 +472,27 @@ fn build(blocks: Vec<Vec<Vec<RawInstr>>>) -> (Vec<ThreadBlockTrace>, OpcodeTable
     (out, ops)
 }
 
+/// Write `tbs` as a binary trace at `bin`, then read it back to the end: the reader
+/// (for its opcode table) and every block it gave.
+fn binary_roundtrip(
+    bin: &Path,
+    h: &KernelHeader,
+    tbs: &[ThreadBlockTrace],
+    ops: &OpcodeTable,
+) -> (KernelTraceReader, Vec<ThreadBlockTrace>) {
+    let mut w = sassim_trace::BinaryWriter::create(bin, h, &Default::default()).unwrap();
+    for tb in tbs {
+        w.write_block(tb, ops).unwrap();
+    }
+    w.finish().unwrap();
+    let mut r = KernelTraceReader::open(bin).unwrap();
+    let mut got = Vec::new();
+    while let Some(tb) = r.next_block().unwrap() {
+        got.push(tb);
+    }
+    (r, got)
+}
+
 fn header() -> KernelHeader {
     KernelHeader {
         name: "_Z4propv".into(),
@@ -499,17 +520,8 @@ proptest! {
         let d = tmpdir("prop");
         let h = header();
         let bin = d.join("p.sbt");
-        let mut w = sassim_trace::BinaryWriter::create(&bin, &h, &Default::default()).unwrap();
-        for tb in &tbs {
-            w.write_block(tb, &ops).unwrap();
-        }
-        w.finish().unwrap();
-        let mut r = KernelTraceReader::open(&bin).unwrap();
-        for tb in &tbs {
-            let got = r.next_block().unwrap().unwrap();
-            prop_assert_eq!(&got, tb);
-        }
-        prop_assert!(r.next_block().unwrap().is_none());
+        let (r, got) = binary_roundtrip(&bin, &h, &tbs, &ops);
+        prop_assert_eq!(&got, &tbs);
         for (i, n) in r.opcodes().iter() {
             prop_assert_eq!(ops.get(n), Some(i));
         }
@@ -713,17 +725,8 @@ proptest! {
         let d = tmpdir("every-field");
         let bin = d.join("e.sbt");
         let h = KernelHeader { grid: [9, 3, 2], block: [96, 2, 1], ..header() };
-        let mut w = sassim_trace::BinaryWriter::create(&bin, &h, &Default::default()).unwrap();
-        for tb in &tbs {
-            w.write_block(tb, &ops).unwrap();
-        }
-        w.finish().unwrap();
-        let mut r = KernelTraceReader::open(&bin).unwrap();
-        for tb in &tbs {
-            let got = r.next_block().unwrap().unwrap();
-            prop_assert_eq!(&got, tb);
-        }
-        prop_assert!(r.next_block().unwrap().is_none());
+        let (_, got) = binary_roundtrip(&bin, &h, &tbs, &ops);
+        prop_assert_eq!(&got, &tbs);
         let _ = std::fs::remove_dir_all(d);
     }
 }
