@@ -1,6 +1,7 @@
 //! `sassim`: a cycle-level simulator of modern NVIDIA GPU cores.
 
 mod commands;
+mod exec;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -56,6 +57,9 @@ enum Cmd {
     Cflow(commands::CflowCmd),
     /// Compare simulated cycles (JSON from `run --json`) with hardware measurements (CSV).
     Correlate(commands::CorrelateArgs),
+    /// Run an unmodified CUDA program (built with `nvcc -cudart shared`); every kernel it
+    /// launches is simulated: `sassim exec [OPTIONS] -- PROGRAM ARGS...`.
+    Exec(exec::ExecArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +72,7 @@ fn main() -> ExitCode {
         Cmd::Trace(t) => commands::trace(t),
         Cmd::Cflow(c) => commands::cflow(c),
         Cmd::Correlate(a) => commands::correlate(a),
+        Cmd::Exec(a) => exec::exec(a),
     };
     match r {
         Ok(code) => code,

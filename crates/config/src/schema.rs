@@ -20,6 +20,8 @@ pub struct GpuSection {
     pub opcode_table: String,
     /// Product variant notes (e.g. "SXM5" vs "PCIe").
     pub variant: String,
+    /// Device memory in MiB (`cudaDeviceProp.totalGlobalMem`; the limit of `cudaMalloc`).
+    pub memory_mb: u64,
     /// SM (core) clock in MHz.
     pub core_clock_mhz: f64,
     /// Interconnect clock in MHz.

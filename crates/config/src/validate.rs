@@ -71,6 +71,7 @@ impl GpuConfig {
         range("gpu.icnt_clock_mhz", g.icnt_clock_mhz, 1.0, 10_000.0)?;
         range("gpu.l2_clock_mhz", g.l2_clock_mhz, 1.0, 10_000.0)?;
         range("gpu.num_sms", g.num_sms, 1, 1024)?;
+        range("gpu.memory_mb", g.memory_mb, 1, 1 << 24)?;
         range("gpu.sms_per_tpc", g.sms_per_tpc, 1, 4)?;
         range("gpu.num_gpcs", g.num_gpcs, 1, 64)?;
         range("gpu.warp_size", g.warp_size, 32, 32)?;

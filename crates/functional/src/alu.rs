@@ -291,3 +291,35 @@ pub fn sext(v: u64, bits: u32) -> u64 {
     let sh = 64 - bits;
     (((v << sh) as i64) >> sh) as u64
 }
+
+/// Single → bfloat16, round to nearest even (NaN stays a quiet NaN).
+pub fn f32_to_bf16(x: f32) -> u16 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        return ((b >> 16) | 0x40) as u16;
+    }
+    let round = 0x7fff + ((b >> 16) & 1);
+    (b.wrapping_add(round) >> 16) as u16
+}
+
+/// `FCHK.DIVIDE`: true when the fast division sequence ptxas emits for `a / b` (MUFU.RCP and
+/// FFMA refinement) might not give the correctly rounded quotient, so the program takes the
+/// exact slow path. NVIDIA does not document the exact condition; sassim's is conservative
+/// (docs/model.md): any NaN, infinity, zero or subnormal divisor, a subnormal dividend, or
+/// exponents whose difference or whose dividend is near the ends of the normal range. A
+/// conservative answer only sends more divisions down the exact path (same result, slower).
+pub fn fchk_divide(a: f32, b: f32) -> bool {
+    let exp = |x: f32| ((x.to_bits() >> 23) & 0xff) as i32;
+    let (ea, eb) = (exp(a), exp(b));
+    if !a.is_finite() || !b.is_finite() || b == 0.0 || eb == 0 {
+        return true;
+    }
+    if a == 0.0 {
+        return false;
+    }
+    if ea == 0 {
+        return true;
+    }
+    let d = ea - eb;
+    !(-124..=124).contains(&d) || !(3..=252).contains(&ea) || !(3..=252).contains(&eb)
+}

@@ -118,6 +118,9 @@ pub struct RunOptions {
     /// Progress reporting.
     pub progress: Option<ProgressFn>,
     pub progress_interval: u64,
+    /// Registers per thread for occupancy when known from the binary (a cubin's
+    /// `EIATTR_REGCOUNT`); None: derived from the highest register the code names.
+    pub regs_per_thread: Option<u32>,
 }
 
 impl Default for RunOptions {
@@ -133,6 +136,7 @@ impl Default for RunOptions {
             keep_cta_state: false,
             progress: None,
             progress_interval: 20_000,
+            regs_per_thread: None,
         }
     }
 }
@@ -241,7 +245,11 @@ impl Gpu {
             on_cta,
             keep_cta_state: opts.keep_cta_state,
         };
-        let prepared = prepare(kernel, &self.cfg, &self.core);
+        let mut prepared = prepare(kernel, &self.cfg, &self.core);
+        if let Some(r) = opts.regs_per_thread {
+            let gran = self.cfg.gpu.reg_alloc_granularity.max(1);
+            prepared.regs_per_thread = r.max(1).div_ceil(gran) * gran;
+        }
         self.run_source(&mut src, kernel, prepared, opts, active.as_deref())
     }
 

@@ -313,6 +313,37 @@ impl Ex<'_> {
                     self.wr(0, l, r)?;
                 }
             }
+            Op::Fchk => {
+                for l in lanes(lm) {
+                    let a = self.f32v(&self.op(1)?.clone(), l)?;
+                    let b = self.f32v(&self.op(2)?.clone(), l)?;
+                    self.wp(0, l, alu::fchk_divide(a, b))?;
+                }
+            }
+            Op::F2fp { bf16 } => {
+                for l in lanes(lm) {
+                    let hi = self.f32v(&self.op(1)?.clone(), l)?;
+                    let lo = self.f32v(&self.op(2)?.clone(), l)?;
+                    let cvt = |x: f32| if bf16 { alu::f32_to_bf16(x) } else { alu::f32_to_f16(x) } as u32;
+                    self.wr(0, l, cvt(hi) << 16 | cvt(lo))?;
+                }
+            }
+            Op::Lepc => {
+                let pc = self.d.pc;
+                for l in lanes(lm) {
+                    self.wr64(0, l, pc)?;
+                }
+            }
+            Op::Viaddmnmx { signed } => {
+                for l in lanes(lm) {
+                    let a = self.si(1, l)?.wrapping_add(self.si(2, l)?);
+                    let c = self.si(3, l)?;
+                    let min = self.pred_op(4, l)?;
+                    let lt = alu::icmp(a, c, Cmp::Lt, signed);
+                    let r = if min == lt { a } else { c };
+                    self.wr(0, l, r)?;
+                }
+            }
             Op::Popc => {
                 for l in lanes(lm) {
                     let a = self.si(1, l)?;
@@ -402,20 +433,20 @@ impl Ex<'_> {
                 }
             }
             Op::Ldc { size } => {
-                let addr = match &self.op(1)?.k {
-                    K::Const { bank: 0, addr } => *addr,
-                    _ => return Err(self.unsup("constant bank other than c[0x0]")),
+                let (bank, addr) = match &self.op(1)?.k {
+                    K::Const { bank, addr } => (*bank, *addr),
+                    _ => return Err(self.unsup("source is not a constant")),
                 };
                 for l in lanes(lm) {
                     let off = self.const_off(&addr, l);
-                    let w0 = self.cword(off & !3);
+                    let w0 = self.cword(bank, off & !3);
                     match size.bytes {
                         8 => {
-                            let v = self.cword(off) as u64 | (self.cword(off + 4) as u64) << 32;
+                            let v = self.cword(bank, off) as u64 | (self.cword(bank, off + 4) as u64) << 32;
                             self.wr64(0, l, v)?;
                         }
                         4 => {
-                            let v = self.cword(off);
+                            let v = self.cword(bank, off);
                             self.wr(0, l, v)?;
                         }
                         b => {
@@ -710,6 +741,36 @@ impl Ex<'_> {
             Op::Shfl { mode } => self.shfl(mode)?,
             Op::Vote { mode } => self.vote(mode)?,
             Op::Match { all, wide } => self.match_(all, wide)?,
+            Op::Redux { op, signed } => {
+                if self.n() != 2 {
+                    return Err(self.unsup("operands"));
+                }
+                let mut acc: Option<u32> = None;
+                for l in lanes(self.g) {
+                    let v = self.si(1, l)?;
+                    acc = Some(match acc {
+                        None => v,
+                        Some(a) => match op {
+                            ReduxOp::Sum => a.wrapping_add(v),
+                            ReduxOp::And => a & v,
+                            ReduxOp::Or => a | v,
+                            ReduxOp::Xor => a ^ v,
+                            ReduxOp::Min | ReduxOp::Max => {
+                                let lt = alu::icmp(v, a, Cmp::Lt, signed);
+                                if lt == (op == ReduxOp::Min) {
+                                    v
+                                } else {
+                                    a
+                                }
+                            }
+                        },
+                    });
+                }
+                if let Some(v) = acc {
+                    let l = self.g.trailing_zeros() as usize;
+                    self.wr(0, l, v)?;
+                }
+            }
             Op::Bar { .. } => {
                 if self.g != 0 {
                     let id = match self.op(0)?.k {
