@@ -185,6 +185,11 @@ pub unsafe fn launch(
                 eprintln!("{a}");
             }
             let msg = format!("kernel {name} ({arch_name}, launch {uid}): {e}");
+            if !fatal {
+                // A fault of the program (as compute-sanitizer would report it): the program
+                // gets the error code; the user sees where it happened.
+                eprintln!("sassim: {msg}");
+            }
             rt.sticky = Some(code);
             return Err(if fatal {
                 RtError::fatal(code, msg)

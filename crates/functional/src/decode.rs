@@ -1390,7 +1390,8 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
             Op::Vote { mode }
         }
         "REDUX" => {
-            let mut op = ReduxOp::Sum;
+            // The operation nvdisasm does not print is AND (`__reduce_and_sync` → `REDUX`).
+            let mut op = ReduxOp::And;
             let mut signed = false;
             for m in &mods {
                 match *m {

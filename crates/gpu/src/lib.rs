@@ -192,6 +192,10 @@ pub struct Gpu {
     pub mem_hierarchy: bool,
     /// The memory system, kept across kernels.
     mem: Option<memsys::MemModel>,
+    /// Cycles simulated so far: kernels run one after another on one continuous clock, so
+    /// that the memory system (whose queues, DRAM banks and in-flight requests persist
+    /// from one kernel to the next) never sees time go backwards.
+    now: u64,
 }
 
 impl Gpu {
@@ -203,7 +207,13 @@ impl Gpu {
             kernels_launched: 0,
             mem_hierarchy: true,
             mem: None,
+            now: 0,
         }
+    }
+
+    /// The GPU's clock: core cycles simulated so far, over all kernels.
+    pub fn now(&self) -> u64 {
+        self.now
     }
 
     /// CTAs of this kernel that fit on one SM at once.
@@ -321,6 +331,7 @@ impl Gpu {
         let mut sms: Vec<Sm<S::Writes>> = (0..num_sms)
             .map(|s| {
                 let mut sm = Sm::new(self.core.clone(), mem.sm_memory(phys[s]));
+                sm.set_start_cycle(self.now);
                 sm.record = opts.record;
                 sm.set_kernel(prepared.code.clone(), code_base, opts.has_control_bits);
                 sm
@@ -353,8 +364,10 @@ impl Gpu {
                 break;
             }
         }
-        let mut cycle: u64 = 0;
-        let mut last_progress = 0u64;
+        // `cycle` is the GPU's clock; the kernel's own cycles count from `start`.
+        let start = self.now;
+        let mut cycle: u64 = start;
+        let mut last_progress = start;
         let mut last_issued = 0u64;
         let mut occ_sum: u64 = 0;
         let mut sample_insts = 0u64;
@@ -390,34 +403,55 @@ impl Gpu {
                 last_issued = src.progress();
                 last_progress = cycle;
             } else if cycle - last_progress > opts.deadlock_cycles {
+                self.now = cycle;
                 let mut waiting = Vec::new();
                 for &w in cs.warp_cta.keys().take(16) {
                     let why = src.describe(w);
-                    waiting.push(format!("warp {w}: {why}"));
+                    let timing = sms.iter().find_map(|sm| sm.describe_warp(w)).unwrap_or_default();
+                    waiting.push(format!("warp {w}: {why} [{timing}]"));
                 }
                 return Err(SimError::Deadlock(format!(
-                    "no progress (memory change, exit or barrier release) for {} cycles at cycle {cycle}; {}",
+                    "no progress (memory change, exit or barrier release) for {} cycles at cycle {}; {}",
                     opts.deadlock_cycles,
+                    cycle - start,
                     waiting.join("; ")
                 )));
             }
-            if opts.ipc_sample_interval > 0 && cycle.is_multiple_of(opts.ipc_sample_interval) {
+            if opts.ipc_sample_interval > 0 && (cycle - start).is_multiple_of(opts.ipc_sample_interval) {
                 let total: u64 = sms.iter().map(|s| s.stats.thread_insts).sum();
                 run.ipc_timeline.push((
-                    cycle,
+                    cycle - start,
                     (total - sample_insts) as f64 / opts.ipc_sample_interval as f64,
                 ));
                 sample_insts = total;
             }
             if let Some(p) = &opts.progress {
-                if opts.progress_interval > 0 && cycle.is_multiple_of(opts.progress_interval) {
-                    (p.0)(cycle, done_ctas, num_ctas, src.issued());
+                if opts.progress_interval > 0 && (cycle - start).is_multiple_of(opts.progress_interval) {
+                    (p.0)(cycle - start, done_ctas, num_ctas, src.issued());
                 }
             }
-            if opts.max_cycles > 0 && cycle >= opts.max_cycles {
+            if opts.max_cycles > 0 && cycle - start >= opts.max_cycles {
+                self.now = cycle;
                 return Err(SimError::CycleLimit(opts.max_cycles));
             }
         }
+        // A kernel is complete when its memory operations are (HW: the membar at kernel
+        // end): requests still in flight (stores, their acknowledgements) drain before the
+        // next kernel starts, so that none of them reaches the next kernel's L1s.
+        let drain_start = cycle;
+        while !mem.drained(&mut sms) {
+            mem.tick(cycle, &mut sms, &phys);
+            cycle += 1;
+            if cycle - drain_start > opts.deadlock_cycles {
+                self.now = cycle;
+                return Err(SimError::Deadlock(format!(
+                    "the memory system did not drain within {} cycles after the last block finished",
+                    opts.deadlock_cycles
+                )));
+            }
+        }
+        self.now = cycle;
+        let cycle = cycle - start;
         run.cycles = cycle;
         for (s, sm) in sms.iter_mut().enumerate() {
             run.stats.add(&sm.stats);
@@ -428,6 +462,20 @@ impl Gpu {
             }
         }
         run.stats.cycles = cycle;
+        if run.stats.stale_reads > 0 {
+            let ex: Vec<String> = run
+                .stats
+                .stale_read_examples
+                .iter()
+                .map(|(c, pc, from)| format!("pc {pc:#x} at cycle {c} (result of pc {from:#x})"))
+                .collect();
+            run.warnings.push(format!(
+                "{} instruction(s) read a register before its fixed-latency producer's result was visible \
+                 (stale reads, as MICRO'25 Listing 2 shows for too-short stall counts), e.g. {}",
+                run.stats.stale_reads,
+                ex.join(", ")
+            ));
+        }
         run.mem = mem.report(&mut sms);
         self.mem = Some(mem);
         run.occupancy = if cycle == 0 {

@@ -48,6 +48,7 @@ pub fn kernel_report(
         ("mem_insts", s.mem_insts),
         ("ib_flushes", s.ib_flushes),
         ("load_wb_conflicts", s.load_wb_conflicts),
+        ("stale_reads", s.stale_reads),
         ("sms_used", run.sms_used as u64),
         ("ctas_per_sm", run.ctas_per_sm as u64),
     ];

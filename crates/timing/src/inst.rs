@@ -89,9 +89,21 @@ pub struct StaticInst {
     pub writes: Vec<sassim_isa::ArchReg>,
     /// Registers read (for scoreboards).
     pub reads: Vec<sassim_isa::ArchReg>,
+    /// Writes only uniform registers/predicates (the uniform datapath): memory
+    /// instructions read them without the extra cycle of rule 24 (docs/model.md).
+    pub uniform_dest: bool,
 }
 
 impl StaticInst {
+    /// Whether the instruction reads its source registers one cycle after fixed-latency
+    /// consumers would (M25 rule 24, Listing 3): the load/store instructions of the memory
+    /// pipeline. LDC is not one of them: ptxas 13.5 places an indexed `LDC R6, c[0x3][R10]`
+    /// four cycles after the `LOP3` producing R10 on sm_86 (`workloads/programs/consttab`),
+    /// the fixed-latency distance (docs/model.md).
+    pub fn reads_late(&self) -> bool {
+        self.mem.is_some_and(|m| m.space != MemSpace::Const)
+    }
+
     /// Number of regular-register reads of 32-bit words per bank (`banks` entries).
     pub fn bank_reads(&self, banks: u32) -> impl Iterator<Item = (usize, u32, u8)> + '_ {
         // (slot, bank, register) for every regular register the slots span.
@@ -257,6 +269,12 @@ pub fn decode_kernel(
                 srcs,
                 const_operand,
                 ldc_const,
+                uniform_dest: {
+                    let w = sassim_isa::regs_written(ins);
+                    !w.is_empty()
+                        && w.iter()
+                            .all(|r| matches!(r, sassim_isa::ArchReg::UR(_) | sassim_isa::ArchReg::UP(_)))
+                },
                 writes: sassim_isa::regs_written(ins),
                 reads: sassim_isa::regs_read(ins),
             }

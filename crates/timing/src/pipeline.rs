@@ -67,7 +67,14 @@ impl<W> Sm<W> {
         let delay = now.saturating_sub(st.issue + 2);
         let lat = inst.latency as u64;
         let vis_fixed = st.issue + lat + delay;
-        let vis_var = vis_fixed + self.cfg.var_consumer_extra_cycles as u64;
+        // Memory instructions read regular registers one cycle late (rule 24); results of the
+        // uniform datapath reach them in time: ptxas places `LDG [UR4]` two cycles after the
+        // `ULDC.64 UR4` it reads (sm_75 `consttab`; sm_90 `desc[UR4]` likewise).
+        let vis_var = if inst.uniform_dest {
+            vis_fixed
+        } else {
+            vis_fixed + self.cfg.var_consumer_extra_cycles as u64
+        };
         // Bank of the destination for load write-back arbitration.
         for r in &inst.writes {
             if let ArchReg::R(i) = r {

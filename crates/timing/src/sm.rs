@@ -273,6 +273,9 @@ pub struct Sm<W> {
     pub(crate) finished: Vec<u32>,
     pub(crate) uses_control_bits: bool,
     pub(crate) now: u64,
+    /// The GPU's cycle when this SM's kernel started (the SM's clock continues the GPU's,
+    /// so that the memory system behind it sees one continuous time across kernels).
+    pub(crate) start: u64,
     /// Warps with counter increments staged this cycle.
     pub(crate) staged: Vec<usize>,
     /// Readiness of a sub-core's warps, reused every cycle by the issue stage.
@@ -350,6 +353,7 @@ impl<W> Sm<W> {
             finished: Vec::new(),
             uses_control_bits: true,
             now: 0,
+            start: 0,
             staged: Vec::with_capacity(8),
             ready_buf: Vec::with_capacity(64),
             exited_warps: 0,
@@ -382,6 +386,12 @@ impl<W> Sm<W> {
 
     pub fn now(&self) -> u64 {
         self.now
+    }
+
+    /// Start this SM's clock at the GPU's cycle `c` (before its first tick).
+    pub fn set_start_cycle(&mut self, c: u64) {
+        self.now = c;
+        self.start = c;
     }
 
     /// The SM's data memories (L1/shared), for the GPU-level memory system.
@@ -434,6 +444,36 @@ impl<W> Sm<W> {
     }
 
     /// Executor ids of warps that finished since the last call.
+    /// What the warp with executor id `exec_id` waits for, in the timing model (deadlock
+    /// reports): its next instruction, stall counter, dependence counters, in-flight work.
+    pub fn describe_warp(&self, exec_id: u32) -> Option<String> {
+        let (slot, w) = self
+            .warps
+            .iter()
+            .enumerate()
+            .find(|(_, w)| w.used && w.exec_id == exec_id)?;
+        let head = match w.ib.front() {
+            Some(&(pc, _)) => match self.index_of(pc) {
+                Some(i) => format!("{} at pc {:#x} ({})", self.code[i].op, pc, self.code[i].ctrl),
+                None => format!("pc {pc:#x}"),
+            },
+            None => format!("fetching pc {:#x}", w.fetch_pc),
+        };
+        let sbs: Vec<String> = (0..6)
+            .filter(|&k| w.sb[k] != 0)
+            .map(|k| format!("SB{k}={}", w.sb[k]))
+            .collect();
+        let sc = &self.subcores[w.subcore];
+        Some(format!(
+            "SM slot {slot}: next {head}; counters [{}]; stall until {}; {} in flight; memory queue {} of sub-core {}",
+            sbs.join(" "),
+            w.stall_until,
+            w.inflight_ops,
+            sc.mem_occupancy,
+            w.subcore
+        ))
+    }
+
     pub fn take_finished(&mut self) -> Vec<u32> {
         std::mem::take(&mut self.finished)
     }
@@ -545,7 +585,7 @@ impl<W> Sm<W> {
             self.retire_warps(ex);
         }
         self.now += 1;
-        self.stats.cycles = self.now;
+        self.stats.cycles = self.now - self.start;
         Ok(())
     }
 

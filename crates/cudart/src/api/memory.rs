@@ -275,8 +275,17 @@ pub unsafe extern "C" fn cudaFree(ptr: *mut c_void) -> cudaError_t {
         if rt.device_allocs.remove(&a).is_some() {
             rt.mem.free(a);
             Ok(())
+        } else if rt
+            .host_regions
+            .get(&(a as usize))
+            .is_some_and(|(_, k)| *k == HostKind::Managed)
+        {
+            // SAFETY: a managed allocation of this runtime.
+            unsafe { free_host(rt, ptr) }
         } else {
-            Err(invalid(format!("cudaFree({a:#x}): not a device allocation")))
+            Err(invalid(format!(
+                "cudaFree({a:#x}): not a device or managed allocation"
+            )))
         }
     })
 }

@@ -128,13 +128,18 @@ impl Ex<'_> {
                             self.wr(0, l, a.wrapping_mul(b).wrapping_add(c).wrapping_add(cin))?;
                         }
                         ImadKind::Hi => {
-                            let c = self.si(3, l)?;
+                            // The addend is 64 bits wide (a register pair), as for
+                            // IMAD.WIDE: ptxas's integer division puts the reciprocal
+                            // estimate x0 in the high register and zero in the low one
+                            // (`MOV R2, RZ; IMAD.HI.U32 R3, R3, R7, R2` is x0 + hi(x0 * e)).
+                            let c = self.s64(3, l)?;
                             let p = if signed {
-                                ((a as i32 as i64 * b as i32 as i64) >> 32) as u32
+                                (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64
                             } else {
-                                ((a as u64 * b as u64) >> 32) as u32
+                                a as u64 * b as u64
                             };
-                            self.wr(0, l, p.wrapping_add(c).wrapping_add(cin))?;
+                            let s = p.wrapping_add(c).wrapping_add(cin as u64);
+                            self.wr(0, l, (s >> 32) as u32)?;
                         }
                         ImadKind::Wide => {
                             let c = self.s64(3, l)?;
@@ -508,10 +513,11 @@ impl Ex<'_> {
                         FOp::Mul => alu::round_f32(a as f64 * b as f64, 0.0, rnd),
                         FOp::Fma => {
                             let c = fz(self.sf(3, l)?);
-                            if rnd != Round::Rn {
-                                return Err(self.unsup("FFMA rounding other than RN"));
+                            if rnd == Round::Rn {
+                                a.mul_add(b, c)
+                            } else {
+                                alu::fma32_rounded(a, b, c, rnd)
                             }
-                            a.mul_add(b, c)
                         }
                     };
                     let r = fz(r);
@@ -711,16 +717,19 @@ impl Ex<'_> {
                 f32_out,
             } => self.half(hop, ftz, f32_out, lm)?,
             Op::Dop { op: dop, rnd } => {
-                if rnd != Round::Rn {
-                    return Err(self.unsup("double rounding other than RN"));
-                }
                 for l in lanes(lm) {
                     let a = self.sd(1, l)?;
                     let b = self.sd(2, l)?;
-                    let r = match dop {
-                        DOp::Add => a + b,
-                        DOp::Mul => a * b,
-                        DOp::Fma => a.mul_add(b, self.sd(3, l)?),
+                    let r = match (dop, rnd) {
+                        (DOp::Add, Round::Rn) => a + b,
+                        (DOp::Mul, Round::Rn) => a * b,
+                        (DOp::Fma, Round::Rn) => a.mul_add(b, self.sd(3, l)?),
+                        (DOp::Add, _) => alu::f64_rounded(a, b, 0.0, alu::RoundedOp::Add, rnd),
+                        (DOp::Mul, _) => alu::f64_rounded(a, b, 0.0, alu::RoundedOp::Mul, rnd),
+                        (DOp::Fma, _) => {
+                            let c = self.sd(3, l)?;
+                            alu::f64_rounded(a, b, c, alu::RoundedOp::Fma, rnd)
+                        }
                     };
                     self.wr64(0, l, r.to_bits())?;
                 }
