@@ -1,6 +1,7 @@
 //! `sassim`: a cycle-level simulator of modern NVIDIA GPU cores.
 
 mod commands;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -56,6 +57,11 @@ enum Cmd {
     Cflow(commands::CflowCmd),
     /// Compare simulated cycles (JSON from `run --json`) with hardware measurements (CSV).
     Correlate(commands::CorrelateArgs),
+    /// Run an experiment file: every configuration x input, locally in parallel or on Slurm.
+    Sweep(sweep::SweepArgs),
+    /// The results database: list, show, export, compare, collect Slurm results.
+    #[command(subcommand)]
+    Results(sweep::ResultsCmd),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +74,8 @@ fn main() -> ExitCode {
         Cmd::Trace(t) => commands::trace(t),
         Cmd::Cflow(c) => commands::cflow(c),
         Cmd::Correlate(a) => commands::correlate(a),
+        Cmd::Sweep(a) => sweep::sweep(a),
+        Cmd::Results(c) => sweep::results(c),
     };
     match r {
         Ok(code) => code,
