@@ -95,6 +95,15 @@ pub fn execute(plan: &Plan, run: &PlannedRun) -> Outcome {
         .stdout(fo)
         .stderr(fe)
         .current_dir(dir.path());
+    if matches!(
+        plan.experiment.inputs[run.input].kind,
+        crate::spec::InputKind::Program { .. }
+    ) {
+        // A program's relative arguments name files beside the experiment file.
+        if let Some(d) = plan.experiment.file.parent() {
+            cmd.current_dir(d);
+        }
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {

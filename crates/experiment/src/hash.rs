@@ -152,8 +152,8 @@ fn trace_files(kernelslist: &Path, listings: &[PathBuf]) -> Result<Vec<(String, 
     Ok(out)
 }
 
-/// The content identity of an input (hex SHA-256).
-pub fn input_id(input: &Input) -> Result<String> {
+/// The content identity of an input (hex SHA-256); `base` is the experiment file's directory.
+pub fn input_id(input: &Input, base: &Path) -> Result<String> {
     let mut h = Sha256::new();
     h.update(b"sassim-input-v1\0");
     h.update(input.kind.kind_name().as_bytes());
@@ -174,7 +174,9 @@ pub fn input_id(input: &Input) -> Result<String> {
             for (i, a) in args.iter().enumerate() {
                 h.update((a.len() as u64).to_le_bytes());
                 h.update(a.as_bytes());
-                let p = Path::new(a);
+                // Programs run in the experiment file's directory: relative names are taken
+                // from there.
+                let p = base.join(a);
                 if p.is_file() {
                     f.push((format!("arg{i}"), p.to_path_buf()));
                 }

@@ -48,8 +48,27 @@ impl Plan {
         let input_ids = experiment
             .inputs
             .iter()
-            .map(hash::input_id)
+            .map(|i| hash::input_id(i, experiment.file.parent().unwrap_or(Path::new("."))))
             .collect::<Result<Vec<_>>>()?;
+        let file = &experiment.file;
+        for (j, id) in config_ids.iter().enumerate() {
+            if let Some(i) = config_ids[..j].iter().position(|x| x == id) {
+                let (a, b) = (&experiment.configs[i].label, &experiment.configs[j].label);
+                return Err(crate::Error::Experiment {
+                    file: file.clone(),
+                    msg: format!("configurations `{a}` and `{b}` are the same GPU with the same overrides"),
+                });
+            }
+        }
+        for (j, id) in input_ids.iter().enumerate() {
+            if let Some(i) = input_ids[..j].iter().position(|x| x == id) {
+                let (a, b) = (&experiment.inputs[i].label, &experiment.inputs[j].label);
+                return Err(crate::Error::Experiment {
+                    file: file.clone(),
+                    msg: format!("inputs `{a}` and `{b}` have the same contents"),
+                });
+            }
+        }
         let mut runs = Vec::with_capacity(experiment.run_count());
         for (c, cid) in config_ids.iter().enumerate() {
             for (i, iid) in input_ids.iter().enumerate() {
