@@ -118,8 +118,11 @@ pub fn runs(db: &Db, experiment: &str) -> Result<Vec<RunRow>> {
     rows.collect::<std::result::Result<_, _>>().map_err(sql)
 }
 
-/// The statistics of one run (by key or unique key prefix): `(kernel, kernel name, name, value)`.
-pub fn run_stats(db: &Db, key_prefix: &str) -> Result<(String, Vec<(i64, String, String, String)>)> {
+/// One statistic of a run: kernel (0 = total), kernel name, statistic, value as text.
+pub type StatRow = (i64, String, String, String);
+
+/// The statistics of one run (by key or unique key prefix), with its full key.
+pub fn run_stats(db: &Db, key_prefix: &str) -> Result<(String, Vec<StatRow>)> {
     if key_prefix.len() < 4 || !key_prefix.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(Error::Db(format!(
             "`{key_prefix}` is not a run key (4 or more hex digits)"
