@@ -43,7 +43,8 @@ values = ["gto", "lrr", "cggty"]
     )
     .unwrap();
     assert_eq!(e.configs.len(), 2 * 2 * 2 * 3);
-    let c = &e.configs[1 * 6 + 5];
+    // Configuration-major: gpu 0, config b (index 1) of 2, last of 6 sweep combinations.
+    let c = &e.configs[6 + 5];
     assert_eq!(c.label, "rtx-a6000/b/read_ports_per_bank=2,scheduler=cggty");
     assert_eq!(c.gpu, "rtx-a6000");
     assert_eq!(
