@@ -95,7 +95,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let all = sassim_workload::builtin();
     let mut selected = Vec::new();
     if a.workloads.is_empty() {
-        for b in &all {
+        for b in &sassim_workload::default_suite() {
             selected.push(load_builtin(b, arch).map_err(|e| anyhow!(e))?);
         }
     }

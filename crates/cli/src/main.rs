@@ -2,6 +2,7 @@
 
 mod commands;
 mod exec;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -60,6 +61,11 @@ enum Cmd {
     /// Run an unmodified CUDA program (built with `nvcc -cudart shared`); every kernel it
     /// launches is simulated: `sassim exec [OPTIONS] -- PROGRAM ARGS...`.
     Exec(exec::ExecArgs),
+    /// Run an experiment file: every configuration x input, locally in parallel or on Slurm.
+    Sweep(sweep::SweepArgs),
+    /// The results database: list, show, export, compare, collect Slurm results.
+    #[command(subcommand)]
+    Results(sweep::ResultsCmd),
 }
 
 fn main() -> ExitCode {
@@ -73,6 +79,8 @@ fn main() -> ExitCode {
         Cmd::Cflow(c) => commands::cflow(c),
         Cmd::Correlate(a) => commands::correlate(a),
         Cmd::Exec(a) => exec::exec(a),
+        Cmd::Sweep(a) => sweep::sweep(a),
+        Cmd::Results(c) => sweep::results(c),
     };
     match r {
         Ok(code) => code,

@@ -210,6 +210,8 @@ pub struct RegFileConfig {
     pub uniform_regs_per_warp: u32,
     /// Predicate registers per warp.
     pub predicate_regs_per_warp: u32,
+    /// Uniform predicate registers per warp (the scoreboard area model of Table 7).
+    pub uniform_predicate_regs_per_warp: u32,
     /// Cycles ahead the port reservation table looks.
     pub port_schedule_horizon: u32,
 }

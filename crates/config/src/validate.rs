@@ -183,6 +183,12 @@ impl GpuConfig {
             16,
         )?;
         range(
+            "regfile.uniform_predicate_regs_per_warp",
+            r.uniform_predicate_regs_per_warp,
+            1,
+            16,
+        )?;
+        range(
             "regfile.port_schedule_horizon",
             r.port_schedule_horizon,
             r.read_cycles,
