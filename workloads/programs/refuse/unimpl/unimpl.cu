@@ -26,7 +26,9 @@ int main()
         img[i] = (float)(i % 37) - 18.0f;
         want[i] = 2.0f * img[i];
     }
-    cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
+    cudaChannelFormatDesc desc = {}; // filled by hand: cudaCreateChannelDesc would be a runtime call
+    desc.x = 32;
+    desc.f = cudaChannelFormatKindFloat;
     cudaArray_t arr;
     CK(cudaMallocArray(&arr, &desc, w, h));
     CK(cudaMemcpy2DToArray(arr, 0, 0, img.data(), sizeof(float) * w, sizeof(float) * w, h, cudaMemcpyHostToDevice));
