@@ -28,7 +28,7 @@ pub struct ExecArgs {
     /// Threads used to simulate a kernel (statistics are identical for any number).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Directory of cached SASS listings (`<sha256 of cubin>.nvdisasm-hex.txt`); repeatable.
+    /// Directory of cached SASS listings (`<sha256 of cubin>.nvdisasm-hex`); repeatable.
     #[arg(long = "sass-cache", value_name = "DIR")]
     pub sass_cache: Vec<PathBuf>,
     /// Stop a kernel after this many cycles (0 = no limit).

@@ -1,7 +1,7 @@
 //! SASS with control bits for a cubin: from a content-addressed cache of `nvdisasm -hex`
 //! listings, or by running NVIDIA's disassembler (the pinned `nvidia-cuda-nvdisasm` wheel).
 //!
-//! The cache is a directory of `<sha256 of the cubin>.nvdisasm-hex.txt` files. The program
+//! The cache is a directory of `<sha256 of the cubin>.nvdisasm-hex` files. The program
 //! suite ships one (`workloads/programs/sass/`), so its tests need no CUDA toolkit.
 
 use crate::cubin::Cubin;
@@ -13,7 +13,7 @@ use std::process::Command;
 /// The command that installs the disassembler (named in errors).
 pub const INSTALL_HINT: &str = "scripts/install-cuda-tools.sh";
 /// File-name suffix of cached listings.
-pub const CACHE_SUFFIX: &str = ".nvdisasm-hex.txt";
+pub const CACHE_SUFFIX: &str = ".nvdisasm-hex";
 
 /// Where SASS comes from.
 #[derive(Debug, Clone, Default)]
