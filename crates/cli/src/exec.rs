@@ -128,6 +128,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     let cfg = load_gpu(&a.gpu)?;
     let program = resolve_program(&a.program[0])?;
+    let program = program.canonicalize().unwrap_or(program);
     for out in [&a.json, &a.accelsim].into_iter().flatten() {
         if same_file(out, &program) {
             bail!("{}: the output file is the program itself", out.display());

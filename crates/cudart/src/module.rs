@@ -48,6 +48,8 @@ pub struct Module {
     pub fatbin: FatBinary,
     /// Loaded on first use.
     pub images: Option<Vec<LoadedImage>>,
+    /// Why loading failed (reported once; later calls get the same error code).
+    pub load_error: Option<RtError>,
 }
 
 /// The cubins of `fb` that can run on `sm` (an exact match, else the newest of the same

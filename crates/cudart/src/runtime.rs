@@ -228,7 +228,36 @@ impl Runtime {
         if self.modules.get(m).is_none() {
             return Err(RtError::new(cudaErrorInvalidResourceHandle, "unknown module"));
         }
+        if let Some(e) = &self.modules[m].load_error {
+            return Err(RtError::new(e.code, e.message.clone()));
+        }
         if self.modules[m].images.is_none() {
+            let r = self.load_module(m, kernel);
+            if let Err(e) = &r {
+                self.modules[m].load_error = Some(e.clone());
+            }
+            r?;
+        }
+        let images = self.modules[m].images.as_mut().expect("loaded");
+        let idx = match kernel {
+            Some(k) => images.iter().position(|i| i.kernels.contains_key(k)),
+            None => Some(0),
+        };
+        match idx {
+            Some(i) if i < images.len() => Ok(&mut images[i]),
+            _ => Err(RtError::fatal(
+                cudaErrorInvalidDeviceFunction,
+                format!(
+                    "kernel {} is registered but none of the module's sm_{} cubins contains it",
+                    kernel.unwrap_or("?"),
+                    self.sm
+                ),
+            )),
+        }
+    }
+
+    fn load_module(&mut self, m: usize, kernel: Option<&str>) -> RtResult<()> {
+        {
             let module = &self.modules[m];
             let cubins = select_cubins(&module.fatbin, self.sm).map_err(|why| {
                 RtError::fatal(
@@ -255,22 +284,7 @@ impl Runtime {
             }
             self.modules[m].images = Some(images);
         }
-        let images = self.modules[m].images.as_mut().expect("loaded");
-        let idx = match kernel {
-            Some(k) => images.iter().position(|i| i.kernels.contains_key(k)),
-            None => Some(0),
-        };
-        match idx {
-            Some(i) if i < images.len() => Ok(&mut images[i]),
-            _ => Err(RtError::fatal(
-                cudaErrorInvalidDeviceFunction,
-                format!(
-                    "kernel {} is registered but none of the module's sm_{} cubins contains it",
-                    kernel.unwrap_or("?"),
-                    self.sm
-                ),
-            )),
-        }
+        Ok(())
     }
 
     /// Where the device variable registered at host address `host` lives.

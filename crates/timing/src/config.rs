@@ -222,6 +222,7 @@ pub fn classify(
             fixed: l.info.kind == LatencyKind::Fixed,
             latency: l.info.latency,
             latch_cycles: Some(l.info.issue_cycles),
+            read_delay: l.info.read_delay,
         },
         l.known,
     )

@@ -14,6 +14,8 @@ pub struct InstClass {
     pub latency: u32,
     /// Input-latch occupancy override; `None` = derived from the unit's lanes.
     pub latch_cycles: Option<u32>,
+    /// Cycles after issue at which sources are read, beyond fixed-latency consumers.
+    pub read_delay: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +94,9 @@ pub struct StaticInst {
     /// Writes only uniform registers/predicates (the uniform datapath): memory
     /// instructions read them without the extra cycle of rule 24 (docs/model.md).
     pub uniform_dest: bool,
+    /// Cycles after issue at which the sources are read beyond fixed-latency consumers
+    /// (the opcode table's `read_delay`, e.g. sm_90 IMAD.WIDE's high addend word).
+    pub read_delay: u32,
 }
 
 impl StaticInst {
@@ -269,6 +274,7 @@ pub fn decode_kernel(
                 srcs,
                 const_operand,
                 ldc_const,
+                read_delay: class.read_delay,
                 uniform_dest: {
                     let w = sassim_isa::regs_written(ins);
                     !w.is_empty()

@@ -346,6 +346,7 @@ impl<W> Sm<W> {
         // Other variable-latency instructions (MUFU, conversions) read like fixed-latency
         // ones: the compiler places FFMA → F2I at stall 4 (docs/model.md).
         let fixed = !self.code[sidx].reads_late();
+        let read_delay = self.code[sidx].read_delay as u64;
         // Commit results that are visible to this consumer.
         {
             let id = self.warps[slot].exec_id;
@@ -353,7 +354,7 @@ impl<W> Sm<W> {
             while i < self.warps[slot].pending.len() {
                 let p = self.warps[slot].pending[i];
                 let vis = if fixed { p.0 } else { p.1 };
-                if vis <= now {
+                if vis <= now + read_delay {
                     self.warps[slot].pending.remove(i);
                     self.commit_slot(ex, id, p.2);
                 } else {

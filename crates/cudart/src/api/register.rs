@@ -57,6 +57,7 @@ pub unsafe extern "C" fn __cudaRegisterFatBinary(wrapper: *mut c_void) -> *mut *
             origin,
             fatbin,
             images: None,
+            load_error: None,
         });
         handle = rt.modules.len();
         Ok(())
