@@ -28,8 +28,12 @@ pub struct SassSource {
 
 /// Find `nvdisasm`: `$SASSIM_NVDISASM`, then `PATH`, then the repository's `.venv-cuda`
 /// beside `near` (the running executable's directory, searched upwards).
+/// `SASSIM_NVDISASM=` (empty) disables the disassembler (only cached SASS is used).
 pub fn find_nvdisasm(near: Option<&Path>) -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("SASSIM_NVDISASM") {
+        if p.is_empty() {
+            return None;
+        }
         let p = PathBuf::from(p);
         if p.is_file() {
             return Some(p);
