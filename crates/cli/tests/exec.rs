@@ -230,3 +230,35 @@ fn device_printf_prints_what_cuda_documents() {
         assert_eq!(lines.last(), Some(&"PASS"));
     }
 }
+
+/// sassim's libcudart.so.12/13 export every function NVIDIA's do (implemented or reporting),
+/// under the soname programs link, so no program fails to load.
+#[test]
+fn runtime_libraries_export_every_function_of_nvidias() {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_sassim"));
+    let dir = exe.parent().unwrap();
+    for v in ["12", "13"] {
+        let name = format!("libsassim_cudart{v}.so");
+        let lib = [dir.join("deps").join(&name), dir.join(&name)]
+            .into_iter()
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("{name} not built beside {}", exe.display()));
+        let bytes = std::fs::read(&lib).unwrap();
+        let elf = goblin::elf::Elf::parse(&bytes).unwrap();
+        assert_eq!(elf.soname, Some(format!("libcudart.so.{v}").as_str()));
+        let exported: std::collections::HashSet<&str> = elf
+            .dynsyms
+            .iter()
+            .filter(|s| s.st_shndx != 0)
+            .filter_map(|s| elf.dynstrtab.get_at(s.st_name))
+            .collect();
+        let list = std::fs::read_to_string(root().join(format!("crates/cudart/src/api/cuda{v}-exports.txt")))
+            .unwrap();
+        let missing: Vec<&str> = list
+            .lines()
+            .filter(|n| !n.is_empty() && !exported.contains(n))
+            .collect();
+        assert!(missing.is_empty(), "libcudart.so.{v} lacks {missing:?}");
+        assert!(list.lines().count() > 400);
+    }
+}

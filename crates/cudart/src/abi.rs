@@ -251,6 +251,107 @@ pub struct cudaDeviceProp {
     pub reserved: [i32; 56],
 }
 
+/// `struct cudaDeviceProp` of CUDA 12 (`cudaGetDeviceProperties_v2` of `libcudart.so.12`): the
+/// CUDA 13 fields plus eight that CUDA 13 removed, and 63 reserved words.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct cudaDeviceProp12 {
+    pub name: [u8; 256],
+    pub uuid: cudaUUID_t,
+    pub luid: [u8; 8],
+    pub luidDeviceNodeMask: u32,
+    pub totalGlobalMem: usize,
+    pub sharedMemPerBlock: usize,
+    pub regsPerBlock: i32,
+    pub warpSize: i32,
+    pub memPitch: usize,
+    pub maxThreadsPerBlock: i32,
+    pub maxThreadsDim: [i32; 3],
+    pub maxGridSize: [i32; 3],
+    pub clockRate: i32,
+    pub totalConstMem: usize,
+    pub major: i32,
+    pub minor: i32,
+    pub textureAlignment: usize,
+    pub texturePitchAlignment: usize,
+    pub deviceOverlap: i32,
+    pub multiProcessorCount: i32,
+    pub kernelExecTimeoutEnabled: i32,
+    pub integrated: i32,
+    pub canMapHostMemory: i32,
+    pub computeMode: i32,
+    pub maxTexture1D: i32,
+    pub maxTexture1DMipmap: i32,
+    pub maxTexture1DLinear: i32,
+    pub maxTexture2D: [i32; 2],
+    pub maxTexture2DMipmap: [i32; 2],
+    pub maxTexture2DLinear: [i32; 3],
+    pub maxTexture2DGather: [i32; 2],
+    pub maxTexture3D: [i32; 3],
+    pub maxTexture3DAlt: [i32; 3],
+    pub maxTextureCubemap: i32,
+    pub maxTexture1DLayered: [i32; 2],
+    pub maxTexture2DLayered: [i32; 3],
+    pub maxTextureCubemapLayered: [i32; 2],
+    pub maxSurface1D: i32,
+    pub maxSurface2D: [i32; 2],
+    pub maxSurface3D: [i32; 3],
+    pub maxSurface1DLayered: [i32; 2],
+    pub maxSurface2DLayered: [i32; 3],
+    pub maxSurfaceCubemap: i32,
+    pub maxSurfaceCubemapLayered: [i32; 2],
+    pub surfaceAlignment: usize,
+    pub concurrentKernels: i32,
+    pub ECCEnabled: i32,
+    pub pciBusID: i32,
+    pub pciDeviceID: i32,
+    pub pciDomainID: i32,
+    pub tccDriver: i32,
+    pub asyncEngineCount: i32,
+    pub unifiedAddressing: i32,
+    pub memoryClockRate: i32,
+    pub memoryBusWidth: i32,
+    pub l2CacheSize: i32,
+    pub persistingL2CacheMaxSize: i32,
+    pub maxThreadsPerMultiProcessor: i32,
+    pub streamPrioritiesSupported: i32,
+    pub globalL1CacheSupported: i32,
+    pub localL1CacheSupported: i32,
+    pub sharedMemPerMultiprocessor: usize,
+    pub regsPerMultiprocessor: i32,
+    pub managedMemory: i32,
+    pub isMultiGpuBoard: i32,
+    pub multiGpuBoardGroupID: i32,
+    pub hostNativeAtomicSupported: i32,
+    pub singleToDoublePrecisionPerfRatio: i32,
+    pub pageableMemoryAccess: i32,
+    pub concurrentManagedAccess: i32,
+    pub computePreemptionSupported: i32,
+    pub canUseHostPointerForRegisteredMem: i32,
+    pub cooperativeLaunch: i32,
+    pub cooperativeMultiDeviceLaunch: i32,
+    pub sharedMemPerBlockOptin: usize,
+    pub pageableMemoryAccessUsesHostPageTables: i32,
+    pub directManagedMemAccessFromHost: i32,
+    pub maxBlocksPerMultiProcessor: i32,
+    pub accessPolicyMaxWindowSize: i32,
+    pub reservedSharedMemPerBlock: usize,
+    pub hostRegisterSupported: i32,
+    pub sparseCudaArraySupported: i32,
+    pub hostRegisterReadOnlySupported: i32,
+    pub timelineSemaphoreInteropSupported: i32,
+    pub memoryPoolsSupported: i32,
+    pub gpuDirectRDMASupported: i32,
+    pub gpuDirectRDMAFlushWritesOptions: u32,
+    pub gpuDirectRDMAWritesOrdering: i32,
+    pub memoryPoolSupportedHandleTypes: u32,
+    pub deferredMappingCudaArraySupported: i32,
+    pub ipcEventSupported: i32,
+    pub clusterLaunch: i32,
+    pub unifiedFunctionPointers: i32,
+    pub reserved: [i32; 63],
+}
+
 /// `struct cudaFuncAttributes`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -354,5 +455,12 @@ mod tests {
         assert_eq!(size_of::<cudaFuncAttributes>(), 144);
         assert_eq!(offset_of!(cudaFuncAttributes, numRegs), 28);
         assert_eq!(size_of::<cudaPointerAttributes>(), 88);
+        // CUDA 12.9 `driver_types.h` (nvidia-cuda-runtime-cu12 12.9.79), gcc 12.
+        assert_eq!(size_of::<cudaDeviceProp12>(), 1032);
+        assert_eq!(offset_of!(cudaDeviceProp12, clockRate), 348);
+        assert_eq!(offset_of!(cudaDeviceProp12, multiProcessorCount), 388);
+        assert_eq!(offset_of!(cudaDeviceProp12, memoryClockRate), 608);
+        assert_eq!(offset_of!(cudaDeviceProp12, l2CacheSize), 616);
+        assert_eq!(offset_of!(cudaDeviceProp12, reserved), 780);
     }
 }

@@ -7,6 +7,7 @@
 
 #![allow(clippy::missing_safety_doc, non_snake_case, non_upper_case_globals)]
 
+pub mod cuda12;
 pub mod device;
 pub mod kernel;
 pub mod memory;
