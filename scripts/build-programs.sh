@@ -5,6 +5,7 @@
 #   workloads/programs/bin/<name>                     executables: nvcc -O3 -cudart shared with
 #                                                     cubins for sm_75, sm_86 and sm_90 in one fat binary
 #   workloads/programs/bin/refuse_<name>              the refusal tests (refuse/<name>/, own flags)
+#   workloads/programs/bin/fault_<name>               kernels that fault on purpose (faults/<name>/)
 #   workloads/programs/sass/<sha256>.nvdisasm-hex nvdisasm -hex of every cubin in every fat
 #                                                     binary, named by the SHA-256 of the cubin file
 #                                                     (as extracted by cuobjdump -xelf all)
@@ -59,7 +60,12 @@ for r in unimpl opcode; do
   SRC[refuse_$r]=$P/refuse/$r/$r.cu
   FLAGS[refuse_$r]="${SUITE_FLAGS[*]}"
 done
-ALL=("${PROGRAMS[@]}" refuse_static_rt refuse_ptxonly refuse_unimpl refuse_opcode)
+# Programs whose kernels fault on purpose (faults/<name>/): the runtime's error reporting.
+for f in assert oob; do
+  SRC[fault_$f]=$P/faults/$f/$f.cu
+  FLAGS[fault_$f]="${SUITE_FLAGS[*]}"
+done
+ALL=("${PROGRAMS[@]}" refuse_static_rt refuse_ptxonly refuse_unimpl refuse_opcode fault_assert fault_oob)
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

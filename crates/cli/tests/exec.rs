@@ -15,13 +15,13 @@ fn bin(name: &str) -> PathBuf {
     root().join("workloads/programs/bin").join(name)
 }
 
-/// The suite's programs (the refusal tests excluded).
+/// The suite's programs (the refusal and fault tests excluded).
 fn programs() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(root().join("workloads/programs/bin"))
         .expect("program directory")
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with("refuse_"))
+        .filter(|n| !n.starts_with("refuse_") && !n.starts_with("fault_"))
         .collect();
     v.sort();
     assert!(v.len() >= 12, "the suite has {} programs", v.len());
@@ -261,4 +261,33 @@ fn runtime_libraries_export_every_function_of_nvidias() {
         assert!(missing.is_empty(), "libcudart.so.{v} lacks {missing:?}");
         assert!(list.lines().count() > 400);
     }
+}
+
+/// A failed device assert: CUDA's message (file, line, function, block, thread) and
+/// cudaErrorAssert for the program.
+#[test]
+fn failed_device_assert_is_reported_like_cuda() {
+    let o = exec(&["-q"], &bin("fault_assert"), &["77"]);
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "the program saw cudaErrorAssert: {out}{err}");
+    assert!(out.contains("cudaErrorAssert"), "{out}");
+    assert!(
+        err.contains("assert.cu:14: void check_positive(const int *, int): block: [0,0,0], thread: [77,0,0] Assertion `v[i] >= 0` failed."),
+        "{err}"
+    );
+}
+
+/// An out-of-bounds store: cudaErrorIllegalAddress, sticky for later calls; sassim says where.
+#[test]
+fn illegal_address_is_reported_with_warp_lane_and_pc() {
+    let o = exec(&["-q"], &bin("fault_oob"), &[]);
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert!(
+        o.status.success(),
+        "the program saw the documented codes: {out}{err}"
+    );
+    assert!(
+        err.contains("illegal address") && err.contains("at pc 0x") && err.contains("kernel _Z4fillPfi"),
+        "{err}"
+    );
 }

@@ -158,8 +158,9 @@ pub unsafe fn launch(
     // Device state in, run, device state out.
     rt.host_to_device_mirrors();
     std::mem::swap(exec.memory(), &mut rt.mem);
-    let uid = rt.launches;
+    // Launch ids count from 1, as Accel-Sim's `kernel_launch_uid`.
     rt.launches += 1;
+    let uid = rt.launches;
     let result = if rt.cfg.functional {
         let shared = exec.launch().shared_bytes;
         run_functional(rt, &mut exec, &name, g, b, uid, k.info.regs, shared)
