@@ -126,6 +126,11 @@ impl TextParser {
         }
     }
 
+    /// The current line (1-based; the last line read).
+    pub(crate) fn line(&self) -> u64 {
+        self.lineno
+    }
+
     /// Parse the next `#BEGIN_TB … #END_TB` section.
     pub(crate) fn next_block(&mut self, ops: &mut OpcodeTable) -> Result<Option<ThreadBlockTrace>> {
         // Find #BEGIN_TB.
