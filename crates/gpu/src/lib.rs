@@ -2,6 +2,7 @@
 //! sequencing, the cycle loop, deadlock detection, and the microbenchmark runner.
 
 pub mod engine;
+pub mod footprint;
 pub mod memsys;
 pub mod microbench;
 pub mod report;
@@ -97,10 +98,15 @@ impl std::fmt::Debug for ProgressFn {
 /// Options of one timing run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// Stop with an error after this many cycles (0 = no limit).
+    /// Stop the kernel after this many cycles (0 = no limit); the run ends with its
+    /// partial statistics and [`KernelRun::stopped`] says why.
     pub max_cycles: u64,
-    /// A deadlock is reported after this many cycles without progress (no memory change,
-    /// exit or barrier release: spinning warps do not count).
+    /// Stop the kernel (partial statistics, [`KernelRun::stopped`]) when this instant
+    /// passes (`--max-wall`); checked every 1024 cycles.
+    pub deadline: Option<std::time::Instant>,
+    /// A deadlock is reported after this many cycles without progress (0 = never): no
+    /// memory change, exit, barrier release or register write that changes a value.
+    /// Spinning warps that rewrite the same values do not count.
     pub deadlock_cycles: u64,
     /// Record per-warp issue logs (microbenchmarks).
     pub record: bool,
@@ -124,6 +130,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             max_cycles: 0,
+            deadline: None,
             deadlock_cycles: 1_000_000,
             record: false,
             slot_by_warp_index: false,
@@ -176,6 +183,9 @@ pub struct KernelRun {
     pub logs: Vec<(usize, usize, u32, sassim_timing::WarpLog)>,
     /// Memory-hierarchy statistics (L1, L2, DRAM) when the hierarchy is modelled.
     pub mem: Option<memsys::MemReport>,
+    /// Why the kernel was stopped before it finished (cycle or wall-clock limit); the
+    /// statistics cover the cycles simulated until then.
+    pub stopped: Option<String>,
 }
 
 /// The simulated GPU.
@@ -240,6 +250,7 @@ impl Gpu {
             issued: 0,
             on_cta,
             keep_cta_state: opts.keep_cta_state,
+            reg_changes: 0,
         };
         let prepared = prepare(kernel, &self.cfg, &self.core);
         self.run_source(&mut src, kernel, prepared, opts, active.as_deref())
@@ -381,7 +392,7 @@ impl Gpu {
             if src.progress() != last_issued {
                 last_issued = src.progress();
                 last_progress = cycle;
-            } else if cycle - last_progress > opts.deadlock_cycles {
+            } else if opts.deadlock_cycles > 0 && cycle - last_progress > opts.deadlock_cycles {
                 let mut waiting = Vec::new();
                 for &w in cs.warp_cta.keys().take(16) {
                     let why = src.describe(w);
@@ -407,7 +418,19 @@ impl Gpu {
                 }
             }
             if opts.max_cycles > 0 && cycle >= opts.max_cycles {
-                return Err(SimError::CycleLimit(opts.max_cycles));
+                run.stopped = Some(format!(
+                    "stopped at the cycle limit of {} ({done_ctas} of {num_ctas} CTAs finished)",
+                    opts.max_cycles
+                ));
+                break;
+            }
+            if let Some(d) = opts.deadline {
+                if cycle.is_multiple_of(1024) && std::time::Instant::now() >= d {
+                    run.stopped = Some(format!(
+                        "stopped by the wall-clock limit at cycle {cycle} ({done_ctas} of {num_ctas} CTAs finished)"
+                    ));
+                    break;
+                }
             }
         }
         run.cycles = cycle;
@@ -475,6 +498,11 @@ impl CtaSched {
             .as_ref()
             .map_or(self.warps_per_cta as usize, Vec::len);
         if sms[sm].free_warp_slots() < need {
+            return false;
+        }
+        // Warps placed in the slot of their index within the CTA (microbenchmarks): a
+        // second CTA would want the same slots, so an SM runs one such CTA at a time.
+        if self.slot_by_warp_index && sms[sm].active_warps() > 0 {
             return false;
         }
         let id = self.next_cta;

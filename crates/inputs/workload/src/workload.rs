@@ -139,6 +139,22 @@ impl Workload {
         Self::parse(&text, &origin, stem.as_deref(), path.parent())
     }
 
+    /// [`Workload::load`] with a check of the parsed spec before its buffers are
+    /// materialized (a memory budget: `check` returns the reason to refuse it).
+    pub fn load_checked(
+        path: impl AsRef<Path>,
+        check: impl FnOnce(&Spec) -> Result<(), String>,
+    ) -> Result<Workload, SpecError> {
+        let path = path.as_ref();
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io {
+            file: origin.clone(),
+            source,
+        })?;
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        Self::parse_checked(&text, &origin, stem.as_deref(), path.parent(), check)
+    }
+
     /// Loads a spec from text. `origin` names it in errors, `default_name` is used when the
     /// spec has no `name`, `base_dir` resolves `file` paths (None: `file` is an error).
     pub fn parse(
@@ -147,9 +163,24 @@ impl Workload {
         default_name: Option<&str>,
         base_dir: Option<&Path>,
     ) -> Result<Workload, SpecError> {
+        Self::parse_checked(text, origin, default_name, base_dir, |_| Ok(()))
+    }
+
+    /// [`Workload::parse`] with a check of the parsed spec before materialization.
+    pub fn parse_checked(
+        text: &str,
+        origin: &str,
+        default_name: Option<&str>,
+        base_dir: Option<&Path>,
+        check: impl FnOnce(&Spec) -> Result<(), String>,
+    ) -> Result<Workload, SpecError> {
         let spec: Spec = toml::from_str(text).map_err(|e| SpecError::Parse {
             file: origin.to_string(),
             message: e.to_string().trim_end().to_string(),
+        })?;
+        check(&spec).map_err(|message| SpecError::Invalid {
+            file: origin.to_string(),
+            message,
         })?;
         Self::from_spec(spec, origin, default_name, base_dir)
     }
