@@ -1,6 +1,8 @@
 //! `sassim`: a cycle-level simulator of modern NVIDIA GPU cores.
 
 mod commands;
+mod limits;
+mod outputs;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

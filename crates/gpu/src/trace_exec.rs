@@ -812,7 +812,7 @@ pub fn run_trace_kernel(
     let v = tk.header().binary_version;
     if v != 0 && arch_number(&gpu.cfg.gpu.arch) != Some(v) {
         warnings.push(format!(
-            "trace recorded for sm_{v}; simulating on {} ({}), the closest preset",
+            "trace recorded for sm_{v}; simulating on {} ({}): choose a preset of that architecture with --gpu (`sassim gpus`)",
             gpu.cfg.gpu.name, gpu.cfg.gpu.arch
         ));
     }

@@ -31,13 +31,20 @@ pub fn read_kernelslist(path: impl AsRef<Path>) -> Result<Vec<TraceCommand>> {
     };
     loop {
         line.clear();
-        let n = rd
+        let n = std::io::Read::take(&mut rd, crate::text::MAX_LINE_BYTES)
             .read_line(&mut line)
             .map_err(|e| TraceError::io(path, lineno, e))?;
         if n == 0 {
             break;
         }
         lineno += 1;
+        if n as u64 == crate::text::MAX_LINE_BYTES && !line.ends_with('\n') {
+            return Err(perr(
+                lineno,
+                "command",
+                format!("line longer than {} bytes", crate::text::MAX_LINE_BYTES),
+            ));
+        }
         let l = line.trim();
         if l.is_empty() {
             continue;
