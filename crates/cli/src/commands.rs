@@ -291,8 +291,9 @@ fn load_spec_file(
     let origin = path.display().to_string();
     let mut limit_err = None;
     let w = sassim_workload::Workload::load_checked(path, |spec| {
+        spec.check_sizes()?;
         let mut fp = Footprint::of_config(cfg);
-        fp.extend(Footprint::of_spec(spec, &origin));
+        fp.extend(Footprint::of_spec(spec));
         limits.check(&fp).map_err(|e| {
             let m = e.to_string();
             limit_err = Some(m.clone());

@@ -30,7 +30,7 @@ pub struct Limits {
     pub max_memory: Option<String>,
     /// Report a deadlock after this many cycles without progress (0 = never): no memory
     /// change, exit, barrier release or register write that changes a value.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 200_000)]
     pub deadlock_cycles: u64,
 }
 

@@ -255,7 +255,7 @@ impl Footprint {
 
     /// A launch spec's buffers: each is held about four times while it is prepared and
     /// simulated (initial values, device copy, host-reference copy, expected output).
-    pub fn of_spec(spec: &sassim_workload::Spec, origin: &str) -> Footprint {
+    pub fn of_spec(spec: &sassim_workload::Spec) -> Footprint {
         let mut f = Footprint::default();
         for b in &spec.buffers {
             let bytes = (b.count as u64).saturating_mul(b.elem.size() as u64);
@@ -266,7 +266,7 @@ impl Footprint {
                     b.count,
                     b.elem.size()
                 ),
-                &format!("{origin}: buffer `{}` count", b.name),
+                &format!("[[buffer]] {} count", b.name),
                 bytes.saturating_mul(4),
             );
         }

@@ -399,7 +399,7 @@ impl Gpu {
                     waiting.push(format!("warp {w}: {why}"));
                 }
                 return Err(SimError::Deadlock(format!(
-                    "no progress (memory change, exit or barrier release) for {} cycles at cycle {cycle}; {}",
+                    "no progress (memory change, exit, barrier release or register change) for {} cycles at cycle {cycle}; {}",
                     opts.deadlock_cycles,
                     waiting.join("; ")
                 )));
