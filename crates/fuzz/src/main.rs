@@ -228,7 +228,7 @@ fn parse_mode(b: &Budget, slow_ms: u64, hang_ms: u64, mem_mb: usize) -> Result<b
         sassim_fuzz::prepare_scratch(kind, &root, &scratch)?;
         let corpus = Corpus::load(kind, &root, &scratch)?;
         let mut start = 0u64;
-        while start < b.runs && deadline.map_or(true, |d| Instant::now() < d) {
+        while start < b.runs && deadline.is_none_or(|d| Instant::now() < d) {
             let left_ms = deadline.map_or(u64::MAX / 2, |d| {
                 d.saturating_duration_since(Instant::now()).as_millis() as u64
             });
@@ -436,7 +436,7 @@ fn sim_mode(b: &Budget, sassim: &Path, timeout: u64, rss_mb: u64, jobs: usize) -
                         let enc = base.join(format!("enc-{j}"));
                         std::fs::create_dir_all(&enc)?;
                         let mut i = j as u64;
-                        while i < b.runs && deadline.map_or(true, |d| Instant::now() < d) {
+                        while i < b.runs && deadline.is_none_or(|d| Instant::now() < d) {
                             let (which, input) = corpus.input(b.seed, i, &enc);
                             let dir = base.join(format!("run-{j}"));
                             std::fs::remove_dir_all(&dir).ok();
