@@ -321,11 +321,13 @@ impl Gpu {
             .into_iter()
             .take(num_sms)
             .collect();
+        // One copy of the code for all SMs.
+        let code: std::sync::Arc<[StaticInst]> = prepared.code.into();
         let mut sms: Vec<Sm<S::Writes>> = (0..num_sms)
             .map(|s| {
                 let mut sm = Sm::new(self.core.clone(), mem.sm_memory(phys[s]));
                 sm.record = opts.record;
-                sm.set_kernel(prepared.code.clone(), code_base, opts.has_control_bits);
+                sm.set_kernel(code.clone(), code_base, opts.has_control_bits);
                 sm
             })
             .collect();
