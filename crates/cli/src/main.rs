@@ -2,6 +2,8 @@
 
 mod commands;
 mod exec;
+mod limits;
+mod outputs;
 mod sweep;
 
 use clap::{Parser, Subcommand};

@@ -13,6 +13,7 @@
 //! with `include_str!`; see `docs/presets.md` for the schema and sources.
 
 pub mod error;
+pub mod limits;
 pub mod opcodes;
 pub mod overrides;
 pub mod presets;
@@ -78,10 +79,13 @@ impl GpuConfig {
     }
 
     /// The merged TOML value (after `inherits` and overrides) deserialized and validated.
+    /// Numbers are checked against [`limits::LIMITS`] before deserialization, so an error
+    /// names the key and its allowed range (not a line of the regenerated text).
     pub fn from_value(mut value: toml::Value, overrides: &[String], origin: &str) -> Result<Self> {
         for o in overrides {
             overrides::apply_override(&mut value, o)?;
         }
+        limits::check_value(&value)?;
         // Round-trip through text so that toml's deserializer reports key paths.
         let text = toml::to_string(&value).map_err(|e| ConfigError::Parse {
             origin: origin.to_string(),
@@ -89,7 +93,7 @@ impl GpuConfig {
         })?;
         let cfg: GpuConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
             origin: origin.to_string(),
-            message: e.to_string(),
+            message: presets::describe_de_error(&e, &text),
         })?;
         cfg.validate()?;
         Ok(cfg)

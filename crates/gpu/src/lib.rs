@@ -2,6 +2,7 @@
 //! sequencing, the cycle loop, deadlock detection, and the microbenchmark runner.
 
 pub mod engine;
+pub mod footprint;
 pub mod memsys;
 pub mod microbench;
 pub mod report;
@@ -97,10 +98,15 @@ impl std::fmt::Debug for ProgressFn {
 /// Options of one timing run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// Stop with an error after this many cycles (0 = no limit).
+    /// Stop the kernel after this many cycles (0 = no limit); the run ends with its
+    /// partial statistics and [`KernelRun::stopped`] says why.
     pub max_cycles: u64,
-    /// A deadlock is reported after this many cycles without progress (no memory change,
-    /// exit or barrier release: spinning warps do not count).
+    /// Stop the kernel (partial statistics, [`KernelRun::stopped`]) when this instant
+    /// passes (`--max-wall`); checked every 1024 cycles.
+    pub deadline: Option<std::time::Instant>,
+    /// A deadlock is reported after this many cycles without progress (0 = never): no
+    /// memory change, exit, barrier release or register write that changes a value.
+    /// Spinning warps that rewrite the same values do not count.
     pub deadlock_cycles: u64,
     /// Record per-warp issue logs (microbenchmarks).
     pub record: bool,
@@ -127,6 +133,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             max_cycles: 0,
+            deadline: None,
             deadlock_cycles: 1_000_000,
             record: false,
             slot_by_warp_index: false,
@@ -180,6 +187,9 @@ pub struct KernelRun {
     pub logs: Vec<(usize, usize, u32, sassim_timing::WarpLog)>,
     /// Memory-hierarchy statistics (L1, L2, DRAM) when the hierarchy is modelled.
     pub mem: Option<memsys::MemReport>,
+    /// Why the kernel was stopped before it finished (cycle or wall-clock limit); the
+    /// statistics cover the cycles simulated until then.
+    pub stopped: Option<String>,
 }
 
 /// The simulated GPU.
@@ -254,6 +264,7 @@ impl Gpu {
             issued: 0,
             on_cta,
             keep_cta_state: opts.keep_cta_state,
+            reg_changes: 0,
         };
         let mut prepared = prepare(kernel, &self.cfg, &self.core);
         if let Some(r) = opts.regs_per_thread {
@@ -328,12 +339,14 @@ impl Gpu {
             .into_iter()
             .take(num_sms)
             .collect();
+        // One copy of the code for all SMs.
+        let code: std::sync::Arc<[StaticInst]> = prepared.code.into();
         let mut sms: Vec<Sm<S::Writes>> = (0..num_sms)
             .map(|s| {
                 let mut sm = Sm::new(self.core.clone(), mem.sm_memory(phys[s]));
                 sm.set_start_cycle(self.now);
                 sm.record = opts.record;
-                sm.set_kernel(prepared.code.clone(), code_base, opts.has_control_bits);
+                sm.set_kernel(code.clone(), code_base, opts.has_control_bits);
                 sm
             })
             .collect();
@@ -402,7 +415,7 @@ impl Gpu {
             if src.progress() != last_issued {
                 last_issued = src.progress();
                 last_progress = cycle;
-            } else if cycle - last_progress > opts.deadlock_cycles {
+            } else if opts.deadlock_cycles > 0 && cycle - last_progress > opts.deadlock_cycles {
                 self.now = cycle;
                 let mut waiting = Vec::new();
                 for &w in cs.warp_cta.keys().take(16) {
@@ -411,7 +424,7 @@ impl Gpu {
                     waiting.push(format!("warp {w}: {why} [{timing}]"));
                 }
                 return Err(SimError::Deadlock(format!(
-                    "no progress (memory change, exit or barrier release) for {} cycles at cycle {}; {}",
+                    "no progress (memory change, exit, barrier release or register change) for {} cycles at cycle {}; {}",
                     opts.deadlock_cycles,
                     cycle - start,
                     waiting.join("; ")
@@ -431,22 +444,40 @@ impl Gpu {
                 }
             }
             if opts.max_cycles > 0 && cycle - start >= opts.max_cycles {
-                self.now = cycle;
-                return Err(SimError::CycleLimit(opts.max_cycles));
+                run.stopped = Some(format!(
+                    "stopped at the cycle limit of {} ({done_ctas} of {num_ctas} CTAs finished)",
+                    opts.max_cycles
+                ));
+                break;
+            }
+            if let Some(d) = opts.deadline {
+                if (cycle - start).is_multiple_of(1024) && std::time::Instant::now() >= d {
+                    run.stopped = Some(format!(
+                        "stopped by the wall-clock limit at cycle {} ({done_ctas} of {num_ctas} CTAs finished)",
+                        cycle - start
+                    ));
+                    break;
+                }
             }
         }
         // A kernel is complete when its memory operations are (HW: the membar at kernel
         // end): requests still in flight (stores, their acknowledgements) drain before the
-        // next kernel starts, so that none of them reaches the next kernel's L1s.
+        // next kernel starts, so that none of them reaches the next kernel's L1s. (A kernel
+        // stopped by a limit is abandoned as it is.)
         let drain_start = cycle;
-        while !mem.drained(&mut sms) {
+        let drain_limit = if opts.deadlock_cycles > 0 {
+            opts.deadlock_cycles
+        } else {
+            DRAIN_LIMIT
+        };
+        while run.stopped.is_none() && !mem.drained(&mut sms) {
             mem.tick(cycle, &mut sms, &phys);
             cycle += 1;
-            if cycle - drain_start > opts.deadlock_cycles {
+            if cycle - drain_start > drain_limit {
                 self.now = cycle;
                 return Err(SimError::Deadlock(format!(
                     "the memory system did not drain within {} cycles after the last block finished",
-                    opts.deadlock_cycles
+                    drain_limit
                 )));
             }
         }
@@ -486,6 +517,9 @@ impl Gpu {
         Ok(run)
     }
 }
+
+/// Cycles the memory system may take to drain after a kernel when deadlock detection is off.
+const DRAIN_LIMIT: u64 = 10_000_000;
 
 /// Physical SM ids in CTA-placement order: SMs are numbered GPC by GPC; placement takes the
 /// first SM of each GPC, then the second of each, and so on.
@@ -531,6 +565,11 @@ impl CtaSched {
             .as_ref()
             .map_or(self.warps_per_cta as usize, Vec::len);
         if sms[sm].free_warp_slots() < need {
+            return false;
+        }
+        // Warps placed in the slot of their index within the CTA (microbenchmarks): a
+        // second CTA would want the same slots, so an SM runs one such CTA at a time.
+        if self.slot_by_warp_index && sms[sm].active_warps() > 0 {
             return false;
         }
         let id = self.next_cta;

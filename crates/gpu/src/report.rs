@@ -55,6 +55,12 @@ pub fn kernel_report(
     for (n, v) in extra {
         k.extra.insert(n.to_string(), v);
     }
+    // GPGPU-Sim's L1I is the first-level instruction cache fetch looks up: here the
+    // sub-cores' L0 I-caches (their misses are the `l1i_requests` to the SM's L1 I/C).
+    use sassim_report::{AccessKind, CacheStatus};
+    k.l1i.record(AccessKind::InstRead, CacheStatus::Hit, s.l0i_hits);
+    k.l1i
+        .record(AccessKind::InstRead, CacheStatus::Miss, s.l0i_misses);
     if let Some(m) = &run.mem {
         crate::memsys::fill_report(m, &mut k);
     }

@@ -245,7 +245,8 @@ pub(crate) enum Event {
 /// A simulated SM.
 pub struct Sm<W> {
     pub cfg: CoreConfig,
-    pub(crate) code: Vec<StaticInst>,
+    /// The kernel's static code, shared by every SM of the launch (not copied per SM).
+    pub(crate) code: std::sync::Arc<[StaticInst]>,
     /// (pc, index) of `code` sorted by pc, for code whose instruction i is not at pc 16·i
     /// (trace-built code holds only the executed pcs); empty otherwise.
     pub(crate) pc_sorted: Vec<(u64, u32)>,
@@ -331,7 +332,7 @@ impl<W> Sm<W> {
             l1i: TagCache::new(&cfg.l1i),
             shared_unit_free: vec![0; cfg.units.len()],
             cfg,
-            code: Vec::new(),
+            code: std::sync::Arc::from(Vec::new()),
             pc_sorted: Vec::new(),
             code_base: 0,
             warps,
@@ -367,8 +368,13 @@ impl<W> Sm<W> {
     /// Install the code of the kernel that runs next. `code_base` is the kernel's
     /// instruction address (every kernel has its own address range).
     /// `has_control_bits`: false for kernels without SASS (hybrid mode).
-    pub fn set_kernel(&mut self, code: Vec<StaticInst>, code_base: u64, has_control_bits: bool) {
-        self.code = code;
+    pub fn set_kernel(
+        &mut self,
+        code: impl Into<std::sync::Arc<[StaticInst]>>,
+        code_base: u64,
+        has_control_bits: bool,
+    ) {
+        self.code = code.into();
         self.pc_sorted.clear();
         if self.code.iter().enumerate().any(|(i, s)| s.pc != 16 * i as u64) {
             self.pc_sorted

@@ -259,13 +259,25 @@ pub fn matmul(ctx: &mut RefCtx) -> R<()> {
     if rows > n || cols > n {
         return Err(format!("grid covers {rows}x{cols}, more than n x n = {n}x{n}"));
     }
+    // The host computes rows x cols x n multiply-adds: bounded so a spec cannot make the
+    // check run for hours (about 4 s at this limit).
+    let work = (rows as u64) * (cols as u64) * (n as u64);
+    if work > MAX_REFERENCE_FMAS {
+        return Err(format!(
+            "{rows}x{cols} outputs of length {n} need {work} multiply-adds on the host, more than {MAX_REFERENCE_FMAS}; reduce n or the grid"
+        ));
+    }
     let a = ctx.f32s(0)?.to_vec();
     let b = ctx.f32s(1)?.to_vec();
-    ctx.need_len(0, a.len(), (n * n) as u64)?;
+    ctx.need_len(0, a.len(), (n as u64) * (n as u64))?;
     ctx.need_len(1, b.len(), (n * n) as u64)?;
     let c = ctx.f32s_mut(2)?;
-    if c.len() < n * n {
-        return Err(format!("parameter 2 has {} elements, need {}", c.len(), n * n));
+    if (c.len() as u64) < (n as u64) * (n as u64) {
+        return Err(format!(
+            "parameter 2 has {} elements, need {}",
+            c.len(),
+            n as u64 * n as u64
+        ));
     }
     for r in 0..rows {
         for col in 0..cols {
@@ -278,6 +290,10 @@ pub fn matmul(ctx: &mut RefCtx) -> R<()> {
     }
     Ok(())
 }
+
+/// Largest host-reference work of a reference (multiply-adds of matmul, sgemm, flops): keeps a
+/// bad spec from making the check run for hours (about 4 s at this limit).
+pub const MAX_REFERENCE_FMAS: u64 = 1 << 32;
 
 /// Number of bins of the `histogram` kernel (`NBINS` in histogram.cu).
 pub const HISTOGRAM_BINS: usize = 64;
@@ -414,9 +430,6 @@ pub fn shfl_reduce(ctx: &mut RefCtx) -> R<()> {
 
 /// FFMAs per iteration of the `flops` kernel's loop (`#pragma unroll` count in flops.cu).
 pub const FLOPS_CHAIN_PER_ITER: u64 = 32;
-
-/// Upper bound on the multiply-adds a reference may perform (keeps a bad spec from hanging).
-const MAX_REFERENCE_FMAS: u64 = 1 << 34;
 
 /// `flops(const float* x, const float* y, float* out, u32 iters)`: per thread i,
 /// `r = 0; repeat iters x 32: r = fma(x[i], y[i], r); out[i] = r`.
