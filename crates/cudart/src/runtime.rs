@@ -79,6 +79,10 @@ pub struct Runtime {
     results: Option<std::fs::File>,
     /// A fatal problem found while registering (reported at the first launch).
     pub init_error: Option<RtError>,
+    /// When simulation must stop (`--max-wall`).
+    pub deadline: Option<std::time::Instant>,
+    /// Why the last kernel was stopped by a limit.
+    pub stopped: Option<String>,
 }
 
 static RUNTIME: Mutex<Option<Runtime>> = Mutex::new(None);
@@ -176,6 +180,10 @@ impl Runtime {
             launches: 0,
             results,
             init_error,
+            deadline: (cfg.max_wall_seconds.is_finite() && cfg.max_wall_seconds > 0.0).then(|| {
+                std::time::Instant::now() + std::time::Duration::from_secs_f64(cfg.max_wall_seconds.min(1e9))
+            }),
+            stopped: None,
             cfg,
             gpu_cfg,
         };
