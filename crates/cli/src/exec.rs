@@ -148,8 +148,19 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
         }
     }
     let bytes = std::fs::read(&program).with_context(|| format!("reading {}", program.display()))?;
-    let info = sassim_cubin::inspect(&bytes, &program.display().to_string()).map_err(|e| anyhow!("{e}"))?;
-    match &info.runtime {
+    let runtime = if bytes.starts_with(b"#!") {
+        // A script: the CUDA programs it starts inherit sassim's runtime.
+        eprintln!(
+            "note: {} is a script; the CUDA programs it runs use sassim's runtime",
+            program.display()
+        );
+        RuntimeLink::Shared(String::new())
+    } else {
+        sassim_cubin::inspect(&bytes, &program.display().to_string())
+            .map_err(|e| anyhow!("{e}"))?
+            .runtime
+    };
+    match &runtime {
         RuntimeLink::Static => bail!(
             "{} links NVIDIA's CUDA runtime statically (nvcc's default), which sassim cannot replace; \
              rebuild it with `nvcc -cudart shared ...`",
