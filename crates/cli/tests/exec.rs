@@ -291,3 +291,30 @@ fn illegal_address_is_reported_with_warp_lane_and_pc() {
         "{err}"
     );
 }
+
+/// A script that starts a CUDA program: the program inherits sassim's runtime.
+#[test]
+fn scripts_starting_programs_run_with_sassims_runtime() {
+    let script = tmp("run-scan.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nexec {} \"$@\"\n", bin("scan").display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let j = tmp("script.json");
+    let o = exec(
+        &["-q", "--force", "--json", j.to_str().unwrap()],
+        &script,
+        &["3000"],
+    );
+    assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).trim_end().ends_with("PASS"));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(
+        r["kernels"].as_array().unwrap().len(),
+        3,
+        "scan of 3000: block_scan x2 + add_offsets"
+    );
+}

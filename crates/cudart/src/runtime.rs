@@ -11,6 +11,7 @@ use sassim_functional::GlobalMemory;
 use sassim_gpu::Gpu;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
+use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 /// First device address handed out: above 2^48, where no host (user-space) address can be,
@@ -150,8 +151,24 @@ impl Runtime {
                 }
             }
         }
+        // Also `sass/` beside this process's executable or its parent directory (the
+        // program may have been started by a script `sassim exec` ran).
+        let mut cache_dirs = cfg.sass_cache.clone();
+        if let Some(dir) = std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().map(Path::to_path_buf))
+        {
+            for d in [Some(dir.join("sass")), dir.parent().map(|p| p.join("sass"))]
+                .into_iter()
+                .flatten()
+            {
+                if !cache_dirs.contains(&d) {
+                    cache_dirs.push(d);
+                }
+            }
+        }
         let sass = SassSource {
-            cache_dirs: cfg.sass_cache.clone(),
+            cache_dirs,
             nvdisasm: cfg.nvdisasm.clone(),
             write_cache: cfg.write_cache.clone(),
         };
