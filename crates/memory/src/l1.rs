@@ -537,7 +537,14 @@ impl SmMemory {
                 }
                 None => {
                     if way.is_none() {
-                        if let Some(v) = self.cache.pick_victim(l.line) {
+                        // A request never evicts a line it needs itself: pass 1 counted that
+                        // line as present (no MSHR), so evicting it here would need an MSHR
+                        // entry nobody reserved. The line is then fetched without a way.
+                        let own = |v: &crate::cache::Victim| {
+                            v.evicted
+                                .is_some_and(|(t, _)| lines[..n].iter().any(|o| o.line == t))
+                        };
+                        if let Some(v) = self.cache.pick_victim(l.line).filter(|v| !own(v)) {
                             self.evict_writeback(now, v.evicted);
                             self.cache.install(v.way, l.line);
                             way = Some(v.way);

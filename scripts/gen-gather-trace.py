@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Write a memory-bound random-gather Accel-Sim trace (tracer version 5) with every SM busy.
+
+Benchmark of issue 15 (docs/performance.md): 1,344 CTAs of 256 threads (16 per SM of the RTX A6000),
+each warp gathers GATHERS floats at uniformly random 4-byte-aligned addresses of a 256 MB table (one
+address per lane, address list not compressed), sums them and stores the sum coalesced. The trace is
+generated, not committed (about 20 MB of text); the seed makes it the same every time.
+
+Usage: scripts/gen-gather-trace.py OUT_DIR [GATHERS]
+"""
+import os
+import random
+import sys
+
+CTAS, WARPS, LANES = 1344, 8, 32
+TABLE = 0x7F0000000000
+TABLE_BYTES = 256 << 20
+OUT = 0x7F1000000000
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    out_dir = sys.argv[1]
+    gathers = int(sys.argv[2]) if len(sys.argv) == 3 else 4
+    if not 1 <= gathers <= 64:
+        sys.exit("GATHERS must be in 1..64")
+    os.makedirs(out_dir, exist_ok=True)
+    if os.path.exists(os.path.join(out_dir, "kernel-1.traceg")):
+        sys.exit(f"{out_dir}/kernel-1.traceg exists: not overwritten")
+    rng = random.Random(15)
+    with open(os.path.join(out_dir, "kernel-1.traceg"), "w") as f:
+        f.write("-kernel name = _Z6gatherPKfPKjPf\n-kernel id = 1\n")
+        f.write(f"-grid dim = ({CTAS},1,1)\n-block dim = ({WARPS * LANES},1,1)\n")
+        f.write("-shmem = 0\n-nregs = 16\n-binary version = 86\n-cuda stream id = 0\n")
+        f.write("-shmem base_addr = 0x00007fb139000000\n-local mem base_addr = 0x00007fb137000000\n")
+        f.write("-nvbit version = 1.7\n-accelsim tracer version = 5\n-enable lineinfo = 0\n\n")
+        f.write("#traces format = [line_num] PC mask dest_num [reg_dests] opcode src_num "
+                "[reg_srcs] mem_width [adrrescompress?] [mem_addresses] immediate\n\n")
+        for cta in range(CTAS):
+            f.write(f"#BEGIN_TB\n\nthread block = {cta},0,0\n\n")
+            for w in range(WARPS):
+                lines = ["0000 ffffffff 1 R0 S2R 0 0 0 ",
+                         "0010 ffffffff 1 R1 IMAD 2 R0 R0 0 0 ",
+                         "0020 ffffffff 1 R2 MOV 0 0 0 "]
+                pc = 0x30
+                for g in range(gathers):
+                    addrs = " ".join(hex(TABLE + 4 * rng.randrange(TABLE_BYTES // 4))
+                                     for _ in range(LANES))
+                    lines.append(f"{pc:04x} ffffffff 1 R{4 + g % 8} LDG.E 1 R1 4 0 {addrs} 0 ")
+                    pc += 0x10
+                for g in range(gathers):
+                    lines.append(f"{pc:04x} ffffffff 1 R2 FADD 2 R2 R{4 + g % 8} 0 0 ")
+                    pc += 0x10
+                base = OUT + 4 * (cta * WARPS + w) * LANES
+                lines.append(f"{pc:04x} ffffffff 0 STG.E 2 R1 R2 4 1 {hex(base)} 4 0 ")
+                lines.append(f"{pc + 0x10:04x} ffffffff 0 EXIT 0 0 0 ")
+                f.write(f"warp = {w}\ninsts = {len(lines)}\n" + "\n".join(lines) + "\n\n")
+            f.write("#END_TB\n\n")
+    with open(os.path.join(out_dir, "kernelslist.g"), "w") as f:
+        f.write("kernel-1.traceg\n")
+
+
+if __name__ == "__main__":
+    main()
