@@ -113,7 +113,7 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
     let is_dest = i < nd;
     let src_slot = i.saturating_sub(nd);
     match base {
-        "LDG" | "LDS" | "LDL" | "LD" | "LDC" | "ULDC" | "LDSM" | "ULDC64" if is_dest => size_regs(mods),
+        "LDG" | "LDS" | "LDL" | "LD" | "LDC" | "ULDC" | "ULDC64" if is_dest => size_regs(mods),
         "STG" | "STS" | "STL" | "ST" => {
             // The data operand follows the address.
             if i + 1 == ins.operands.len() {
@@ -140,7 +140,7 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
                 1
             }
         }
-        "DADD" | "DMUL" | "DFMA" | "DMNMX" | "DSETP" | "DMMA" => {
+        "DADD" | "DMUL" | "DFMA" | "DMNMX" | "DSETP" => {
             if base == "DSETP" && is_dest {
                 1
             } else {
@@ -187,29 +187,22 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
                 1
             }
         }
-        "HMMA" | "IMMA" | "BMMA" => {
-            // D, A, B, C. Shapes: 16816 uses 4 A registers and 2 B registers; 1688 uses 2 and 1.
-            let big = mods
-                .iter()
-                .any(|m| m.starts_with("168") && m.len() == 5 && m.ends_with("16"));
-            let acc32 = has("F32") || base == "IMMA";
-            let acc = if acc32 { 4 } else { 2 };
+        "HMMA" | "IMMA" | "DMMA" => match crate::mma::MmaSpec::parse(&ins.opcode) {
+            // D, A, B, C [, sparsity metadata, selector]: widths of the PTX fragments.
+            Some(s) => match (is_dest, src_slot) {
+                (true, _) | (false, 2) => s.c_regs(),
+                (false, 0) => s.a_regs(),
+                (false, 1) => s.b_regs(),
+                _ => 1,
+            },
+            None if base == "DMMA" => 2,
+            None => 1,
+        },
+        "LDSM" if is_dest => crate::mma::ldsm_matrices(&ins.opcode).map_or(1, |(n, _)| n),
+        "BMMA" => {
+            // D, A, B, C: 1-bit inputs, S32 accumulator (m8n8k128: 1, 1, 2 registers).
             match (is_dest, src_slot) {
-                (true, _) | (false, 2) => acc,
-                (false, 0) => {
-                    if big {
-                        4
-                    } else {
-                        2
-                    }
-                }
-                (false, 1) => {
-                    if big {
-                        2
-                    } else {
-                        1
-                    }
-                }
+                (true, _) | (false, 2) => 2,
                 _ => 1,
             }
         }
