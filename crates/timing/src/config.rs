@@ -221,7 +221,13 @@ pub fn classify(
             unit: unit.to_string(),
             fixed: l.info.kind == LatencyKind::Fixed,
             latency: l.info.latency,
-            latch_cycles: Some(l.info.issue_cycles),
+            // The tensor unit is busy for the instruction's initiation interval (by opcode,
+            // shape and type, `units.tensor.latency_table`); other units for their issue cycles.
+            latch_cycles: Some(if l.info.unit == UnitKind::Tensor {
+                l.info.initiation_interval
+            } else {
+                l.info.issue_cycles
+            }),
             read_delay: l.info.read_delay,
         },
         l.known,

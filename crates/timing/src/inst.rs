@@ -97,6 +97,9 @@ pub struct StaticInst {
     /// Cycles after issue at which the sources are read beyond fixed-latency consumers
     /// (the opcode table's `read_delay`, e.g. sm_90 IMAD.WIDE's high addend word).
     pub read_delay: u32,
+    /// Cycles a variable-latency tensor-core instruction occupies its sub-core's tensor unit
+    /// once its operands are read (its initiation interval); 0 for every other instruction.
+    pub unit_ii: u32,
 }
 
 impl StaticInst {
@@ -275,6 +278,11 @@ pub fn decode_kernel(
                 const_operand,
                 ldc_const,
                 read_delay: class.read_delay,
+                unit_ii: if class.unit == "tensor" && !class.fixed {
+                    latch_cycles.max(1)
+                } else {
+                    0
+                },
                 uniform_dest: {
                     let w = sassim_isa::regs_written(ins);
                     !w.is_empty()
