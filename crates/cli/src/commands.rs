@@ -42,6 +42,10 @@ pub struct RunArgs {
     /// Print the readable per-kernel summary (caches, DRAM, issue-slot breakdown).
     #[arg(long)]
     pub summary: bool,
+    /// Also show the bare kernel's cycles (first warp launch to last warp exit, without the
+    /// launch cost and CTA dispatch that the `cycles` column includes).
+    #[arg(long)]
+    pub bare: bool,
     /// Stop a kernel after this many cycles (0 = no limit).
     #[arg(long, default_value_t = 0)]
     pub max_cycles: u64,
@@ -257,7 +261,7 @@ fn finish_report(
     if a.summary {
         print!("{}", sassim_report::summary(&report));
     }
-    print!("{}", sassim_report::table(&report, &host));
+    print!("{}", sassim_report::table_with(&report, &host, a.bare));
     if let Some(j) = &a.json {
         std::fs::write(j, sassim_report::to_json(&report))
             .with_context(|| format!("writing {}", j.display()))?;

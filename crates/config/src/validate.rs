@@ -93,8 +93,6 @@ impl GpuConfig {
             0,
             g.shared_mem_per_sm_max_kb,
         )?;
-        range("gpu.kernel_launch_latency", g.kernel_launch_latency, 0, 1_000_000)?;
-        range("gpu.cta_launch_latency", g.cta_launch_latency, 0, 1_000_000)?;
         if g.max_threads_per_sm != g.max_warps_per_sm * g.warp_size {
             return inconsistent(
                 "gpu.max_threads_per_sm",
@@ -110,6 +108,8 @@ impl GpuConfig {
                 format!("must be a multiple of subcores_per_sm ({})", g.subcores_per_sm),
             );
         }
+
+        self.validate_launch()?;
 
         let f = &self.frontend;
         range("frontend.ib_entries", f.ib_entries, 1, 16)?;
@@ -448,6 +448,32 @@ impl GpuConfig {
             );
         }
         self.try_opcode_table()?;
+        Ok(())
+    }
+}
+
+/// A float key: finite (no NaN) and within `min..=max`.
+fn finite_range(key: &str, v: f64, min: f64, max: f64) -> Result<()> {
+    if !v.is_finite() {
+        return inconsistent(key, format!("{v} is not a finite number"));
+    }
+    range(key, v, min, max)
+}
+
+impl GpuConfig {
+    /// `[launch]`: every latency at most 10^7 cycles, costs finite and at most 10^6 cycles.
+    fn validate_launch(&self) -> Result<()> {
+        let l = &self.launch;
+        let lat = 10_000_000;
+        range("launch.kernel_launch_latency", l.kernel_launch_latency, 0, lat)?;
+        range("launch.kernel_min_cycles", l.kernel_min_cycles, 0, lat)?;
+        range("launch.kernel_end_latency", l.kernel_end_latency, 0, lat)?;
+        range("launch.cta_launch_latency", l.cta_launch_latency, 0, lat)?;
+        range("launch.cta_completion_latency", l.cta_completion_latency, 0, lat)?;
+        range("launch.sm_cta_queue", l.sm_cta_queue, 0, 1024)?;
+        finite_range("launch.cta_dispatch_cycles", l.cta_dispatch_cycles, 0.0, 1e6)?;
+        finite_range("launch.cta_completion_cycles", l.cta_completion_cycles, 0.0, 1e6)?;
+        finite_range("launch.warp_launch_cycles", l.warp_launch_cycles, 0.0, 1e6)?;
         Ok(())
     }
 }

@@ -2,6 +2,7 @@
 //! sequencing, the cycle loop, deadlock detection, and the microbenchmark runner.
 
 pub mod engine;
+pub mod launch;
 pub mod memsys;
 pub mod microbench;
 pub mod report;
@@ -162,7 +163,20 @@ pub trait KernelSource: sassim_timing::Executor {
 #[derive(Debug, Clone, Default)]
 pub struct KernelRun {
     pub name: String,
+    /// The kernel's duration as a hardware profiler reports it: from its start to its end
+    /// timestamp, launch cost and CTA dispatch included (`end_cycle - start_cycle`).
     pub cycles: u64,
+    /// The bare kernel: from the first warp's launch to the cycle after the last warp
+    /// finished (what the SMs were busy for; no launch cost).
+    pub bare_cycles: u64,
+    /// GPU cycles at which the kernel started and ended (the GPU's time runs on from one
+    /// launch to the next).
+    pub start_cycle: u64,
+    pub end_cycle: u64,
+    /// GPU cycle at which the first warp was launched.
+    pub first_warp_cycle: u64,
+    /// The CTA dispatcher's counters.
+    pub dispatch: launch::DispatchStats,
     pub stats: CoreStats,
     pub ctas: u32,
     pub ctas_per_sm: u32,
@@ -183,6 +197,8 @@ pub struct Gpu {
     pub cfg: GpuConfig,
     pub core: CoreConfig,
     kernels_launched: u64,
+    /// The GPU's time: the end of the last kernel. The next kernel of the stream starts here.
+    now: u64,
     /// Model the L1/L2/DRAM hierarchy (true) or let every access hit with the preset's
     /// fixed latencies (false: microbenchmarks of the SM pipeline).
     pub mem_hierarchy: bool,
@@ -197,9 +213,15 @@ impl Gpu {
             cfg,
             core,
             kernels_launched: 0,
+            now: 0,
             mem_hierarchy: true,
             mem: None,
         }
+    }
+
+    /// The GPU's time: the end timestamp of the last kernel run (0 before the first).
+    pub fn now(&self) -> u64 {
+        self.now
     }
 
     /// CTAs of this kernel that fit on one SM at once.
@@ -287,6 +309,9 @@ impl Gpu {
                 ),
             });
         }
+        // Warps placed by their index in the CTA (microbenchmarks) need the same slots in
+        // every CTA: one CTA at a time per SM.
+        let per_sm = if opts.slot_by_warp_index { 1 } else { per_sm };
         let num_ctas = src.num_ctas();
         run.ctas = num_ctas;
         run.ctas_per_sm = per_sm;
@@ -320,38 +345,56 @@ impl Gpu {
             .collect();
         let start_pc = kernel.instructions.first().map_or(0, |i| i.pc);
         let mut cs = CtaSched {
-            next_cta: 0,
-            num_ctas,
             per_sm,
             ctas_on_sm: vec![0; num_sms],
             warp_cta: BTreeMap::new(),
             cta_left: BTreeMap::new(),
             start_pc,
             slot_by_warp_index: opts.slot_by_warp_index,
-            active_warps: active_warps.map(<[u32]>::to_vec),
-            warps_per_cta: src.warps_per_cta(),
+            need: active_warps.map_or(src.warps_per_cta() as usize, <[u32]>::len),
         };
+        // The kernel starts when the previous one of the stream has ended.
+        let start = self.now;
+        let timing = launch::LaunchTiming::from_config(&self.cfg.launch);
+        let mut disp = launch::Dispatcher::new(timing, num_sms, per_sm, num_ctas, start);
+        let mut launchers = vec![launch::SmLauncher::default(); num_sms];
+        let mut sent = Vec::new();
         let mut done_ctas = 0u32;
-        // Initial placement: round-robin over the SMs.
-        'fill: loop {
-            let mut any = false;
-            for s in 0..num_sms {
-                if cs.next_cta >= num_ctas {
-                    break 'fill;
-                }
-                any |= cs.launch(s, &mut sms, src);
-            }
-            if !any {
-                break;
-            }
-        }
-        let mut cycle: u64 = 0;
-        let mut last_progress = 0u64;
+        let mut cycle: u64 = start;
+        let mut first_warp: Option<u64> = None;
+        let mut last_progress = start;
         let mut last_issued = 0u64;
         let mut occ_sum: u64 = 0;
         let mut sample_insts = 0u64;
         let max_warps = self.core.max_warps as u64;
         while done_ctas < num_ctas {
+            // The dispatcher sends CTAs; SMs start the CTAs that arrived and launch warps.
+            sent.clear();
+            disp.step(cycle, &mut sent);
+            for d in &sent {
+                launchers[d.sm].arrive(&timing, d);
+            }
+            for (s, l) in launchers.iter_mut().enumerate() {
+                if l.is_empty() {
+                    continue;
+                }
+                while let Some(cta) = l.ready_cta(cycle) {
+                    let Some(warps) = cs.start(s, cta, l.warps_pending(), &sms[s], src) else {
+                        break;
+                    };
+                    l.start_cta(&timing, cycle, &warps);
+                }
+                while let Some(w) = l.launch_due(cycle) {
+                    if !sms[s].start_at(cycle) {
+                        return Err(SimError::Exec(format!(
+                            "SM {s} is at cycle {} when a warp is launched at {cycle}",
+                            sms[s].now()
+                        )));
+                    }
+                    cs.add_warp(&mut sms[s], &w)?;
+                    first_warp.get_or_insert(cycle);
+                }
+            }
             for (s, sm) in sms.iter_mut().enumerate() {
                 if sm.is_idle() {
                     continue;
@@ -363,21 +406,18 @@ impl Gpu {
                         let left = cs.cta_left.entry(cta).or_insert(1);
                         *left -= 1;
                         if *left == 0 {
+                            cs.cta_left.remove(&cta);
                             src.retire_cta(w);
                             done_ctas += 1;
                             cs.ctas_on_sm[s] -= 1;
+                            disp.cta_finished(cycle + 1, s);
                         }
                     }
                 }
             }
-            // Refill SMs that have room.
-            if cs.next_cta < num_ctas {
-                for s in 0..num_sms {
-                    while cs.launch(s, &mut sms, src) {}
-                }
-            }
             mem.tick(cycle, &mut sms, &phys);
             cycle += 1;
+            let elapsed = cycle - start;
             if src.progress() != last_issued {
                 last_issued = src.progress();
                 last_progress = cycle;
@@ -388,29 +428,37 @@ impl Gpu {
                     waiting.push(format!("warp {w}: {why}"));
                 }
                 return Err(SimError::Deadlock(format!(
-                    "no progress (memory change, exit or barrier release) for {} cycles at cycle {cycle}; {}",
+                    "no progress (memory change, exit or barrier release) for {} cycles at cycle {elapsed}; {}",
                     opts.deadlock_cycles,
                     waiting.join("; ")
                 )));
             }
-            if opts.ipc_sample_interval > 0 && cycle.is_multiple_of(opts.ipc_sample_interval) {
+            if opts.ipc_sample_interval > 0 && elapsed.is_multiple_of(opts.ipc_sample_interval) {
                 let total: u64 = sms.iter().map(|s| s.stats.thread_insts).sum();
                 run.ipc_timeline.push((
-                    cycle,
+                    elapsed,
                     (total - sample_insts) as f64 / opts.ipc_sample_interval as f64,
                 ));
                 sample_insts = total;
             }
             if let Some(p) = &opts.progress {
-                if opts.progress_interval > 0 && cycle.is_multiple_of(opts.progress_interval) {
-                    (p.0)(cycle, done_ctas, num_ctas, src.issued());
+                if opts.progress_interval > 0 && elapsed.is_multiple_of(opts.progress_interval) {
+                    (p.0)(elapsed, done_ctas, num_ctas, src.issued());
                 }
             }
-            if opts.max_cycles > 0 && cycle >= opts.max_cycles {
+            if opts.max_cycles > 0 && elapsed >= opts.max_cycles {
                 return Err(SimError::CycleLimit(opts.max_cycles));
             }
         }
-        run.cycles = cycle;
+        let first = first_warp.unwrap_or(cycle);
+        let end = disp.finish(start).max(cycle);
+        run.start_cycle = start;
+        run.end_cycle = end;
+        run.first_warp_cycle = first;
+        run.cycles = end - start;
+        run.bare_cycles = cycle - first;
+        run.dispatch = disp.stats;
+        self.now = end;
         for (s, sm) in sms.iter_mut().enumerate() {
             run.stats.add(&sm.stats);
             if opts.record {
@@ -419,13 +467,13 @@ impl Gpu {
                 }
             }
         }
-        run.stats.cycles = cycle;
+        run.stats.cycles = run.bare_cycles;
         run.mem = mem.report(&mut sms);
         self.mem = Some(mem);
-        run.occupancy = if cycle == 0 {
+        run.occupancy = if run.bare_cycles == 0 {
             0.0
         } else {
-            occ_sum as f64 / (cycle * num_sms as u64 * max_warps) as f64
+            occ_sum as f64 / (run.bare_cycles * num_sms as u64 * max_warps) as f64
         };
         Ok(run)
     }
@@ -449,10 +497,8 @@ pub fn sm_placement_order(num_sms: u32, num_gpcs: u32) -> Vec<usize> {
     order
 }
 
-/// CTA placement state of one kernel launch.
+/// CTA residency of one kernel launch: which CTAs run on which SM.
 struct CtaSched {
-    next_cta: u32,
-    num_ctas: u32,
     per_sm: u32,
     ctas_on_sm: Vec<u32>,
     /// executor warp id -> CTA
@@ -460,36 +506,48 @@ struct CtaSched {
     cta_left: BTreeMap<u32, u32>,
     start_pc: u64,
     slot_by_warp_index: bool,
-    active_warps: Option<Vec<u32>>,
-    warps_per_cta: u32,
+    /// Warps a CTA occupies (its active warps).
+    need: usize,
 }
 
 impl CtaSched {
-    /// Launch the next CTA on SM `sm` if it has room.
-    fn launch<S: KernelSource>(&mut self, sm: usize, sms: &mut [Sm<S::Writes>], src: &mut S) -> bool {
-        if self.next_cta >= self.num_ctas || self.ctas_on_sm[sm] >= self.per_sm {
-            return false;
+    /// Start CTA `cta` on SM `sm` if it has room (CTA slots, and warp slots beyond the
+    /// `pending` warps of started CTAs not launched yet): its warps are created in the
+    /// executor and returned (executor id, index in the CTA) for the warp launcher.
+    fn start<S: KernelSource>(
+        &mut self,
+        sm: usize,
+        cta: u32,
+        pending: usize,
+        s: &Sm<S::Writes>,
+        src: &mut S,
+    ) -> Option<Vec<(u32, u32)>> {
+        if self.ctas_on_sm[sm] >= self.per_sm || s.free_warp_slots() < self.need + pending {
+            return None;
         }
-        let need = self
-            .active_warps
-            .as_ref()
-            .map_or(self.warps_per_cta as usize, Vec::len);
-        if sms[sm].free_warp_slots() < need {
-            return false;
+        let warps = src.start_cta(cta);
+        for &(w, _) in &warps {
+            self.warp_cta.insert(w, cta);
         }
-        let id = self.next_cta;
-        self.next_cta += 1;
-        let warps = src.start_cta(id);
-        for &(w, in_cta) in &warps {
-            if self.slot_by_warp_index {
-                sms[sm].add_warp_at(in_cta as usize, w, self.start_pc);
-            } else {
-                sms[sm].add_warp(w, self.start_pc);
-            }
-            self.warp_cta.insert(w, id);
-        }
-        self.cta_left.insert(id, warps.len() as u32);
+        self.cta_left.insert(cta, warps.len() as u32);
         self.ctas_on_sm[sm] += 1;
-        true
+        Some(warps)
+    }
+
+    /// Place a launched warp on its SM.
+    fn add_warp<W>(&self, sm: &mut Sm<W>, w: &launch::WarpStart) -> Result<(), SimError> {
+        let placed = if self.slot_by_warp_index {
+            sm.add_warp_at(w.in_cta as usize, w.warp, self.start_pc)
+        } else {
+            sm.add_warp(w.warp, self.start_pc).is_some()
+        };
+        if placed {
+            Ok(())
+        } else {
+            Err(SimError::Exec(format!(
+                "no free warp slot for warp {} of CTA {} (slot {})",
+                w.warp, w.cta, w.in_cta
+            )))
+        }
     }
 }

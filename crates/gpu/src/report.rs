@@ -19,6 +19,8 @@ pub fn kernel_report(
         grid,
         block,
         cycles: run.cycles,
+        bare_cycles: run.bare_cycles,
+        start_cycle: run.start_cycle,
         warp_insts: s.warp_insts,
         thread_insts: s.thread_insts,
         occupancy: run.occupancy,
@@ -49,6 +51,7 @@ pub fn kernel_report(
         ("ib_flushes", s.ib_flushes),
         ("load_wb_conflicts", s.load_wb_conflicts),
         ("sms_used", run.sms_used as u64),
+        ("dispatch_no_room_cycles", run.dispatch.no_room_cycles),
         ("ctas_per_sm", run.ctas_per_sm as u64),
     ];
     for (n, v) in extra {

@@ -33,7 +33,7 @@ pub use model::{
 pub use svg::{
     correlation_svg, ipc_svg, plot_correlation, plot_ipc, plot_stalls, stalls_svg, CorrelationPoint,
 };
-pub use text::{summary, table};
+pub use text::{summary, table, table_with};
 
 /// Errors of this crate. `Display` gives `file:line: problem` for parse errors.
 #[derive(Debug, thiserror::Error)]

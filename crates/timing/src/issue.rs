@@ -361,7 +361,8 @@ impl<W> Sm<W> {
                 }
             }
         }
-        let clock = now + self.cfg.control_stage_cycles as u64;
+        // The SM's clock counter counts from its first CTA (`Sm::start_at`).
+        let clock = now - self.clock_origin + self.cfg.control_stage_cycles as u64;
         let id = self.warps[slot].exec_id;
         let issued: Issued<W> = ex.issue(id, clock)?;
         let inst = &self.code[sidx];
@@ -380,7 +381,7 @@ impl<W> Sm<W> {
         if self.record {
             let op = inst.op.clone();
             let w = &mut self.warps[slot];
-            w.log.issues.push((now, issued.pc, op));
+            w.log.issues.push((now - self.clock_origin, issued.pc, op));
             if special == Special::ClockRead {
                 w.log.clocks.push(clock);
             }

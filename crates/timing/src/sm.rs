@@ -273,6 +273,11 @@ pub struct Sm<W> {
     pub(crate) finished: Vec<u32>,
     pub(crate) uses_control_bits: bool,
     pub(crate) now: u64,
+    /// The cycle the SM's clock counter (SR_CLOCKLO) and its issue logs count from: when its
+    /// first CTA started (`Sm::start_at`).
+    pub(crate) clock_origin: u64,
+    /// Whether `clock_origin` was set.
+    pub(crate) started: bool,
     /// Warps with counter increments staged this cycle.
     pub(crate) staged: Vec<usize>,
     /// Readiness of a sub-core's warps, reused every cycle by the issue stage.
@@ -350,6 +355,8 @@ impl<W> Sm<W> {
             finished: Vec::new(),
             uses_control_bits: true,
             now: 0,
+            clock_origin: 0,
+            started: false,
             staged: Vec::with_capacity(8),
             ready_buf: Vec::with_capacity(64),
             exited_warps: 0,
@@ -382,6 +389,27 @@ impl<W> Sm<W> {
 
     pub fn now(&self) -> u64 {
         self.now
+    }
+
+    /// Bring an idle SM to GPU cycle `cycle` before warps are added to it (an idle SM is not
+    /// ticked, so its clock stays behind). The first call also fixes the origin of the SM's
+    /// clock counter and issue logs: the cycle its first CTA started. Returns false (and does
+    /// nothing) when the SM is busy or already past `cycle`.
+    pub fn start_at(&mut self, cycle: u64) -> bool {
+        if !self.is_idle() || cycle < self.now {
+            return cycle == self.now && self.started;
+        }
+        self.now = cycle;
+        if !self.started {
+            self.started = true;
+            self.clock_origin = cycle;
+        }
+        true
+    }
+
+    /// The cycle the SM's clock counter counts from (see [`Sm::start_at`]).
+    pub fn clock_origin(&self) -> u64 {
+        self.clock_origin
     }
 
     /// The SM's data memories (L1/shared), for the GPU-level memory system.
