@@ -34,6 +34,30 @@ pub fn kernel_report(
         warnings: run.warnings.clone(),
         ..Default::default()
     };
+    // The SM's L1 instruction/constant cache: instruction lines and the constant lines the
+    // L0 constant caches fetch.
+    {
+        use sassim_report::{AccessKind, CacheStatus};
+        for (kind, hit, reserved, miss) in [
+            (AccessKind::InstRead, s.l1i_hits, s.l1i_hit_reserved, s.l1i_misses),
+            (
+                AccessKind::ConstRead,
+                s.l1c_hits,
+                s.l1c_hit_reserved,
+                s.l1c_misses,
+            ),
+        ] {
+            for (status, n) in [
+                (CacheStatus::Hit, hit),
+                (CacheStatus::HitReserved, reserved),
+                (CacheStatus::Miss, miss),
+            ] {
+                if n > 0 {
+                    k.l1i.record(kind, status, n);
+                }
+            }
+        }
+    }
     for r in StallReason::ALL {
         k.stall_breakdown
             .insert(r.name().to_string(), s.stall_slots[r as usize]);
@@ -45,6 +69,7 @@ pub fn kernel_report(
         ("allocate_stall_cycles", s.allocate_stall_cycles),
         ("stream_buffer_hits", s.stream_buffer_hits),
         ("l1i_requests", s.l1i_requests),
+        ("l0i_hit_reserved", s.l0i_hit_reserved),
         ("l0c_hits", s.l0c_hits),
         ("l0c_misses", s.l0c_misses),
         ("mem_insts", s.mem_insts),

@@ -259,6 +259,8 @@ pub struct Sm<W> {
     pub(crate) events: BinaryHeap<Reverse<(u64, u64, Event)>>,
     pub(crate) event_seq: u64,
     pub(crate) l1i: TagCache,
+    /// Lines of the L1 I/C being fetched from L2: (line, cycle it is in the L1).
+    pub(crate) l1i_inflight: Vec<(u64, u64)>,
     pub(crate) l1i_rr: usize,
     pub(crate) shared_unit_free: Vec<u64>,
     pub(crate) arb_free: u64,
@@ -331,6 +333,7 @@ impl<W> Sm<W> {
         let int_unit = cfg.units.iter().position(|u| u.name == "int");
         Sm {
             l1i: TagCache::new(&cfg.l1i),
+            l1i_inflight: Vec::with_capacity(16),
             shared_unit_free: vec![0; cfg.units.len()],
             cfg,
             code: Vec::new(),
