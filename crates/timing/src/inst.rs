@@ -92,6 +92,12 @@ pub struct StaticInst {
 }
 
 impl StaticInst {
+    /// Reads its sources outside the in-order fixed-latency pipeline (memory and other
+    /// variable-latency instructions): a later writer of a source must wait for the read.
+    pub fn reads_late(&self) -> bool {
+        !self.fixed || self.mem.is_some()
+    }
+
     /// Number of regular-register reads of 32-bit words per bank (`banks` entries).
     pub fn bank_reads(&self, banks: u32) -> impl Iterator<Item = (usize, u32, u8)> + '_ {
         // (slot, bank, register) for every regular register the slots span.

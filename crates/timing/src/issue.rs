@@ -71,7 +71,7 @@ impl<W> Sm<W> {
             let check = || {
                 let raw = inst.reads.iter().any(|r| w.sb_write[reg_index(r)] > 0)
                     || inst.writes.iter().any(|r| w.sb_write[reg_index(r)] > 0);
-                let war = inst.writes.iter().any(|r| w.sb_read[reg_index(r)] > 0);
+                let war = inst.writes.iter().any(|r| w.sb_read_late[reg_index(r)] > 0);
                 let full = max > 0 && inst.reads.iter().any(|r| w.sb_read[reg_index(r)] as u32 >= max);
                 raw || war || full
             };
@@ -458,9 +458,14 @@ impl<W> Sm<W> {
             for r in &writes_regs {
                 w.sb_write[reg_index(r)] += 1;
             }
+            let late = !is_fixed || is_mem;
             for r in &reads {
                 let c = &mut w.sb_read[reg_index(r)];
                 *c = c.saturating_add(1);
+                if late {
+                    let c = &mut w.sb_read_late[reg_index(r)];
+                    *c = c.saturating_add(1);
+                }
             }
         }
         if issued.exited {

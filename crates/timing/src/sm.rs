@@ -58,6 +58,12 @@ pub(crate) struct Warp {
     // Scoreboards (DepMode::Scoreboard): pending writes and in-flight consumers per register.
     pub(crate) sb_write: Vec<u8>,
     pub(crate) sb_read: Vec<u8>,
+    /// In-flight readers of each register that read it outside the in-order fixed-latency
+    /// pipeline (memory and other variable-latency instructions): only these make a later
+    /// writer wait (WAR). A fixed-latency reader has read its sources before any later
+    /// instruction can write them, as with control bits, where such readers set no read
+    /// counter.
+    pub(crate) sb_read_late: Vec<u8>,
     pub(crate) log: WarpLog,
 }
 
@@ -154,6 +160,7 @@ impl Warp {
             inflight_ops: 0,
             sb_write: Vec::new(),
             sb_read: Vec::new(),
+            sb_read_late: Vec::new(),
             log: WarpLog::default(),
         }
     }
@@ -439,6 +446,7 @@ impl<W> Sm<W> {
         if !self.uses_control_bits {
             w.sb_write = vec![0; SB_REGS];
             w.sb_read = vec![0; SB_REGS];
+            w.sb_read_late = vec![0; SB_REGS];
         }
         self.warps[slot] = w;
         self.hot[slot] = HOT_LIVE;
@@ -593,9 +601,14 @@ impl<W> Sm<W> {
                         self.sb_dec(slot, rs);
                     } else {
                         let w = &mut self.warps[slot];
+                        let late = self.code[sidx].reads_late();
                         for r in &self.code[sidx].reads {
                             let c = &mut w.sb_read[reg_index(r)];
                             *c = c.saturating_sub(1);
+                            if late {
+                                let c = &mut w.sb_read_late[reg_index(r)];
+                                *c = c.saturating_sub(1);
+                            }
                         }
                         if self.sb_release_wakes(slot, &self.code[sidx].reads) {
                             self.hot[slot] &= !HOT_DEP_WAIT;
