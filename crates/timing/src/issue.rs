@@ -472,6 +472,9 @@ impl<W> Sm<W> {
             w.exited = true;
             self.hot[slot] &= !HOT_LIVE;
             self.exited_warps += 1;
+            if let Err(at) = self.exited_slots.binary_search(&slot) {
+                self.exited_slots.insert(at, slot);
+            }
         }
         self.warps[slot].maybe_blocked = ex.blocked(id);
         self.hot[slot] &= !(HOT_DEP_WAIT | HOT_SB_CLEAR);

@@ -293,6 +293,9 @@ pub struct Sm<W> {
     pub(crate) ready_buf: Vec<(usize, bool)>,
     /// Warps that exited and are not retired yet.
     pub(crate) exited_warps: u32,
+    /// Slots of the warps that exited and are not retired yet, in slot order (retirement
+    /// looks at these only, not at every slot every cycle).
+    pub(crate) exited_slots: Vec<usize>,
     /// Per warp slot, `HOT_*` flags: what the readiness check of every warp every cycle
     /// looks at first, kept apart from the large `Warp` records so that idle and waiting
     /// warps cost no cache miss.
@@ -370,6 +373,7 @@ impl<W> Sm<W> {
             staged: Vec::with_capacity(8),
             ready_buf: Vec::with_capacity(64),
             exited_warps: 0,
+            exited_slots: Vec::with_capacity(max_warps),
             hot: vec![0; max_warps],
             used_warps: 0,
             fp32_unit,
@@ -752,9 +756,17 @@ impl<W> Sm<W> {
     }
 
     fn retire_warps<E: Executor<Writes = W>>(&mut self, ex: &mut E) {
-        for slot in 0..self.warps.len() {
+        let mut k = 0;
+        while k < self.exited_slots.len() {
+            let slot = self.exited_slots[k];
             let w = &self.warps[slot];
-            if !w.used || !w.exited || w.finished || w.inflight_ops > 0 {
+            if !w.used || !w.exited || w.finished {
+                // Not a live exited warp any more: forget it.
+                self.exited_slots.remove(k);
+                continue;
+            }
+            k += 1;
+            if w.inflight_ops > 0 {
                 continue;
             }
             let sc = w.subcore;
@@ -767,6 +779,8 @@ impl<W> Sm<W> {
                 self.commit_slot(ex, id, idx);
             }
             self.exited_warps = self.exited_warps.saturating_sub(1);
+            k -= 1;
+            self.exited_slots.remove(k);
             let w = &mut self.warps[slot];
             w.finished = true;
             w.used = false;
