@@ -17,14 +17,18 @@
 mod accelsim;
 mod correlate;
 mod csv;
+pub mod hwdata;
 mod model;
 mod svg;
 mod text;
 
 pub use accelsim::accelsim_lines;
 pub use correlate::{
-    base_name, correlate, names_match, parse_hw_csv, read_hw_csv, render_correlation, CorrelationReport,
-    HwKernel, KernelMatch, Metrics, UnmatchedSim, NCU_CYCLE_METRICS,
+    base_name, correlate, names_match, render_correlation, CorrelationReport, HwKernel, KernelMatch, Metrics,
+    UnmatchedSim,
+};
+pub use hwdata::{
+    parse_hw, parse_hw_csv, read_hw, read_hw_csv, HwData, HwOptions, NCU_CYCLE_METRICS, NCU_TIME_METRICS,
 };
 pub use model::{
     AccessKind, CacheCounters, CacheStatus, CacheSubStats, HostStats, KernelReport, RunReport, TotalReport,
