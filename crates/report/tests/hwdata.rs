@@ -236,3 +236,21 @@ fn malformed_files_are_reported_by_line() {
         assert!(e.contains(what), "{e}");
     }
 }
+
+/// The hardware data in the repository are byte-identical copies of the measurements
+/// (fixtures/hardware/README.md gives their SHA-256; here their size and FNV-1a hash).
+#[test]
+fn hardware_fixtures_are_the_measured_bytes() {
+    let fnv = |b: &[u8]| {
+        b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+            (h ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    for (f, len, hash) in [
+        ("hardware/h100-pcie/simtune.csv", 23573, 0x690b_3943_5068_300c_u64),
+        ("hardware/h100-pcie/MEASUREMENTS.md", 2353, 0x33b1_5b46_34a3_f581),
+    ] {
+        let b = std::fs::read(fixture(f)).unwrap();
+        assert_eq!((b.len(), fnv(&b)), (len, hash), "{f} changed");
+    }
+}
