@@ -13,6 +13,7 @@
 //! with `include_str!`; see `docs/presets.md` for the schema and sources.
 
 pub mod error;
+pub mod informational;
 pub mod opcodes;
 pub mod overrides;
 pub mod presets;
@@ -24,6 +25,7 @@ use std::sync::Arc;
 
 pub use error::{ConfigError, Result};
 pub use opcodes::{LatencyKind, Lookup, MemOp, OpcodeInfo, OpcodeTable, UnitKind};
+pub use informational::{informational, INFORMATIONAL};
 pub use overrides::apply_override;
 pub use presets::{list_presets, PresetInfo, DEFAULT_PRESET};
 pub use schema::*;

@@ -81,27 +81,16 @@ impl GpuConfig {
         range("gpu.max_regs_per_thread", g.max_regs_per_thread, 16, 255)?;
         range("gpu.reg_alloc_granularity", g.reg_alloc_granularity, 1, 256)?;
         range("gpu.l1_shared_total_kb", g.l1_shared_total_kb, 16, 1024)?;
+        // gpu.l1_shared_total_kb, max_threads_per_sm and regfile.regs_per_subcore are
+        // informational (the model uses l1d.size_kb, max_warps_per_sm and gpu.regs_per_sm):
+        // no check ties a key the model uses to them, so each can be changed on its own.
         range(
             "gpu.shared_mem_per_sm_max_kb",
             g.shared_mem_per_sm_max_kb,
             0,
-            g.l1_shared_total_kb,
+            self.l1d.size_kb,
         )?;
-        range(
-            "gpu.shared_mem_per_cta_max_kb",
-            g.shared_mem_per_cta_max_kb,
-            0,
-            g.shared_mem_per_sm_max_kb,
-        )?;
-        if g.max_threads_per_sm != g.max_warps_per_sm * g.warp_size {
-            return inconsistent(
-                "gpu.max_threads_per_sm",
-                format!(
-                    "{} != max_warps_per_sm ({}) * warp_size ({})",
-                    g.max_threads_per_sm, g.max_warps_per_sm, g.warp_size
-                ),
-            );
-        }
+        range("gpu.shared_mem_per_cta_max_kb", g.shared_mem_per_cta_max_kb, 0, 1024)?;
         if g.max_warps_per_sm % g.subcores_per_sm != 0 {
             return inconsistent(
                 "gpu.max_warps_per_sm",
@@ -187,15 +176,6 @@ impl GpuConfig {
             r.read_cycles,
             256,
         )?;
-        if r.regs_per_subcore * g.subcores_per_sm != g.regs_per_sm {
-            return inconsistent(
-                "regfile.regs_per_subcore",
-                format!(
-                    "{} * subcores_per_sm ({}) != gpu.regs_per_sm ({})",
-                    r.regs_per_subcore, g.subcores_per_sm, g.regs_per_sm
-                ),
-            );
-        }
 
         let u = &self.units;
         unit("fp32", &u.fp32)?;
@@ -328,15 +308,6 @@ impl GpuConfig {
         range("const_cache.vl_miss_penalty", c.vl_miss_penalty, 0, 10_000)?;
 
         let l1 = &self.l1d;
-        if l1.size_kb != g.l1_shared_total_kb {
-            return inconsistent(
-                "l1d.size_kb",
-                format!(
-                    "{} != gpu.l1_shared_total_kb ({})",
-                    l1.size_kb, g.l1_shared_total_kb
-                ),
-            );
-        }
         cache_geometry("l1d.", l1.size_kb * 1024, l1.line_bytes, l1.assoc)?;
         pow2("l1d.sector_bytes", l1.sector_bytes)?;
         if l1.line_bytes % l1.sector_bytes != 0 {

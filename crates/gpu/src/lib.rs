@@ -233,8 +233,10 @@ impl Gpu {
         shared: u32,
     ) -> u32 {
         let g = &self.cfg.gpu;
+        // (gpu.max_threads_per_sm = max_warps_per_sm × 32 adds no limit: a CTA's threads fit
+        // in its warps.)
+        let _ = threads_per_cta;
         let by_warps = g.max_warps_per_sm / warps_per_cta.max(1);
-        let by_threads = g.max_threads_per_sm / threads_per_cta.max(1);
         let regs_per_cta = regs_per_thread * g.warp_size * warps_per_cta;
         let by_regs = g.regs_per_sm / regs_per_cta.max(1);
         let by_shared = (g.shared_mem_per_sm_max_kb * 1024)
@@ -242,7 +244,6 @@ impl Gpu {
             .unwrap_or(u32::MAX);
         g.max_ctas_per_sm
             .min(by_warps)
-            .min(by_threads)
             .min(by_regs)
             .min(by_shared)
     }
@@ -325,7 +326,8 @@ impl Gpu {
         // one kernel to the next (created for all SMs on first use).
         let mut mem = match self.mem.take() {
             Some(m) if m.is_hierarchy() == self.mem_hierarchy => m,
-            _ => memsys::MemModel::new(&self.cfg, self.cfg.gpu.num_sms as usize, self.mem_hierarchy),
+            _ => memsys::MemModel::new(&self.cfg, self.cfg.gpu.num_sms as usize, self.mem_hierarchy)
+                .map_err(SimError::Exec)?,
         };
         mem.begin_kernel();
         // SMs are grouped in GPCs as in the preset; CTAs are spread over the GPCs first

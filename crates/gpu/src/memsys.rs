@@ -328,14 +328,18 @@ pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
 }
 
 impl MemModel {
-    pub fn new(cfg: &GpuConfig, num_sms: usize, hierarchy: bool) -> Self {
+    /// The memory model of `cfg`; an error when the preset maps onto a memory hierarchy
+    /// `sassim-memory` cannot build (its cross-checks, e.g. DRAM burst = L2 sector).
+    pub fn new(cfg: &GpuConfig, num_sms: usize, hierarchy: bool) -> Result<Self, String> {
         if !hierarchy {
-            return MemModel::Fixed(hit_latencies(cfg));
+            return Ok(MemModel::Fixed(hit_latencies(cfg)));
         }
         let mcfg = memory_config(cfg);
+        mcfg.validate()
+            .map_err(|e| format!("{}: the memory hierarchy cannot be built: {e}", cfg.gpu.name))?;
         let sys = mm::MemorySystem::new(&mcfg, num_sms.max(1));
         let c = &cfg.const_cache;
-        MemModel::Hierarchy(Box::new(Hierarchy {
+        Ok(MemModel::Hierarchy(Box::new(Hierarchy {
             sys,
             cfg: mcfg,
             lat: hit_latencies(cfg),
@@ -348,7 +352,7 @@ impl MemModel {
             },
             local_bytes_per_thread: sassim_functional::LOCAL_BYTES as u64,
             threads_per_sm: cfg.gpu.max_warps_per_sm as u64 * cfg.gpu.warp_size as u64,
-        }))
+        })))
     }
 
     pub fn is_hierarchy(&self) -> bool {

@@ -227,6 +227,7 @@ pub fn classify(
             fixed: l.info.kind == LatencyKind::Fixed,
             latency: l.info.latency,
             latch_cycles: Some(l.info.issue_cycles),
+            initiation: Some(l.info.initiation_interval),
         },
         l.known,
     )

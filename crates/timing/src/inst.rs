@@ -14,6 +14,9 @@ pub struct InstClass {
     pub latency: u32,
     /// Input-latch occupancy override; `None` = derived from the unit's lanes.
     pub latch_cycles: Option<u32>,
+    /// Cycles a variable-latency unit of the sub-core needs between two instructions
+    /// (at least the latch cycles); `None` = the latch cycles.
+    pub initiation: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +78,9 @@ pub struct StaticInst {
     pub fixed: bool,
     pub latency: u32,
     pub latch_cycles: u32,
+    /// A variable-latency unit of the sub-core accepts the next instruction this many cycles
+    /// after this one started (≥ `latch_cycles`).
+    pub initiation: u32,
     pub mem: Option<MemOp>,
     pub special: Special,
     /// Up to 4 source slots (reuse bit k = slot k).
@@ -258,6 +264,7 @@ pub fn decode_kernel(
                 fixed: class.fixed,
                 latency: class.latency.max(1),
                 latch_cycles: latch_cycles.max(1),
+                initiation: class.initiation.unwrap_or(latch_cycles).max(latch_cycles).max(1),
                 mem: mem_op(ins),
                 special: special(ins),
                 srcs,

@@ -220,6 +220,8 @@ pub(crate) struct SubCore {
     pub(crate) ports: PortSchedule,
     pub(crate) rfc: Rfc,
     pub(crate) unit_free: Vec<u64>,
+    /// Variable-latency units of the sub-core: free to start an instruction from this cycle.
+    pub(crate) var_unit_free: Vec<u64>,
     pub(crate) mem_q: VecDeque<MemEntry>,
     pub(crate) mem_occupancy: u32,
     pub(crate) addr_free: u64,
@@ -325,6 +327,7 @@ impl<W> Sm<W> {
                 ports: PortSchedule::new(cfg.rf_banks, cfg.rf_read_ports_per_bank),
                 rfc: Rfc::new(cfg.rf_banks, cfg.rfc_slots),
                 unit_free: vec![0; cfg.units.len()],
+                var_unit_free: vec![0; cfg.units.len()],
                 mem_q: VecDeque::new(),
                 mem_occupancy: 0,
                 addr_free: 0,
