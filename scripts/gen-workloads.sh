@@ -2,8 +2,8 @@
 # Regenerates the committed SASS listings of the built-in workload suite (workloads/<name>/).
 #
 # Needs only Python 3 and a C++ host compiler (gcc <= 14) for nvcc's front end. Installs NVIDIA's
-# CUDA 13.5.37 toolchain from PyPI into .venv-cuda/ (gitignored) on first use. Nothing in the
-# simulator's build, tests or runs needs this toolchain: the outputs are committed.
+# CUDA 13.5.37 toolchain from PyPI into .venv-cuda/ (gitignored) on first use (scripts/cuda-env.sh).
+# Nothing in the simulator's build, tests or runs needs this toolchain: the outputs are committed.
 #
 # For each workloads/<name>/<name>.cu and each arch in $ARCHS (default: 75 86 90) it writes
 #   workloads/<name>/<name>_smXX.cuobjdump-sass.txt   (cuobjdump -sass: both 64-bit words per instruction)
@@ -16,23 +16,10 @@
 # calibration/emptykernel calibration/ffmakernel` (the H100 calibration kernels, sm_90 only);
 # TOOLCHAIN.txt is then left as it is.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/cuda-env.sh"
 cd "$ROOT"
-VERSION=13.5.37
-VENV=${VENV:-$ROOT/.venv-cuda}
 ARCHS=${ARCHS:-"75 86 90"}
 
-if [[ ! -x "$VENV/bin/python" ]]; then
-  python3 -m venv "$VENV"
-fi
-if ! "$VENV/bin/pip" show nvidia-cuda-nvcc 2>/dev/null | grep -q "^Version: $VERSION\$"; then
-  "$VENV/bin/pip" install --quiet "nvidia-cuda-nvcc==$VERSION" "nvidia-cuda-nvdisasm==$VERSION" \
-    "nvidia-cuda-cuobjdump==$VERSION"
-fi
-CU=$("$VENV/bin/python" -c 'import glob,sys; print(glob.glob(sys.prefix + "/lib/python3*/site-packages/nvidia/cu13")[0])')
-export PATH="$CU/bin:$PATH"
-
-ptxas --version | grep -q "V$VERSION" || { echo "ptxas is not V$VERSION" >&2; exit 1; }
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

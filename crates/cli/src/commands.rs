@@ -1,10 +1,13 @@
 //! The subcommands.
 
+use crate::limits::Limits;
+use crate::outputs::{self, Plan};
 use crate::GpuArgs;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
 use sassim_config::GpuConfig;
 use sassim_functional::ControlFlowKind;
+use sassim_gpu::footprint::Footprint;
 use sassim_gpu::workload::{listing_arch_for, load_builtin, run_workload_timed};
 use sassim_gpu::{Gpu, RunOptions};
 use std::path::{Path, PathBuf};
@@ -46,21 +49,17 @@ pub struct RunArgs {
     /// launch cost and CTA dispatch that the `cycles` column includes).
     #[arg(long)]
     pub bare: bool,
-    /// Stop a kernel after this many cycles (0 = no limit).
-    #[arg(long, default_value_t = 0)]
-    pub max_cycles: u64,
+    #[command(flatten)]
+    pub limits: Limits,
     /// Worker threads: the workloads are independent simulations run in parallel (default:
     /// all cores). Results are the same for any number.
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Report a deadlock after this many cycles without progress (no memory change, exit
-    /// or barrier release).
-    #[arg(long, default_value_t = 1_000_000)]
-    pub deadlock_cycles: u64,
     /// Overwrite existing output files.
     #[arg(long)]
     pub force: bool,
-    /// Run an Accel-Sim trace (its kernelslist.g) instead of workloads (trace-driven mode).
+    /// Run an Accel-Sim trace (its kernelslist.g, or the directory holding it) instead of
+    /// workloads (trace-driven mode).
     #[arg(long, value_name = "KERNELSLIST")]
     pub trace: Option<PathBuf>,
     /// SASS listings (cuobjdump -sass or nvdisasm) of the traced binary: control bits are
@@ -121,31 +120,91 @@ fn relaunch(
     sassim_workload::Workload::from_spec(spec, &origin, Some(&w.name), dir).map_err(|e| anyhow!("{e}"))
 }
 
-fn check_output(p: &Path, force: bool) -> Result<()> {
-    if p.exists() && !force {
-        bail!("{} exists; pass --force to overwrite it", p.display());
+/// Exit status of a run stopped by --max-cycles or --max-wall (partial statistics).
+pub const EXIT_STOPPED: u8 = 3;
+
+/// Print each distinct warning once (with the number of kernels that gave it).
+fn print_warnings(ws: &[(String, String)]) -> Vec<String> {
+    let mut seen: Vec<(String, Vec<String>)> = Vec::new();
+    for (who, w) in ws {
+        match seen.iter_mut().find(|(x, _)| x == w) {
+            Some((_, v)) => v.push(who.clone()),
+            None => seen.push((w.clone(), vec![who.clone()])),
+        }
     }
-    Ok(())
+    let mut out = Vec::new();
+    for (w, who) in seen {
+        let line = if who.len() == 1 {
+            format!("{}: {w}", who[0])
+        } else {
+            format!("{w} ({} kernels: {}, ...)", who.len(), who[0])
+        };
+        eprintln!("warning: {line}");
+        out.push(line);
+    }
+    out
 }
 
 pub fn run(a: RunArgs) -> Result<ExitCode> {
     let cfg = load_gpu(&a.gpu)?;
     let cf = parse_cf(&a.cf)?;
-    if let Some(j) = &a.json {
-        check_output(j, a.force)?;
+    if a.functional && (a.json.is_some() || a.plot.is_some() || a.accelsim || a.summary) {
+        bail!("--json, --plot, --accelsim and --summary report timing statistics, which --functional does not produce");
     }
-    if let Some(t) = &a.trace {
-        if !a.workloads.is_empty() {
-            bail!("give either workloads or --trace, not both");
+    if a.trace.is_some() && !a.workloads.is_empty() {
+        bail!("give either workloads or --trace, not both");
+    }
+    let trace = a.trace.as_ref().map(|t| {
+        if t.is_dir() {
+            t.join("kernelslist.g")
+        } else {
+            t.clone()
         }
+    });
+    // Every file read, so that no output overwrites one of them.
+    let mut inputs: Vec<PathBuf> = a.listing.clone();
+    inputs.extend(a.workloads.iter().map(PathBuf::from).filter(|p| p.is_file()));
+    if Path::new(&a.gpu.gpu).is_file() {
+        inputs.push(PathBuf::from(&a.gpu.gpu));
+    }
+    if let Some(t) = &trace {
+        inputs.push(t.clone());
+        if let Ok(cmds) = sassim_trace::read_kernelslist(t) {
+            for c in cmds {
+                if let sassim_trace::TraceCommand::Kernel { path, .. } = c {
+                    inputs.push(path);
+                }
+            }
+        }
+    }
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    // Outputs are checked before anything is simulated.
+    let mut plan = Plan::default();
+    if let Some(j) = &a.json {
+        plan.add(j, &inputs, a.force)?;
+    }
+    if let Some(dir) = &a.plot {
+        if dir.exists() && !dir.is_dir() {
+            bail!("--plot {}: not a directory", dir.display());
+        }
+        for n in ["stalls.svg", "ipc.svg"] {
+            plan.add(&dir.join(n), &inputs, a.force)?;
+        }
+    }
+    a.limits.check(&Footprint::of_config(&cfg))?;
+    if let Some(t) = &trace {
         return run_trace(&a, t, cfg);
     }
     let arch = listing_arch_for(&cfg.gpu.arch);
+    let mut notes: Vec<(String, String)> = Vec::new();
     if arch != cfg.gpu.arch {
-        eprintln!(
-            "note: {} is {}; the built-in workloads ship SASS for sm_75, sm_86 and sm_90, using {arch}",
-            cfg.gpu.name, cfg.gpu.arch
-        );
+        notes.push((
+            cfg.gpu.name.clone(),
+            format!(
+                "{} is {}; the built-in workloads ship SASS for sm_75, sm_86 and sm_90, using {arch}",
+                cfg.gpu.name, cfg.gpu.arch
+            ),
+        ));
     }
     // Every workload loaded up front: (spec, listing, static shared memory bytes).
     let (grid, block) = (a.grid.as_deref(), a.block.as_deref());
@@ -155,7 +214,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let builtin_dir = |name: &str| suite_dir.as_ref().map(|d| d.join(name));
     let mut selected = Vec::new();
     if a.workloads.is_empty() {
-        for b in &all {
+        for b in &sassim_workload::default_suite() {
             let (w, l, s) = load_builtin(b, arch).map_err(|e| anyhow!(e))?;
             selected.push((relaunch(w, grid, block, builtin_dir(b.name).as_deref())?, l, s));
         }
@@ -166,8 +225,9 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             selected.push((relaunch(w, grid, block, builtin_dir(b.name).as_deref())?, l, s));
         } else if n.ends_with(".toml") || Path::new(n).is_file() {
             let p = Path::new(n);
-            let (w, l, s) = load_spec_file(p, arch, &a.listing)?;
-            selected.push((relaunch(w, grid, block, p.parent())?, l, s));
+            let (w, l, smem, ws) = load_spec_file(p, arch, &a.listing, &cfg, &a.limits)?;
+            notes.extend(ws.into_iter().map(|x| (w.name.clone(), x)));
+            selected.push((relaunch(w, grid, block, p.parent())?, l, smem));
         } else {
             bail!(
                 "unknown workload '{n}': not a launch-spec file, and the built-in workloads are {}",
@@ -177,6 +237,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     }
     let t0 = std::time::Instant::now();
     if a.functional {
+        print_warnings(&notes);
         for (w, listing, _) in &selected {
             let (w, listing) = (w.clone(), listing.clone());
             let fopts = sassim_functional::RunOptions {
@@ -189,7 +250,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             let r = sassim_functional::runner::run_workload_with(&w, &listing, arch, cf, &fopts)
                 .map_err(|e| anyhow!("{}: {e}", w.name))?;
             println!(
-                "{:<12} functional ({arch}, {cf:?}): {} warp instructions, {} thread instructions, outputs verified",
+                "{:<12} functional ({arch}, {cf}): {} warp instructions, {} thread instructions, outputs verified",
                 w.name, r.stats.warp_instructions, r.stats.thread_instructions
             );
         }
@@ -197,6 +258,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     }
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let bars = indicatif::MultiProgress::new();
+    let deadline = a.limits.deadline();
     // Each workload is its own application on its own GPU; they run on a pool of `--jobs`
     // threads and are reported in order, so the results do not depend on the thread count.
     let jobs = a
@@ -214,8 +276,9 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
                 let smem = *smem;
                 let bar = bars.add(progress_bar(&w.name, tty));
                 let opts = RunOptions {
-                    max_cycles: a.max_cycles,
-                    deadlock_cycles: a.deadlock_cycles,
+                    max_cycles: a.limits.max_cycles,
+                    deadline,
+                    deadlock_cycles: a.limits.deadlock_cycles,
                     progress: Some(progress_fn(bar.clone())),
                     ..RunOptions::default()
                 };
@@ -228,6 +291,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             .collect()
     });
     let mut failed = false;
+    let mut stopped = false;
     let mut kernels = Vec::new();
     let mut kernel_end = Vec::new();
     for r in results {
@@ -238,27 +302,38 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
                 r.name, r.run.cycles, r.run.stats.warp_insts
             );
         }
-        for warn in &r.run.warnings {
-            eprintln!("warning: {}: {warn}", r.name);
-        }
-        if let Err(e) = &r.check {
+        notes.extend(r.run.warnings.iter().map(|w| (r.name.clone(), w.clone())));
+        if let Some(why) = &r.run.stopped {
+            stopped = true;
+            notes.push((
+                r.name.clone(),
+                format!("{why}; partial statistics, outputs not checked"),
+            ));
+        } else if let Err(e) = &r.check {
             failed = true;
             eprintln!("error: {}: output mismatch: {e}", r.name);
         }
         let uid = kernels.len() as u32 + 1;
         let spec = &selected[kernels.len()].0;
-        kernels.push(sassim_gpu::report::kernel_report(
+        let mut rep = sassim_gpu::report::kernel_report(
             &r.run,
             uid,
             spec.grid,
             spec.block,
             sassim_report::MODE_EXECUTION,
-        ));
+        );
+        if let Some(why) = &r.run.stopped {
+            rep.warnings.push(why.clone());
+        }
+        kernels.push(rep);
         kernel_end.push(end);
     }
-    finish_report(&a, &cfg, kernels, t0, kernel_end, jobs)?;
+    let warnings = print_warnings(&notes);
+    finish_report(&a, &cfg, kernels, t0, kernel_end, jobs, warnings)?;
     Ok(if failed {
         ExitCode::from(1)
+    } else if stopped {
+        ExitCode::from(EXIT_STOPPED)
     } else {
         ExitCode::SUCCESS
     })
@@ -266,13 +341,32 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
 
 /// A user's launch spec: its listing is `--listing` (the first given) or the
 /// `<name>_smXX.cuobjdump-sass.txt` / `.nvdisasm-hex.txt` beside the spec for `arch`; the
-/// static shared memory comes from `<name>.ptxas-v.txt` when present.
+/// static shared memory comes from `<name>.ptxas-v.txt` when present. The spec's buffers
+/// are checked against the memory limit (with the configuration's estimate) before they
+/// are built. Returns warnings (listing architecture, missing ptxas report).
 fn load_spec_file(
     path: &Path,
     arch: &str,
     listings: &[PathBuf],
-) -> Result<(sassim_workload::Workload, sassim_isa::Listing, u32)> {
-    let w = sassim_workload::Workload::load(path).map_err(|e| anyhow!("{e}"))?;
+    cfg: &GpuConfig,
+    limits: &Limits,
+) -> Result<(sassim_workload::Workload, sassim_isa::Listing, u32, Vec<String>)> {
+    let origin = path.display().to_string();
+    let mut limit_err = None;
+    let w = sassim_workload::Workload::load_checked(path, |spec| {
+        spec.check_sizes()?;
+        let mut fp = Footprint::of_config(cfg);
+        fp.extend(Footprint::of_spec(spec));
+        limits.check(&fp).map_err(|e| {
+            let m = e.to_string();
+            limit_err = Some(m.clone());
+            m
+        })
+    });
+    let w = match (w, limit_err) {
+        (Err(_), Some(m)) => bail!("{origin}: {m}"),
+        (w, _) => w.map_err(|e| anyhow!("{e}"))?,
+    };
     let dir = path.parent().unwrap_or(Path::new("."));
     let stem = path
         .file_stem()
@@ -295,11 +389,37 @@ fn load_spec_file(
         })?,
     };
     let listing = sassim_sass::parse_listing_file(&lpath).map_err(|e| anyhow!("{e}"))?;
-    let smem = std::fs::read_to_string(dir.join(format!("{stem}.ptxas-v.txt")))
-        .ok()
-        .and_then(|t| sassim_gpu::workload::ptxas_usage(&t, w.kernel(), arch))
-        .map_or(0, |u| u.1);
-    Ok((w, listing, smem))
+    let mut warnings = Vec::new();
+    if let Some(la) = &listing.arch {
+        if la != arch {
+            warnings.push(format!(
+                "{} is a listing for {la}; it runs as {arch} code (parameter offsets and opcode latencies of {arch})",
+                lpath.display()
+            ));
+        }
+    }
+    let ptxas = dir.join(format!("{stem}.ptxas-v.txt"));
+    let smem = match std::fs::read_to_string(&ptxas) {
+        Ok(t) => sassim_gpu::workload::ptxas_usage(&t, w.kernel(), arch).map_or(0, |u| u.1),
+        Err(_) => {
+            let uses_shared = listing.kernel(w.kernel()).is_some_and(|k| {
+                k.instructions.iter().any(|i| {
+                    matches!(
+                        i.opcode.base.as_str(),
+                        "LDS" | "STS" | "ATOMS" | "LDSM" | "LDGSTS"
+                    )
+                })
+            });
+            if uses_shared {
+                warnings.push(format!(
+                    "{} not found: the kernel uses shared memory but its static size is unknown; 0 bytes assumed (plus the spec's shared_mem_bytes), so a timing run may report an illegal shared address. Put the `ptxas -v` output there (docs/workloads.md)",
+                    ptxas.display()
+                ));
+            }
+            0
+        }
+    };
+    Ok((w, listing, smem, warnings))
 }
 
 fn finish_report(
@@ -309,9 +429,11 @@ fn finish_report(
     t0: std::time::Instant,
     kernel_end: Vec<f64>,
     threads: usize,
+    warnings: Vec<String>,
 ) -> Result<()> {
     let config: serde_json::Value = serde_json::from_str(&cfg.to_json()).unwrap_or(serde_json::Value::Null);
-    let report = sassim_gpu::report::run_report(&cfg.gpu.name, config, kernels);
+    let mut report = sassim_gpu::report::run_report(&cfg.gpu.name, config, kernels);
+    report.warnings.extend(warnings);
     let mut host = sassim_report::HostStats::new(&report, t0.elapsed().as_secs_f64());
     host.kernel_end_seconds = kernel_end;
     host.threads = threads as u32;
@@ -323,20 +445,19 @@ fn finish_report(
     }
     print!("{}", sassim_report::table_with(&report, &host, a.bare));
     if let Some(j) = &a.json {
-        std::fs::write(j, sassim_report::to_json(&report))
-            .with_context(|| format!("writing {}", j.display()))?;
+        outputs::write_atomic(j, sassim_report::to_json(&report).as_bytes())?;
     }
     if let Some(dir) = &a.plot {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         for (name, f) in [("stalls.svg", 0), ("ipc.svg", 1)] {
-            let p = dir.join(name);
-            check_output(&p, a.force)?;
-            let r = if f == 0 {
-                sassim_report::plot_stalls(&report, &p)
-            } else {
-                sassim_report::plot_ipc(&report, &p)
-            };
-            r.map_err(|e| anyhow!("{e}"))?;
+            outputs::write_with(&dir.join(name), |tmp| {
+                if f == 0 {
+                    sassim_report::plot_stalls(&report, tmp)
+                } else {
+                    sassim_report::plot_ipc(&report, tmp)
+                }
+                .map_err(|e| anyhow!("{e}"))
+            })?;
         }
     }
     Ok(())
@@ -353,8 +474,9 @@ fn run_trace(a: &RunArgs, kernelslist: &Path, cfg: GpuConfig) -> Result<ExitCode
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let bar = progress_bar("trace", tty);
     let opts = RunOptions {
-        max_cycles: a.max_cycles,
-        deadlock_cycles: a.deadlock_cycles,
+        max_cycles: a.limits.max_cycles,
+        deadline: a.limits.deadline(),
+        deadlock_cycles: a.limits.deadlock_cycles,
         progress: Some(progress_fn(bar.clone())),
         ..RunOptions::default()
     };
@@ -366,21 +488,38 @@ fn run_trace(a: &RunArgs, kernelslist: &Path, cfg: GpuConfig) -> Result<ExitCode
     }
     let mut kernels = Vec::new();
     let mut ends = Vec::new();
+    let mut notes = Vec::new();
+    let mut stopped = false;
     for (k, r) in runs.iter().enumerate() {
-        for w in &r.warnings {
-            eprintln!("warning: {}: {w}", r.run.name);
-        }
-        eprintln!("{}: {}", r.run.name, r.mode);
+        notes.extend(r.warnings.iter().map(|w| (r.run.name.clone(), w.clone())));
         let (grid, block) = sassim_trace::KernelTraceReader::open(&r.path)
             .map(|t| (t.header().grid, t.header().block))
             .unwrap_or(([0; 3], [0; 3]));
         let mut rep = sassim_gpu::report::kernel_report(&r.run, k as u32 + 1, grid, block, &r.mode);
         rep.warnings = r.warnings.clone();
+        if let Some(why) = &r.run.stopped {
+            stopped = true;
+            rep.warnings.push(why.clone());
+            notes.push((r.run.name.clone(), format!("{why}; partial statistics")));
+        }
         kernels.push(rep);
         ends.push(t0.elapsed().as_secs_f64());
     }
-    finish_report(a, &cfg, kernels, t0, ends, 1)?;
-    Ok(ExitCode::SUCCESS)
+    let mut modes: Vec<(String, String)> = runs
+        .iter()
+        .map(|r| (r.run.name.clone(), r.mode.clone()))
+        .collect();
+    modes.dedup_by(|x, y| x.1 == y.1);
+    for (n, m) in &modes {
+        eprintln!("{n}: {m}");
+    }
+    let warnings = print_warnings(&notes);
+    finish_report(a, &cfg, kernels, t0, ends, 1, warnings)?;
+    Ok(if stopped {
+        ExitCode::from(EXIT_STOPPED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn progress_bar(name: &str, tty: bool) -> indicatif::ProgressBar {
@@ -419,6 +558,18 @@ pub struct MicrobenchArgs {
     /// Control-flow manager: hanoi or simt.
     #[arg(long, default_value = "hanoi")]
     pub cf: String,
+    #[command(flatten)]
+    pub limits: Limits,
+}
+
+/// `R5 = 0x40000000 (2.0)`: the bits and their f32 reading.
+fn reg_text(v: u32) -> String {
+    let f = f32::from_bits(v);
+    if f.is_finite() && (f == 0.0 || (1e-6..1e9).contains(&f.abs())) {
+        format!("{v:#010x} ({f:?})")
+    } else {
+        format!("{v:#010x} ({v})")
+    }
 }
 
 pub fn microbench(a: MicrobenchArgs) -> Result<ExitCode> {
@@ -428,8 +579,17 @@ pub fn microbench(a: MicrobenchArgs) -> Result<ExitCode> {
         ga.gpu = g.clone();
     }
     let cfg = load_gpu(&ga)?;
-    let r =
-        sassim_gpu::microbench::run_microbench(&mb, &cfg, parse_cf(&a.cf)?).map_err(|e| anyhow!("{e}"))?;
+    let mut fp = Footprint::of_config(&cfg);
+    fp.extend(Footprint::of_microbench(&mb, &a.file.display().to_string()));
+    a.limits.check(&fp)?;
+    let r = sassim_gpu::microbench::run_microbench_with(
+        &mb,
+        &cfg,
+        parse_cf(&a.cf)?,
+        a.limits.max_cycles,
+        a.limits.deadline(),
+    )
+    .map_err(|e| anyhow!("{e}"))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
@@ -437,20 +597,55 @@ pub fn microbench(a: MicrobenchArgs) -> Result<ExitCode> {
         for w in &r.warps {
             println!("warp {} (sub-core {}):", w.warp, w.subcore);
             for i in &w.issues {
-                println!("  {:>6}  /*{:04x}*/ {}", i.cycle, i.pc, i.op);
+                let rfc = w.rfc.iter().find(|x| x.pc == i.pc).map(|x| {
+                    let hits: Vec<String> = x
+                        .reads
+                        .iter()
+                        .filter(|r| r.hit)
+                        .map(|r| format!("R{}", r.reg))
+                        .collect();
+                    if hits.is_empty() {
+                        String::new()
+                    } else {
+                        format!("   RFC hit {}", hits.join(", "))
+                    }
+                });
+                println!(
+                    "  {:>6}  /*{:04x}*/ {}{}",
+                    i.cycle,
+                    i.pc,
+                    i.op,
+                    rfc.unwrap_or_default()
+                );
             }
             if !w.clocks.is_empty() {
                 let d: Vec<String> = w.clocks.windows(2).map(|p| (p[1] - p[0]).to_string()).collect();
                 println!("  clocks {:?} (differences {})", w.clocks, d.join(", "));
             }
-            for (r, v) in &w.regs {
-                println!("  {r} = {:?}", &v[..4.min(v.len())]);
+            // Registers in numeric order, lanes 0-3, as bits and as f32.
+            let mut regs: Vec<(u32, &Vec<u32>)> = w
+                .regs
+                .iter()
+                .map(|(k, v)| (k.trim_start_matches('R').parse().unwrap_or(u32::MAX), v))
+                .collect();
+            regs.sort_by_key(|r| r.0);
+            for (n, v) in regs {
+                let lanes: Vec<String> = v.iter().take(4).map(|&x| reg_text(x)).collect();
+                println!(
+                    "  R{n} = {}{}",
+                    lanes.join(", "),
+                    if v.len() > 4 { ", ..." } else { "" }
+                );
             }
         }
     }
     if let Some(e) = &r.error {
         eprintln!("error: {e}");
         return Ok(ExitCode::from(1));
+    }
+    if let Some(why) = &r.stopped {
+        eprintln!("warning: {why}; partial results");
+        return Ok(ExitCode::from(EXIT_STOPPED));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -468,6 +663,11 @@ pub fn disasm(file: &Path, json: bool) -> Result<ExitCode> {
             }
         }
     };
+    if listing.kernels.iter().all(|k| k.instructions.is_empty()) {
+        bail!(
+            "{name}: no instructions (expected a cuobjdump -sass or nvdisasm listing, or a microbenchmark)"
+        );
+    }
     if json {
         println!(
             "{}",
@@ -480,10 +680,20 @@ pub fn disasm(file: &Path, json: bool) -> Result<ExitCode> {
 }
 
 pub fn gpus() -> Result<ExitCode> {
-    println!("{:<12} {:<8} {:<34} description", "name", "arch", "aliases");
-    for p in sassim_config::list_presets() {
+    let presets = sassim_config::list_presets();
+    let w = |f: &dyn Fn(&sassim_config::PresetInfo) -> usize, title: &str| {
+        presets.iter().map(f).max().unwrap_or(0).max(title.len())
+    };
+    let wn = w(&|p| p.name.len(), "name");
+    let wa = w(&|p| p.arch.len(), "arch");
+    let wl = w(&|p| p.aliases.join(", ").len(), "aliases");
+    println!(
+        "{:<wn$}  {:<wa$}  {:<wl$}  description",
+        "name", "arch", "aliases"
+    );
+    for p in &presets {
         println!(
-            "{:<12} {:<8} {:<34} {}",
+            "{:<wn$}  {:<wa$}  {:<wl$}  {}",
             p.name,
             p.arch,
             p.aliases.join(", "),
@@ -500,7 +710,9 @@ pub enum TraceCmd {
     /// trace directory or its kernelslist.g (OUTPUT: a new directory that gets one .sbt
     /// per kernel and a kernelslist.g naming them, for `sassim run --trace`).
     Convert {
+        /// A kernel trace (.traceg, .traceg.xz/.gz/.zst), a trace directory or its kernelslist.g.
         input: PathBuf,
+        /// The .sbt file (kernel trace input) or a new directory (directory input).
         output: PathBuf,
         /// Overwrite existing output files.
         #[arg(long)]
@@ -511,11 +723,16 @@ pub enum TraceCmd {
     },
     /// Print a trace's header and counts: one kernel trace (any format), or every kernel of
     /// a trace directory or kernelslist.g (one line each, then totals).
-    Info { input: PathBuf },
+    Info {
+        /// A kernel trace (any format), a trace directory or its kernelslist.g.
+        input: PathBuf,
+    },
     /// Execute a built-in workload functionally and write it as an Accel-Sim trace
     /// (kernelslist.g + kernel-1.traceg, tracer version 4) into DIR.
     Record {
+        /// Built-in workload name (`sassim run` lists them).
         workload: String,
+        /// Directory that receives kernelslist.g and kernel-1.traceg (created if needed).
         dir: PathBuf,
         /// Listing architecture (sm_75, sm_86, sm_90).
         #[arg(long, default_value = "sm_86")]
@@ -523,6 +740,7 @@ pub enum TraceCmd {
         /// Control-flow manager: hanoi or simt.
         #[arg(long, default_value = "hanoi")]
         cf: String,
+        /// Overwrite existing kernelslist.g and kernel-1.traceg.
         #[arg(long)]
         force: bool,
     },
@@ -546,15 +764,28 @@ pub fn trace(t: TraceCmd) -> Result<ExitCode> {
             let b = sassim_workload::builtin_named(&workload)
                 .ok_or_else(|| anyhow!("unknown workload '{workload}'"))?;
             let (w, listing, _) = load_builtin(&b, &arch).map_err(|e| anyhow!(e))?;
-            check_output(&dir.join("kernelslist.g"), force)?;
-            check_output(&dir.join("kernel-1.traceg"), force)?;
+            let cf = parse_cf(&cf)?;
+            let (list, kernel) = (dir.join("kernelslist.g"), dir.join("kernel-1.traceg"));
+            let mut plan = Plan::default();
+            plan.add(&list, &[], force)?;
+            plan.add(&kernel, &[], force)?;
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-            let s =
-                sassim_functional::tracer::write_workload_trace(&w, &listing, &arch, parse_cf(&cf)?, &dir, 1)
-                    .map_err(|e| anyhow!("{e}"))?;
+            // Recorded into a private directory beside the outputs, moved into place only
+            // when complete: a failed recording (a deadlock) leaves nothing behind.
+            let tmp = outputs::temp_beside(&dir.join("record"));
+            std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+            let r = sassim_functional::tracer::write_workload_trace(&w, &listing, &arch, cf, &tmp, 1)
+                .map_err(|e| anyhow!("{e}"))
+                .and_then(|s| {
+                    std::fs::rename(tmp.join("kernel-1.traceg"), &kernel)?;
+                    std::fs::rename(tmp.join("kernelslist.g"), &list)?;
+                    Ok(s)
+                });
+            let _ = std::fs::remove_dir_all(&tmp);
+            let s = r?;
             println!(
                 "wrote {} ({} warp instructions, {} thread blocks)",
-                s.trace.display(),
+                kernel.display(),
                 s.counts.instructions,
                 s.counts.blocks
             );
@@ -656,9 +887,15 @@ fn trace_info(input: &Path) -> Result<()> {
 fn convert_traces(input: &Path, output: &Path, force: bool, jobs: Option<usize>) -> Result<()> {
     let list = kernelslist_of(input);
     let Some(list) = list else {
-        check_output(output, force)?;
-        let s = sassim_trace::convert(input, output).map_err(|e| anyhow!("{e}"))?;
-        println!("{}", convert_line(&input.display().to_string(), output, &s));
+        Plan::default().add(output, &[input], force)?;
+        let mut stats = None;
+        outputs::write_with(output, |tmp| {
+            stats = Some(sassim_trace::convert(input, tmp).map_err(|e| anyhow!("{e}"))?);
+            Ok(())
+        })?;
+        if let Some(s) = stats {
+            println!("{}", convert_line(&input.display().to_string(), output, &s));
+        }
         return Ok(());
     };
     let cmds = sassim_trace::read_kernelslist(&list).map_err(|e| anyhow!("{e}"))?;
@@ -699,9 +936,15 @@ fn convert_traces(input: &Path, output: &Path, force: bool, jobs: Option<usize>)
         );
     }
     let list_out = output.join("kernelslist.g");
-    check_output(&list_out, force)?;
+    let ins: Vec<&Path> = kernels
+        .iter()
+        .map(|k| k.1.as_path())
+        .chain([list.as_path()])
+        .collect();
+    let mut plan = Plan::default();
+    plan.add(&list_out, &ins, force)?;
     for (_, _, to) in &kernels {
-        check_output(to, force)?;
+        plan.add(to, &ins, force)?;
     }
     std::fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -714,7 +957,14 @@ fn convert_traces(input: &Path, output: &Path, force: bool, jobs: Option<usize>)
         use rayon::prelude::*;
         kernels
             .par_iter()
-            .map(|(_, from, to)| sassim_trace::convert(from, to).map_err(|e| anyhow!("{e}")))
+            .map(|(_, from, to)| {
+                let mut st = None;
+                outputs::write_with(to, |tmp| {
+                    st = Some(sassim_trace::convert(from, tmp).map_err(|e| anyhow!("{e}"))?);
+                    Ok(())
+                })?;
+                st.ok_or_else(|| anyhow!("{}: not converted", from.display()))
+            })
             .collect()
     });
     let (mut tin, mut tout) = (0u64, 0u64);
@@ -724,7 +974,7 @@ fn convert_traces(input: &Path, output: &Path, force: bool, jobs: Option<usize>)
         tout += s.out_bytes;
         println!("{}", convert_line(file, to, &s));
     }
-    std::fs::write(&list_out, text).with_context(|| format!("writing {}", list_out.display()))?;
+    outputs::write_atomic(&list_out, text.as_bytes())?;
     println!(
         "{} kernels: {tin} -> {tout} bytes ({:.0}x); wrote {}",
         kernels.len(),
@@ -739,7 +989,9 @@ pub enum CflowCmd {
     /// Compare two control-flow managers (hanoi, simt) on built-in workloads: Levenshtein
     /// distance of the per-warp (PC, mask) traces divided by trace length.
     Compare {
+        /// First control-flow manager: hanoi or simt.
         a: String,
+        /// Second control-flow manager: hanoi or simt.
         b: String,
         /// Workloads (default: all built-in).
         #[arg(long)]
@@ -754,6 +1006,13 @@ pub fn cflow(c: CflowCmd) -> Result<ExitCode> {
     match c {
         CflowCmd::Compare { a, b, workload, arch } => {
             let (ka, kb) = (parse_cf(&a)?, parse_cf(&b)?);
+            let names: Vec<&str> = sassim_workload::builtin().iter().map(|b| b.name).collect();
+            if let Some(bad) = workload.iter().find(|w| !names.contains(&w.as_str())) {
+                bail!(
+                    "unknown workload '{bad}'; the built-in workloads are {}",
+                    names.join(", ")
+                );
+            }
             for bw in sassim_workload::builtin() {
                 if !workload.is_empty() && !workload.iter().any(|w| w == bw.name) {
                     continue;
@@ -824,6 +1083,10 @@ pub fn correlate(a: CorrelateArgs) -> Result<ExitCode> {
     let Some((hw_path, sims)) = a.files.split_last() else {
         bail!("give the simulated statistics (JSON) and the hardware measurements");
     };
+    if let Some(p) = &a.plot {
+        let inputs: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
+        Plan::default().add(p, &inputs, a.force)?;
+    }
     if let Some(c) = a.clock_mhz {
         if !(c.is_finite() && c > 0.0 && c <= 100_000.0) {
             bail!("--clock-mhz {c}: expected a clock above 0 and at most 100000 MHz");
@@ -873,8 +1136,9 @@ pub fn correlate(a: CorrelateArgs) -> Result<ExitCode> {
     let c = sassim_report::correlate(&sim, &hw.kernels);
     print!("{}", sassim_report::render_correlation(&c));
     if let Some(p) = &a.plot {
-        check_output(p, a.force)?;
-        sassim_report::plot_correlation(&c.points(), p).map_err(|e| anyhow!("{e}"))?;
+        outputs::write_with(p, |tmp| {
+            sassim_report::plot_correlation(&c.points(), tmp).map_err(|e| anyhow!("{e}"))
+        })?;
     }
     Ok(ExitCode::SUCCESS)
 }

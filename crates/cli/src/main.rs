@@ -1,6 +1,10 @@
 //! `sassim`: a cycle-level simulator of modern NVIDIA GPU cores.
 
 mod commands;
+mod exec;
+mod limits;
+mod outputs;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -56,6 +60,14 @@ enum Cmd {
     Cflow(commands::CflowCmd),
     /// Compare simulated cycles (JSON from `run --json`) with hardware measurements (CSV).
     Correlate(commands::CorrelateArgs),
+    /// Run an unmodified CUDA program (built with `nvcc -cudart shared`); every kernel it
+    /// launches is simulated: `sassim exec [OPTIONS] -- PROGRAM ARGS...`.
+    Exec(exec::ExecArgs),
+    /// Run an experiment file: every configuration x input, locally in parallel or on Slurm.
+    Sweep(sweep::SweepArgs),
+    /// The results database: list, show, export, compare, collect Slurm results.
+    #[command(subcommand)]
+    Results(sweep::ResultsCmd),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +80,9 @@ fn main() -> ExitCode {
         Cmd::Trace(t) => commands::trace(t),
         Cmd::Cflow(c) => commands::cflow(c),
         Cmd::Correlate(a) => commands::correlate(a),
+        Cmd::Exec(a) => exec::exec(a),
+        Cmd::Sweep(a) => sweep::sweep(a),
+        Cmd::Results(c) => sweep::results(c),
     };
     match r {
         Ok(code) => code,

@@ -14,6 +14,7 @@
 
 pub mod error;
 pub mod informational;
+pub mod limits;
 pub mod opcodes;
 pub mod overrides;
 pub mod presets;
@@ -24,8 +25,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use error::{ConfigError, Result};
-pub use opcodes::{LatencyKind, Lookup, MemOp, OpcodeInfo, OpcodeTable, UnitKind};
 pub use informational::{informational, INFORMATIONAL};
+pub use opcodes::{LatencyKind, Lookup, MemOp, OpcodeInfo, OpcodeTable, UnitKind};
 pub use overrides::apply_override;
 pub use presets::{list_presets, PresetInfo, DEFAULT_PRESET};
 pub use schema::*;
@@ -80,10 +81,13 @@ impl GpuConfig {
     }
 
     /// The merged TOML value (after `inherits` and overrides) deserialized and validated.
+    /// Numbers are checked against [`limits::LIMITS`] before deserialization, so an error
+    /// names the key and its allowed range (not a line of the regenerated text).
     pub fn from_value(mut value: toml::Value, overrides: &[String], origin: &str) -> Result<Self> {
         for o in overrides {
             overrides::apply_override(&mut value, o)?;
         }
+        limits::check_value(&value)?;
         // Round-trip through text so that toml's deserializer reports key paths.
         let text = toml::to_string(&value).map_err(|e| ConfigError::Parse {
             origin: origin.to_string(),
@@ -91,7 +95,7 @@ impl GpuConfig {
         })?;
         let cfg: GpuConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
             origin: origin.to_string(),
-            message: e.to_string(),
+            message: presets::describe_de_error(&e, &text),
         })?;
         cfg.validate()?;
         Ok(cfg)

@@ -94,6 +94,9 @@ pub struct OpcodeSpec {
     pub latency: Option<u32>,
     /// Cycles the unit's input latch (and issue port) stays busy.
     pub issue_cycles: Option<u32>,
+    /// Cycles after issue at which the instruction reads (part of) its sources, later than
+    /// other fixed-latency consumers (0): a producer's result may arrive this much later.
+    pub read_delay: Option<u32>,
     pub mem: Option<MemOp>,
     pub source: Option<String>,
     /// Per-modifier patches, e.g. `[ops.IMAD.modifiers.WIDE]`.
@@ -123,6 +126,8 @@ pub struct OpcodeInfo {
     pub issue_cycles: u32,
     /// Minimum cycles between two instructions entering the unit.
     pub initiation_interval: u32,
+    /// See [`OpcodeSpec::read_delay`].
+    pub read_delay: u32,
     pub mem: Option<MemOp>,
 }
 
@@ -343,6 +348,7 @@ impl OpcodeTable {
         let mut kind = spec.kind.unwrap_or(LatencyKind::Fixed);
         let mut latency = spec.latency;
         let mut issue = spec.issue_cycles;
+        let mut read_delay = spec.read_delay;
         let mut mem = spec.mem;
         let mut source: &str = spec.source.as_deref().unwrap_or("");
         for m in modifiers {
@@ -370,6 +376,9 @@ impl OpcodeTable {
                 if p.issue_cycles.is_some() {
                     issue = p.issue_cycles;
                 }
+                if p.read_delay.is_some() {
+                    read_delay = p.read_delay;
+                }
                 if p.mem.is_some() {
                     mem = p.mem;
                 }
@@ -394,6 +403,7 @@ impl OpcodeTable {
                 latency: latency.unwrap_or(d.latency),
                 issue_cycles,
                 initiation_interval: ii.max(issue_cycles),
+                read_delay: read_delay.unwrap_or(0),
                 mem,
             },
             known,

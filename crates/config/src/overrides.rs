@@ -59,12 +59,6 @@ pub fn parse_override(text: &str) -> Result<(Vec<String>, String)> {
             reason: "empty key segment".into(),
         });
     }
-    if path.len() < 2 {
-        return Err(ConfigError::MalformedOverride {
-            text: text.to_string(),
-            reason: format!("`{key}` names a whole section; give `section.key`"),
-        });
-    }
     Ok((path, value.to_string()))
 }
 
@@ -84,6 +78,20 @@ pub fn apply_override(root: &mut Value, text: &str) -> Result<()> {
         return Err(ConfigError::Informational {
             key: joined,
             why: why.to_string(),
+        });
+    }
+    if path.len() < 2 {
+        let key = &path[0];
+        return Err(match root.get(key) {
+            Some(Value::Table(_)) => ConfigError::MalformedOverride {
+                text: text.to_string(),
+                reason: format!("`{key}` names a whole section; give `{key}.<key>`"),
+            },
+            _ => ConfigError::UnknownKey {
+                key: key.clone(),
+                section: "<root>".into(),
+                valid: valid_keys(root),
+            },
         });
     }
     let mut cur = root;
@@ -115,11 +123,12 @@ pub fn apply_override(root: &mut Value, text: &str) -> Result<()> {
         }
         (old, n) if std::mem::discriminant(old) == std::mem::discriminant(&n) => {
             if let (Value::Array(oa), Value::Array(na)) = (old, &n) {
-                if let (Some(o0), Some(bad)) = (
-                    oa.first(),
+                let bad = oa.first().and_then(|o0| {
                     na.iter()
-                        .find(|e| std::mem::discriminant(*e) != std::mem::discriminant(oa.first().unwrap())),
-                ) {
+                        .find(|e| std::mem::discriminant(*e) != std::mem::discriminant(o0))
+                        .map(|b| (o0, b))
+                });
+                if let Some((o0, bad)) = bad {
                     return Err(ConfigError::WrongType {
                         key,
                         expected: format!("array of {}", type_name(o0)),

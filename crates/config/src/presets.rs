@@ -183,3 +183,26 @@ fn preset_infos() -> &'static [PresetInfo] {
 pub fn list_presets() -> Vec<PresetInfo> {
     preset_infos().to_vec()
 }
+
+/// A deserialization error of the regenerated text `text`: its message with the key it is
+/// about (`[section] key`), without the line/column of `text`, which is not the user's file
+/// (overrides and `inherits` were merged into it).
+pub(crate) fn describe_de_error(e: &toml::de::Error, text: &str) -> String {
+    let msg = e.message().trim_end().to_string();
+    let Some(span) = e.span() else { return msg };
+    let start = span.start.min(text.len());
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let key = line.split('=').next().unwrap_or("").trim();
+    let section = text[..line_start].lines().rev().find_map(|l| {
+        let l = l.trim();
+        (l.starts_with('[') && l.ends_with(']')).then(|| l.trim_matches(['[', ']']).to_string())
+    });
+    let at = match (section, key.is_empty() || key.starts_with('[')) {
+        (Some(s), false) => format!("`{s}.{key}`"),
+        (Some(s), true) => format!("`[{s}]`"),
+        (None, false) => format!("`{key}`"),
+        (None, true) => return msg,
+    };
+    format!("{at}: {msg}")
+}

@@ -20,6 +20,8 @@ pub struct GpuSection {
     pub opcode_table: String,
     /// Product variant notes (e.g. "SXM5" vs "PCIe").
     pub variant: String,
+    /// Device memory in MiB (`cudaDeviceProp.totalGlobalMem`; the limit of `cudaMalloc`).
+    pub memory_mb: u64,
     /// SM (core) clock in MHz.
     pub core_clock_mhz: f64,
     /// Interconnect clock in MHz.
@@ -246,6 +248,8 @@ pub struct RegFileConfig {
     pub uniform_regs_per_warp: u32,
     /// Predicate registers per warp.
     pub predicate_regs_per_warp: u32,
+    /// Uniform predicate registers per warp (the scoreboard area model of Table 7).
+    pub uniform_predicate_regs_per_warp: u32,
     /// Cycles ahead the port reservation table looks.
     pub port_schedule_horizon: u32,
 }

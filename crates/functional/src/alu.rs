@@ -291,3 +291,79 @@ pub fn sext(v: u64, bits: u32) -> u64 {
     let sh = 64 - bits;
     (((v << sh) as i64) >> sh) as u64
 }
+
+/// Single → bfloat16, round to nearest even (NaN stays a quiet NaN).
+pub fn f32_to_bf16(x: f32) -> u16 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        return ((b >> 16) | 0x40) as u16;
+    }
+    let round = 0x7fff + ((b >> 16) & 1);
+    (b.wrapping_add(round) >> 16) as u16
+}
+
+/// `FCHK.DIVIDE`: true when the fast division sequence ptxas emits for `a / b` (MUFU.RCP and
+/// FFMA refinement) might not give the correctly rounded quotient, so the program takes the
+/// exact slow path. NVIDIA does not document the exact condition; sassim's is conservative
+/// (docs/model.md): any NaN, infinity, zero or subnormal divisor, a zero or subnormal
+/// dividend (the refinement FFMAs lose the sign of a zero quotient), or exponents whose
+/// difference or whose dividend is near the ends of the normal range. A conservative answer
+/// only sends more divisions down the exact path (same result, slower).
+pub fn fchk_divide(a: f32, b: f32) -> bool {
+    let exp = |x: f32| ((x.to_bits() >> 23) & 0xff) as i32;
+    let (ea, eb) = (exp(a), exp(b));
+    if !a.is_finite() || !b.is_finite() || b == 0.0 || eb == 0 {
+        return true;
+    }
+    if ea == 0 {
+        return true; // zero or subnormal dividend
+    }
+    let d = ea - eb;
+    !(-124..=124).contains(&d) || !(3..=252).contains(&ea) || !(3..=252).contains(&eb)
+}
+
+/// The operation of [`f64_rounded`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoundedOp {
+    Add,
+    Mul,
+    /// `a * b + c` with one rounding.
+    Fma,
+}
+
+fn apfloat_round(rnd: Round) -> rustc_apfloat::Round {
+    match rnd {
+        Round::Rn => rustc_apfloat::Round::NearestTiesToEven,
+        Round::Rz => rustc_apfloat::Round::TowardZero,
+        Round::Rm => rustc_apfloat::Round::TowardNegative,
+        Round::Rp => rustc_apfloat::Round::TowardPositive,
+    }
+}
+
+/// Double-precision add, multiply or fused multiply-add with IEEE rounding mode `rnd`
+/// (DADD/DMUL/DFMA `.RZ/.RM/.RP`), computed exactly by `rustc_apfloat`.
+pub fn f64_rounded(a: f64, b: f64, c: f64, op: RoundedOp, rnd: Round) -> f64 {
+    use rustc_apfloat::ieee::Double;
+    use rustc_apfloat::Float;
+    let (x, y, z) = (
+        Double::from_bits(a.to_bits() as u128),
+        Double::from_bits(b.to_bits() as u128),
+        Double::from_bits(c.to_bits() as u128),
+    );
+    let r = apfloat_round(rnd);
+    let v = match op {
+        RoundedOp::Add => x.add_r(y, r).value,
+        RoundedOp::Mul => x.mul_r(y, r).value,
+        RoundedOp::Fma => x.mul_add_r(y, z, r).value,
+    };
+    f64::from_bits(v.to_bits() as u64)
+}
+
+/// Single-precision fused multiply-add with IEEE rounding mode `rnd` (FFMA `.RZ/.RM/.RP`).
+pub fn fma32_rounded(a: f32, b: f32, c: f32, rnd: Round) -> f32 {
+    use rustc_apfloat::ieee::Single;
+    use rustc_apfloat::Float;
+    let f = |x: f32| Single::from_bits(x.to_bits() as u128);
+    let v = f(a).mul_add_r(f(b), f(c), apfloat_round(rnd)).value;
+    f32::from_bits(v.to_bits() as u32)
+}

@@ -28,6 +28,9 @@ pub enum SReg {
     EqMask,
     GtMask,
     GeMask,
+    /// High / low word of the shared window's generic base.
+    SwinHi,
+    SwinLo,
     Zero,
 }
 
@@ -66,6 +69,8 @@ impl SReg {
             "SR_EQMASK" => SReg::EqMask,
             "SR_GTMASK" => SReg::GtMask,
             "SR_GEMASK" => SReg::GeMask,
+            "SR_SWINHI" => SReg::SwinHi,
+            "SR_SWINLO" => SReg::SwinLo,
             "SRZ" => SReg::Zero,
             _ => return None,
         })
@@ -304,6 +309,8 @@ pub enum MemSpace {
     Global,
     Shared,
     Local,
+    /// Generic address (LD/ST/ATOM): global, or the shared or local window.
+    Generic,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,6 +319,16 @@ pub enum ShflMode {
     Up,
     Down,
     Bfly,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduxOp {
+    Sum,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -385,6 +402,10 @@ pub enum Op {
     Imnmx {
         signed: bool,
     },
+    /// `VIADDMNMX Rd, Ra, Rb, Rc, P`: min (P) or max (!P) of `Ra + Rb` and `Rc`.
+    Viaddmnmx {
+        signed: bool,
+    },
     Popc,
     Flo {
         signed: bool,
@@ -401,6 +422,9 @@ pub enum Op {
         bits64: bool,
     },
     R2ur,
+    /// `LEPC Rd`: the 64-bit address of this instruction (function-relative PCs: the
+    /// engine places every kernel at address 0).
+    Lepc,
     Ldc {
         size: MSize,
     },
@@ -423,6 +447,12 @@ pub enum Op {
         ftz: bool,
     },
     Fsel,
+    /// `FCHK P, a, b`: whether `a / b` needs the slow (exact) path.
+    Fchk,
+    /// `F2FP.PACK_AB`: two singles to a half2 / bfloat162.
+    F2fp {
+        bf16: bool,
+    },
     Fmnmx {
         ftz: bool,
     },
@@ -489,6 +519,11 @@ pub enum Op {
         all: bool,
         wide: bool,
     },
+    /// `REDUX.op URd, Ra`: reduction of `Ra` over the active threads (sm_80+).
+    Redux {
+        op: ReduxOp,
+        signed: bool,
+    },
     // ---- barriers / no-ops ----
     Bar {
         arrive_only: bool,
@@ -499,6 +534,11 @@ pub enum Op {
         conv: Option<bool>,
     },
     Jmp,
+    /// `BRX Ra imm` (target `Ra + imm + next pc`, the function-relative offsets of a jump
+    /// table in a constant bank) and `JMX Ra imm` (target `Ra + imm`).
+    Brx {
+        absolute: bool,
+    },
     Call,
     Ret,
     Exit,
@@ -520,6 +560,7 @@ impl Op {
             self,
             Op::Bra { .. }
                 | Op::Jmp
+                | Op::Brx { .. }
                 | Op::Call
                 | Op::Ret
                 | Op::Exit
@@ -610,7 +651,7 @@ fn dec_operand(o: &sassim_isa::Operand) -> Result<D, String> {
         OperandKind::Mem(a) => K::Mem(dec_addr(a)?),
         OperandKind::Target(t) => K::Target(t.addr().ok_or_else(|| format!("unresolved branch target {t}"))?),
         OperandKind::PredBits => K::PredBits,
-        OperandKind::Sb(_) | OperandKind::SbSet(_) => K::Other,
+        OperandKind::Sb(_) | OperandKind::SbSet(_) | OperandKind::Keyword(_) => K::Other,
     };
     let mut h = HSel::H1H0;
     for s in &o.suffixes {
@@ -946,6 +987,10 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
             only(&["U32", "S32"])?;
             Op::Imnmx { signed: !has("U32") }
         }
+        "VIADDMNMX" => {
+            only(&["U32", "S32"])?;
+            Op::Viaddmnmx { signed: !has("U32") }
+        }
         "POPC" => {
             only(&[])?;
             Op::Popc
@@ -1001,6 +1046,10 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
             only(&[])?;
             Op::R2ur
         }
+        "LEPC" => {
+            only(&[])?;
+            Op::Lepc
+        }
         "LDC" => {
             let mut unk = Vec::new();
             let size = msize(&mods, &mut unk);
@@ -1054,6 +1103,24 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
                 rnd,
             }
         }
+        "FCHK" => {
+            only(&["DIVIDE"])?;
+            Op::Fchk
+        }
+        "F2FP" => {
+            // F2FP[.F16.F32|.BF16(.F32)].PACK_AB[.RN]: two singles rounded to halves, packed
+            // (operand 1 in the high half, operand 2 in the low half).
+            let bf16 = has("BF16");
+            for m in &mods {
+                if !matches!(*m, "F16" | "BF16" | "F32" | "PACK_AB" | "RN") {
+                    return Err(Some(full));
+                }
+            }
+            if !has("PACK_AB") {
+                return Err(Some(full));
+            }
+            Op::F2fp { bf16 }
+        }
         "FSETP" => {
             let mut cmp = None;
             let mut bop = None;
@@ -1092,7 +1159,7 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
             };
             Op::Mufu { f }
         }
-        "I2F" | "F2I" | "F2F" | "FRND" => {
+        "I2F" | "I2FP" | "F2I" | "F2F" | "FRND" => {
             let mut tys = Vec::new();
             let mut rnd = Round::Rn;
             let mut int_round = b == "FRND";
@@ -1127,7 +1194,7 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
                 }
             }
             match b {
-                "I2F" => {
+                "I2F" | "I2FP" => {
                     let (dst, src) = match tys.as_slice() {
                         [] => (Ty::F32, Ty::S32),
                         [d] if matches!(d, Ty::F32 | Ty::F64 | Ty::F16) => (*d, Ty::S32),
@@ -1224,7 +1291,7 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
             }
         }
         // ---------------- memory ----------------
-        "LDG" | "LDS" | "LDL" | "STG" | "STS" | "STL" => {
+        "LDG" | "LDS" | "LDL" | "STG" | "STS" | "STL" | "LD" | "ST" => {
             let mut unk = Vec::new();
             let size = msize(&mods, &mut unk);
             if !unk.is_empty() {
@@ -1233,7 +1300,8 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
             let space = match &b[2..] {
                 "G" => MemSpace::Global,
                 "S" => MemSpace::Shared,
-                _ => MemSpace::Local,
+                "L" => MemSpace::Local,
+                _ => MemSpace::Generic,
             };
             if b.starts_with("LD") {
                 Op::Ld { space, size }
@@ -1244,6 +1312,7 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
         "ATOMG" | "ATOMS" | "ATOM" | "RED" | "REDG" | "REDS" => {
             let space = match b {
                 "ATOMS" | "REDS" => MemSpace::Shared,
+                "ATOM" | "RED" => MemSpace::Generic,
                 _ => MemSpace::Global,
             };
             let mut op = None;
@@ -1283,9 +1352,6 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
             if matches!(ty, AtomTy::F32 | AtomTy::F64) && op != AtomOp::Add {
                 return Err(Some(full));
             }
-            if base == "ATOM" {
-                // Generic address space: only global addresses are supported (checked at run time).
-            }
             Op::Atom {
                 space,
                 op,
@@ -1322,6 +1388,25 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
                 _ => return Err(Some(full)),
             };
             Op::Vote { mode }
+        }
+        "REDUX" => {
+            // The operation nvdisasm does not print is AND (`__reduce_and_sync` → `REDUX`).
+            let mut op = ReduxOp::And;
+            let mut signed = false;
+            for m in &mods {
+                match *m {
+                    "SUM" => op = ReduxOp::Sum,
+                    "MIN" => op = ReduxOp::Min,
+                    "MAX" => op = ReduxOp::Max,
+                    "AND" => op = ReduxOp::And,
+                    "OR" => op = ReduxOp::Or,
+                    "XOR" => op = ReduxOp::Xor,
+                    "S32" => signed = true,
+                    "U32" => signed = false,
+                    _ => return Err(Some(full)),
+                }
+            }
+            Op::Redux { op, signed }
         }
         "MATCH" => {
             only(&["ANY", "ALL", "U32", "U64"])?;
@@ -1362,6 +1447,10 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
             only(&["U"])?;
             Op::Jmp
         }
+        "BRX" | "JMX" => {
+            only(&["U"])?;
+            Op::Brx { absolute: b == "JMX" }
+        }
         "CALL" => {
             only(&["REL", "ABS", "NOINC"])?;
             Op::Call
@@ -1391,8 +1480,10 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
             Op::Bmov { clear: has("CLEAR") }
         }
         "WARPSYNC" => {
+            // .EXCLUSIVE (before REDUX/MATCH of a `__*_sync` intrinsic): the named threads
+            // synchronise like a plain WARPSYNC; the engine runs converged threads together.
             only(&["ALL", "EXCLUSIVE", "COLLECTIVE"])?;
-            if has("EXCLUSIVE") || has("COLLECTIVE") {
+            if has("COLLECTIVE") {
                 return Err(Some(full));
             }
             Op::Warpsync

@@ -63,6 +63,9 @@ pub enum ExecError {
     /// `issue` called on a warp that cannot issue.
     #[error("warp {warp} cannot issue: {why}")]
     NotReady { warp: u32, why: String },
+    /// A device `assert` failed (the message as the CUDA runtime prints it).
+    #[error("device-side assert triggered: {0}")]
+    Assert(String),
     /// A workload's outputs did not match (message from the workload checker).
     #[error("check failed: {0}")]
     Check(String),

@@ -13,10 +13,10 @@ use crate::cflow::simt::SimtStack;
 use crate::cflow::{CfView, ControlFlow, ControlFlowKind, PathEntry};
 use crate::decode::{
     self, AtomOp, AtomTy, BoolOp, Cmp, DInst, DOp, FOp, HOp, HSel, ImadKind, MemAddr, MemSpace, Mufu, Op,
-    Round, SReg, ShflMode, Ty, VoteMode, D, K,
+    ReduxOp, Round, SReg, ShflMode, Ty, VoteMode, D, K,
 };
 use crate::error::{ExecError, Space};
-use crate::memory::{FlatMemory, GlobalMemory};
+use crate::memory::{FlatMemory, GlobalMemory, LOCAL_WINDOW, SHARED_WINDOW};
 use sassim_isa::{ArchReg, Kernel};
 use serde::Serialize;
 use std::sync::Arc;
@@ -51,6 +51,12 @@ pub struct Launch {
     pub params: Vec<u8>,
     /// Shared memory bytes per CTA that the kernel may address (static + dynamic).
     pub shared_bytes: u32,
+    /// Constant banks other than 0 (module `__constant__` data in bank 3, addresses of
+    /// globals in bank 4, jump tables…), as the driver loads them: (bank, bytes).
+    pub const_banks: Vec<(u32, Arc<Vec<u8>>)>,
+    /// The kernel's own bank-0 image (`.nv.constant0.<kernel>`) under the driver fields and
+    /// the parameters; empty for hand-written launches.
+    pub const0: Arc<Vec<u8>>,
 }
 
 impl Launch {
@@ -60,6 +66,8 @@ impl Launch {
             block,
             params,
             shared_bytes: DEFAULT_SHARED_BYTES,
+            const_banks: Vec::new(),
+            const0: Arc::new(Vec::new()),
         }
     }
     pub fn threads_per_cta(&self) -> u32 {
@@ -77,6 +85,8 @@ impl Launch {
 pub const DEFAULT_SHARED_BYTES: u32 = 48 * 1024;
 /// Local memory per thread (the stack pointer `c[0x0][0x28]` starts at its top).
 pub const LOCAL_BYTES: u32 = 16 * 1024;
+/// Device heap for `malloc` in kernels (CUDA's default `cudaLimitMallocHeapSize`, 8 MiB).
+pub const DEVICE_HEAP_BYTES: u64 = 8 << 20;
 
 /// Options of a launch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +102,8 @@ pub struct ExecOptions {
     pub yield_release: bool,
     /// Local memory bytes per thread.
     pub local_bytes: u32,
+    /// Largest device `malloc` allowed (the device heap size limit).
+    pub device_heap_bytes: u64,
 }
 
 impl Default for ExecOptions {
@@ -102,6 +114,7 @@ impl Default for ExecOptions {
             record_cflow_trace: false,
             yield_release: true,
             local_bytes: LOCAL_BYTES,
+            device_heap_bytes: DEVICE_HEAP_BYTES,
         }
     }
 }
@@ -320,6 +333,8 @@ pub struct KernelExec {
     cf_kind: ControlFlowKind,
     opts: ExecOptions,
     cbank: Vec<u8>,
+    /// Constant banks 1.. (index = bank number; None = not loaded, reads 0).
+    banks: Vec<Option<Arc<Vec<u8>>>>,
     global: GlobalMemory,
     warps: Vec<Warp>,
     ctas: Vec<Cta>,
@@ -327,10 +342,18 @@ pub struct KernelExec {
     /// Bumped by every event that is progress for deadlock detection (memory change, exit,
     /// barrier release, reconvergence is not counted).
     progress: u64,
+    /// Text of device `printf` calls, in execution order.
+    printf_out: Vec<u8>,
+    /// The message of a failed device `assert`.
+    assertion: Option<String>,
+    /// The error that stopped execution (the first `issue` that failed).
+    fault: Option<ExecError>,
 }
 
-/// Byte address of constant-bank word for `c[0x0][off]` reads.
+/// Bytes of one constant bank.
 const CBANK_BYTES: usize = 0x1_0000;
+/// Constant banks an instruction may name (`c[0x0]` to `c[0x11]` on sm_75 to sm_90).
+pub const MAX_CONST_BANKS: usize = 18;
 
 fn lanes(mask: u32) -> impl Iterator<Item = usize> {
     let mut m = mask;
@@ -387,12 +410,35 @@ impl KernelExec {
             ControlFlowKind::Hanoi => None,
         };
         let mut cbank = vec![0u8; CBANK_BYTES];
+        let n0 = launch.const0.len().min(CBANK_BYTES);
+        cbank[..n0].copy_from_slice(&launch.const0[..n0]);
         let put = |cb: &mut Vec<u8>, off: usize, v: u32| cb[off..off + 4].copy_from_slice(&v.to_le_bytes());
         for k in 0..3 {
             put(&mut cbank, 4 * k, launch.block[k]);
             put(&mut cbank, 0xc + 4 * k, launch.grid[k]);
         }
+        // Generic-address windows (64-bit): shared at 0x18, local at 0x20 (the offsets the
+        // sm_75/86 code of `cvta.shared` / `cvta.local` reads; sm_90 uses SR_SWINHI).
+        for (off, v) in [(0x18, SHARED_WINDOW), (0x20, LOCAL_WINDOW)] {
+            put(&mut cbank, off, v as u32);
+            put(&mut cbank, off + 4, (v >> 32) as u32);
+        }
         put(&mut cbank, 0x28, opts.local_bytes);
+        let mut banks: Vec<Option<Arc<Vec<u8>>>> = Vec::new();
+        for (b, bytes) in &launch.const_banks {
+            let b = *b as usize;
+            if b == 0 || b >= MAX_CONST_BANKS || bytes.len() > CBANK_BYTES {
+                return Err(ExecError::Launch(format!(
+                    "constant bank {b} of {} bytes (banks 1 to {}, at most {CBANK_BYTES} bytes)",
+                    bytes.len(),
+                    MAX_CONST_BANKS - 1
+                )));
+            }
+            if banks.len() <= b {
+                banks.resize(b + 1, None);
+            }
+            banks[b] = Some(bytes.clone());
+        }
         let po = arch.param_offset as usize;
         if po + launch.params.len() > CBANK_BYTES {
             return Err(ExecError::Launch(format!(
@@ -410,11 +456,15 @@ impl KernelExec {
             cf_kind: cf,
             opts,
             cbank,
+            banks,
             global: GlobalMemory::new(),
             warps: Vec::new(),
             ctas: Vec::new(),
             nregs,
             progress: 0,
+            printf_out: Vec::new(),
+            assertion: None,
+            fault: None,
         })
     }
 
@@ -449,6 +499,18 @@ impl KernelExec {
         self.cbank[po..po + params.len()].copy_from_slice(params);
         self.launch.params = params.to_vec();
         Ok(())
+    }
+    /// Device `printf` output produced so far (taken: the buffer is emptied).
+    pub fn take_printf_output(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.printf_out)
+    }
+    /// The message of a device `assert` that failed.
+    pub fn assertion(&self) -> Option<&str> {
+        self.assertion.as_deref()
+    }
+    /// The first error an instruction raised (illegal address, unsupported opcode, assert…).
+    pub fn fault(&self) -> Option<&ExecError> {
+        self.fault.as_ref()
     }
     pub fn num_warps(&self) -> usize {
         self.warps.len()
@@ -746,6 +808,16 @@ impl KernelExec {
 
     /// Execute the next instruction of warp `w`. `clock` is the value clock reads return.
     pub fn issue(&mut self, w: WarpId, clock: u64) -> Result<Issued, ExecError> {
+        let r = self.issue_inner(w, clock);
+        if let Err(e) = &r {
+            if self.fault.is_none() && !matches!(e, ExecError::NotReady { .. }) {
+                self.fault = Some(e.clone());
+            }
+        }
+        r
+    }
+
+    fn issue_inner(&mut self, w: WarpId, clock: u64) -> Result<Issued, ExecError> {
         let wi = w.0 as usize;
         let code = self.code.clone();
         let (path, cta_idx) = {
@@ -879,12 +951,25 @@ impl Ex<'_> {
             self.w().ur[idx as usize]
         }
     }
-    fn cword(&self, off: i64) -> u32 {
+    /// The 32-bit word at byte offset `off` of constant bank `bank` (0 outside the bank's
+    /// contents, as for a bank the driver did not load).
+    fn cword(&self, bank: u32, off: i64) -> u32 {
         if off < 0 || off as usize + 4 > CBANK_BYTES {
             return 0;
         }
         let o = off as usize;
-        u32::from_le_bytes(self.k.cbank[o..o + 4].try_into().expect("4 bytes"))
+        let bytes: &[u8] = if bank == 0 {
+            &self.k.cbank
+        } else {
+            match self.k.banks.get(bank as usize) {
+                Some(Some(b)) => b,
+                _ => return 0,
+            }
+        };
+        match bytes.get(o..o + 4) {
+            Some(w) => u32::from_le_bytes(w.try_into().expect("4 bytes")),
+            None => 0,
+        }
     }
     fn const_off(&self, addr: &MemAddr, lane: usize) -> i64 {
         let mut off = addr.offset;
@@ -918,6 +1003,8 @@ impl Ex<'_> {
             SReg::EqMask => 1 << lane,
             SReg::GtMask => !(((1u64 << (lane + 1)) - 1) as u32),
             SReg::GeMask => !((1u32 << lane) - 1),
+            SReg::SwinHi => (SHARED_WINDOW >> 32) as u32,
+            SReg::SwinLo => SHARED_WINDOW as u32,
             SReg::Zero => 0,
         };
         if s.is_clock() {
@@ -933,9 +1020,9 @@ impl Ex<'_> {
             K::UR(i) => self.ureg(*i),
             K::Imm(v) => *v as u32,
             K::ImmF(f) => *f as i64 as u32,
-            K::Const { bank: 0, addr } => {
+            K::Const { bank, addr } => {
                 let off = self.const_off(addr, lane);
-                self.cword(off)
+                self.cword(*bank, off)
             }
             K::SR(s) => self.sreg(*s, lane),
             K::P(_) | K::UP(_) => self.pred(o, lane) as u32,
@@ -974,9 +1061,9 @@ impl Ex<'_> {
                 }
             }
             K::Imm(v) => *v as u64,
-            K::Const { bank: 0, addr } => {
+            K::Const { bank, addr } => {
                 let off = self.const_off(addr, lane);
-                self.cword(off) as u64 | (self.cword(off + 4) as u64) << 32
+                self.cword(*bank, off) as u64 | (self.cword(*bank, off + 4) as u64) << 32
             }
             _ => return Err(self.unsup("64-bit operand kind")),
         })
@@ -1136,3 +1223,4 @@ impl Ex<'_> {
 mod control;
 mod data;
 mod mem;
+pub mod syscall;

@@ -7,6 +7,38 @@ use std::collections::BTreeMap;
 pub const GLOBAL_BASE: u64 = 0x7f00_0000_0000;
 /// Unmapped bytes left between two allocations so that small overflows are caught.
 pub const GUARD_BYTES: u64 = 0x100;
+/// Base of the shared-memory window of the generic address space (4 GiB aligned: its high
+/// word is what `SR_SWINHI` reads). A generic address `SHARED_WINDOW + off` is shared
+/// offset `off` of the issuing thread's CTA. The windows lie above 2^48, where no host
+/// (user-space) address and no allocation of [`GlobalMemory`] can be, so a host pointer
+/// mapped into device memory (managed memory) never falls into a window. The values are
+/// sassim's choice (the driver's are not documented); programs only see them through
+/// `cvta` / `c[0x0][0x18]` / `c[0x0][0x20]` / `SR_SWINHI`.
+pub const SHARED_WINDOW: u64 = 0x0001_0000_0000_0000;
+/// Base of the local-memory window (`c[0x0][0x20]`): `LOCAL_WINDOW + off` is local offset
+/// `off` of the issuing thread.
+pub const LOCAL_WINDOW: u64 = 0x0001_0001_0000_0000;
+/// Size of each window.
+pub const WINDOW_BYTES: u64 = 1 << 32;
+
+/// Where a generic address points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generic {
+    Global(u64),
+    Shared(u64),
+    Local(u64),
+}
+
+/// Resolve a generic address to a state space and an address within it.
+pub fn resolve_generic(addr: u64) -> Generic {
+    if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_BYTES).contains(&addr) {
+        Generic::Shared(addr - SHARED_WINDOW)
+    } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_BYTES).contains(&addr) {
+        Generic::Local(addr - LOCAL_WINDOW)
+    } else {
+        Generic::Global(addr)
+    }
+}
 
 /// Sparse byte-addressed global memory. Only allocated regions are accessible; any access
 /// that is not entirely inside one region is an illegal address.
@@ -20,11 +52,22 @@ pub struct GlobalMemory {
 
 impl GlobalMemory {
     pub fn new() -> GlobalMemory {
+        Self::with_base(GLOBAL_BASE)
+    }
+
+    /// A memory whose allocations start at `base` (the CUDA runtime puts device memory above
+    /// every host address, so that host pointers mapped into it cannot collide).
+    pub fn with_base(base: u64) -> GlobalMemory {
         GlobalMemory {
             regions: BTreeMap::new(),
-            next: GLOBAL_BASE,
+            next: base,
             changes: 0,
         }
+    }
+
+    /// Bytes allocated (sum of region sizes).
+    pub fn allocated_bytes(&self) -> u64 {
+        self.regions.values().map(|v| v.len() as u64).sum()
     }
 
     /// Allocate `size` zeroed bytes aligned to `align` (a power of two; at least 256 is used).
@@ -37,6 +80,11 @@ impl GlobalMemory {
         self.regions.insert(addr, vec![0; size.max(1) as usize]);
         self.next = addr + size.max(1) + GUARD_BYTES;
         addr
+    }
+
+    /// Free the allocation starting at `addr`. False if no allocation starts there.
+    pub fn free(&mut self, addr: u64) -> bool {
+        self.regions.remove(&addr).is_some()
     }
 
     /// Map a region at a fixed address (for microbenchmarks with given addresses).

@@ -301,11 +301,11 @@ fn main() {
     let mut step = [200.0, 200.0, 0.1, 0.1, 1.0, 50.0, 1.0, 50.0];
     for round in 0..40 {
         let mut improved = false;
-        for i in 0..NAMES.len() {
+        for (i, &st) in step.iter().enumerate() {
             for dir in [-1.0, 1.0] {
                 loop {
                     let mut q = p;
-                    q.set(i, p.get(i) + dir * step[i]);
+                    q.set(i, p.get(i) + dir * st);
                     if q == p {
                         break;
                     }

@@ -1,6 +1,7 @@
 //! The functional engine as the timing model's [`Executor`].
 
 use sassim_functional::{KernelExec, PendingWrites, Space, WarpId, WarpStatus};
+use sassim_isa::ArchReg;
 use sassim_timing::exec::{Executor, Issued, MemAccess};
 use sassim_timing::inst::MemSpace;
 
@@ -12,6 +13,9 @@ pub struct EngineExec<'a> {
     pub on_cta: &'a mut dyn FnMut(&mut KernelExec, &[WarpId]),
     /// Keep the registers of finished CTAs (to report them).
     pub keep_cta_state: bool,
+    /// Register writes that changed a value (deadlock detection: spinning warps rewrite
+    /// the same values, a loop that computes does not).
+    pub reg_changes: u64,
 }
 
 impl crate::KernelSource for EngineExec<'_> {
@@ -38,7 +42,7 @@ impl crate::KernelSource for EngineExec<'_> {
         self.issued
     }
     fn progress(&self) -> u64 {
-        self.k.progress_counter()
+        self.k.progress_counter() + self.reg_changes
     }
     fn describe(&self, warp: u32) -> String {
         let w = WarpId(warp);
@@ -95,6 +99,26 @@ impl Executor for EngineExec<'_> {
     }
 
     fn commit(&mut self, warp: u32, writes: &PendingWrites) {
-        self.k.commit(WarpId(warp), writes);
+        let w = WarpId(warp);
+        // Compare what `commit` will store: RZ/URZ writes are dropped, predicates keep
+        // bit 0, uniform registers lane 0.
+        let changed = writes.as_slice().iter().any(|wr| {
+            let old = self.k.regs(w, wr.reg);
+            match wr.reg {
+                ArchReg::R(255) | ArchReg::UR(63) => false,
+                ArchReg::UR(_) | ArchReg::UP(_) | ArchReg::B(_) => {
+                    let m = if matches!(wr.reg, ArchReg::UP(_)) {
+                        1
+                    } else {
+                        u32::MAX
+                    };
+                    (old[0] ^ wr.vals[0]) & m != 0
+                }
+                ArchReg::P(_) => (0..32).any(|l| wr.mask >> l & 1 == 1 && (old[l] ^ wr.vals[l]) & 1 != 0),
+                ArchReg::R(_) => (0..32).any(|l| wr.mask >> l & 1 == 1 && old[l] != wr.vals[l]),
+            }
+        });
+        self.reg_changes += u64::from(changed);
+        self.k.commit(w, writes);
     }
 }

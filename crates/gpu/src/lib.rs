@@ -2,6 +2,7 @@
 //! sequencing, the cycle loop, deadlock detection, and the microbenchmark runner.
 
 pub mod engine;
+pub mod footprint;
 pub mod launch;
 pub mod memsys;
 pub mod microbench;
@@ -98,10 +99,15 @@ impl std::fmt::Debug for ProgressFn {
 /// Options of one timing run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// Stop with an error after this many cycles (0 = no limit).
+    /// Stop the kernel after this many cycles (0 = no limit); the run ends with its
+    /// partial statistics and [`KernelRun::stopped`] says why.
     pub max_cycles: u64,
-    /// A deadlock is reported after this many cycles without progress (no memory change,
-    /// exit or barrier release: spinning warps do not count).
+    /// Stop the kernel (partial statistics, [`KernelRun::stopped`]) when this instant
+    /// passes (`--max-wall`); checked every 1024 cycles.
+    pub deadline: Option<std::time::Instant>,
+    /// A deadlock is reported after this many cycles without progress (0 = never): no
+    /// memory change, exit, barrier release or register write that changes a value.
+    /// Spinning warps that rewrite the same values do not count.
     pub deadlock_cycles: u64,
     /// Record per-warp issue logs (microbenchmarks).
     pub record: bool,
@@ -119,12 +125,16 @@ pub struct RunOptions {
     /// Progress reporting.
     pub progress: Option<ProgressFn>,
     pub progress_interval: u64,
+    /// Registers per thread for occupancy when known from the binary (a cubin's
+    /// `EIATTR_REGCOUNT`); None: derived from the highest register the code names.
+    pub regs_per_thread: Option<u32>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             max_cycles: 0,
+            deadline: None,
             deadlock_cycles: 1_000_000,
             record: false,
             slot_by_warp_index: false,
@@ -134,6 +144,7 @@ impl Default for RunOptions {
             keep_cta_state: false,
             progress: None,
             progress_interval: 20_000,
+            regs_per_thread: None,
         }
     }
 }
@@ -190,6 +201,9 @@ pub struct KernelRun {
     pub logs: Vec<(usize, usize, u32, sassim_timing::WarpLog)>,
     /// Memory-hierarchy statistics (L1, L2, DRAM) when the hierarchy is modelled.
     pub mem: Option<memsys::MemReport>,
+    /// Why the kernel was stopped before it finished (cycle or wall-clock limit); the
+    /// statistics cover the cycles simulated until then.
+    pub stopped: Option<String>,
 }
 
 /// The simulated GPU.
@@ -219,7 +233,7 @@ impl Gpu {
         }
     }
 
-    /// The GPU's time: the end timestamp of the last kernel run (0 before the first).
+    /// The GPU's clock: core cycles simulated so far, over all kernels.
     pub fn now(&self) -> u64 {
         self.now
     }
@@ -242,10 +256,7 @@ impl Gpu {
         let by_shared = (g.shared_mem_per_sm_max_kb * 1024)
             .checked_div(shared)
             .unwrap_or(u32::MAX);
-        g.max_ctas_per_sm
-            .min(by_warps)
-            .min(by_regs)
-            .min(by_shared)
+        g.max_ctas_per_sm.min(by_warps).min(by_regs).min(by_shared)
     }
 
     /// Time one kernel launch whose functional state is `exec`. `on_cta` runs after each
@@ -263,8 +274,13 @@ impl Gpu {
             issued: 0,
             on_cta,
             keep_cta_state: opts.keep_cta_state,
+            reg_changes: 0,
         };
-        let prepared = prepare(kernel, &self.cfg, &self.core);
+        let mut prepared = prepare(kernel, &self.cfg, &self.core);
+        if let Some(r) = opts.regs_per_thread {
+            let gran = self.cfg.gpu.reg_alloc_granularity.max(1);
+            prepared.regs_per_thread = r.max(1).div_ceil(gran) * gran;
+        }
         self.run_source(&mut src, kernel, prepared, opts, active.as_deref())
     }
 
@@ -337,11 +353,13 @@ impl Gpu {
             .into_iter()
             .take(num_sms)
             .collect();
+        // One copy of the code for all SMs.
+        let code: std::sync::Arc<[StaticInst]> = prepared.code.into();
         let mut sms: Vec<Sm<S::Writes>> = (0..num_sms)
             .map(|s| {
                 let mut sm = Sm::new(self.core.clone(), mem.sm_memory(phys[s]));
                 sm.record = opts.record;
-                sm.set_kernel(prepared.code.clone(), code_base, opts.has_control_bits);
+                sm.set_kernel(code.clone(), code_base, opts.has_control_bits);
                 sm
             })
             .collect();
@@ -423,15 +441,18 @@ impl Gpu {
             if src.progress() != last_issued {
                 last_issued = src.progress();
                 last_progress = cycle;
-            } else if cycle - last_progress > opts.deadlock_cycles {
+            } else if opts.deadlock_cycles > 0 && cycle - last_progress > opts.deadlock_cycles {
+                self.now = cycle;
                 let mut waiting = Vec::new();
                 for &w in cs.warp_cta.keys().take(16) {
                     let why = src.describe(w);
-                    waiting.push(format!("warp {w}: {why}"));
+                    let timing = sms.iter().find_map(|sm| sm.describe_warp(w)).unwrap_or_default();
+                    waiting.push(format!("warp {w}: {why} [{timing}]"));
                 }
                 return Err(SimError::Deadlock(format!(
-                    "no progress (memory change, exit or barrier release) for {} cycles at cycle {elapsed}; {}",
+                    "no progress (memory change, exit, barrier release or register change) for {} cycles at cycle {}; {}",
                     opts.deadlock_cycles,
+                    cycle - start,
                     waiting.join("; ")
                 )));
             }
@@ -449,11 +470,48 @@ impl Gpu {
                 }
             }
             if opts.max_cycles > 0 && elapsed >= opts.max_cycles {
-                return Err(SimError::CycleLimit(opts.max_cycles));
+                run.stopped = Some(format!(
+                    "stopped at the cycle limit of {} ({done_ctas} of {num_ctas} CTAs finished)",
+                    opts.max_cycles
+                ));
+                break;
+            }
+            if let Some(d) = opts.deadline {
+                if elapsed.is_multiple_of(1024) && std::time::Instant::now() >= d {
+                    run.stopped = Some(format!(
+                        "stopped by the wall-clock limit at cycle {elapsed} ({done_ctas} of {num_ctas} CTAs finished)"
+                    ));
+                    break;
+                }
+            }
+        }
+        // A kernel is complete when its memory operations are (HW: the membar at kernel
+        // end): requests still in flight (stores, their acknowledgements) drain before the
+        // next kernel starts, so that none of them reaches the next kernel's L1s. (A kernel
+        // stopped by a limit is abandoned as it is.) The drain is part of the bare kernel.
+        let drain_start = cycle;
+        let drain_limit = if opts.deadlock_cycles > 0 {
+            opts.deadlock_cycles
+        } else {
+            DRAIN_LIMIT
+        };
+        while run.stopped.is_none() && !mem.drained(&mut sms) {
+            mem.tick(cycle, &mut sms, &phys);
+            cycle += 1;
+            if cycle - drain_start > drain_limit {
+                self.now = cycle;
+                return Err(SimError::Deadlock(format!(
+                    "the memory system did not drain within {} cycles after the last block finished",
+                    drain_limit
+                )));
             }
         }
         let first = first_warp.unwrap_or(cycle);
-        let end = disp.finish(start).max(cycle);
+        let end = if run.stopped.is_some() {
+            cycle
+        } else {
+            disp.finish(start).max(cycle)
+        };
         run.start_cycle = start;
         run.end_cycle = end;
         run.first_warp_cycle = first;
@@ -470,6 +528,20 @@ impl Gpu {
             }
         }
         run.stats.cycles = run.bare_cycles;
+        if run.stats.stale_reads > 0 {
+            let ex: Vec<String> = run
+                .stats
+                .stale_read_examples
+                .iter()
+                .map(|(c, pc, from)| format!("pc {pc:#x} at cycle {c} (result of pc {from:#x})"))
+                .collect();
+            run.warnings.push(format!(
+                "{} instruction(s) read a register before its fixed-latency producer's result was visible \
+                 (stale reads, as MICRO'25 Listing 2 shows for too-short stall counts), e.g. {}",
+                run.stats.stale_reads,
+                ex.join(", ")
+            ));
+        }
         run.mem = mem.report(&mut sms);
         self.mem = Some(mem);
         run.occupancy = if run.bare_cycles == 0 {
@@ -480,6 +552,9 @@ impl Gpu {
         Ok(run)
     }
 }
+
+/// Cycles the memory system may take to drain after a kernel when deadlock detection is off.
+const DRAIN_LIMIT: u64 = 10_000_000;
 
 /// Physical SM ids in CTA-placement order: SMs are numbered GPC by GPC; placement takes the
 /// first SM of each GPC, then the second of each, and so on.
@@ -525,6 +600,11 @@ impl CtaSched {
         src: &mut S,
     ) -> Option<Vec<(u32, u32)>> {
         if self.ctas_on_sm[sm] >= self.per_sm || s.free_warp_slots() < self.need + pending {
+            return None;
+        }
+        // Warps placed in the slot of their index within the CTA (microbenchmarks): a
+        // second CTA would want the same slots, so an SM runs one such CTA at a time.
+        if self.slot_by_warp_index && s.active_warps() > 0 {
             return None;
         }
         let warps = src.start_cta(cta);

@@ -398,6 +398,16 @@ impl MemModel {
         }
     }
 
+    /// True when no memory request of the SMs is anywhere in the hierarchy (L1 miss
+    /// queues, MSHRs, interconnect, L2, DRAM): the kernel's stores have been performed.
+    pub fn drained<W>(&self, sms: &mut [Sm<W>]) -> bool {
+        let MemModel::Hierarchy(h) = self else { return true };
+        h.sys.is_idle()
+            && sms
+                .iter_mut()
+                .all(|sm| adapter(sm).is_none_or(|m| m.l1.is_idle()))
+    }
+
     pub fn report<W>(&mut self, sms: &mut [Sm<W>]) -> Option<MemReport> {
         let MemModel::Hierarchy(h) = self else { return None };
         let mut r = MemReport::default();

@@ -61,6 +61,9 @@ pub struct MicrobenchResult {
     /// The error that stopped the run (e.g. an illegal address), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why the run was stopped early (cycle or wall-clock limit), if it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 fn init_vals(v: &InitValue, warp: u32, block_x: u32) -> [u32; 32] {
@@ -85,6 +88,18 @@ pub fn run_microbench(
     cfg: &GpuConfig,
     cf: ControlFlowKind,
 ) -> Result<MicrobenchResult, SimError> {
+    run_microbench_with(mb, cfg, cf, 0, None)
+}
+
+/// [`run_microbench`] stopped after `max_cycles` (0: no limit) or at `deadline`, with what
+/// was recorded until then and the reason in `stopped`.
+pub fn run_microbench_with(
+    mb: &Microbench,
+    cfg: &GpuConfig,
+    cf: ControlFlowKind,
+    max_cycles: u64,
+    deadline: Option<std::time::Instant>,
+) -> Result<MicrobenchResult, SimError> {
     if mb.kernel.instructions.is_empty() {
         return Err(SimError::Launch {
             kernel: mb.kernel.name.clone(),
@@ -107,6 +122,20 @@ pub fn run_microbench(
         exec.memory().map_at(g.addr, g.bytes.len() as u64);
         exec.memory().write(g.addr, &g.bytes);
     }
+    if let Some(bad) = mb.shared.iter().find(|s| {
+        let base = sassim_functional::ArchInfo::parse(&cfg.gpu.arch).map_or(0, |a| a.shared_base);
+        let mem = 48 * 1024 + u64::from(base);
+        s.addr.saturating_add(s.bytes.len() as u64) > mem
+    }) {
+        return Err(SimError::Launch {
+            kernel: mb.kernel.name.clone(),
+            why: format!(
+                ".shared at {:#x} ({} bytes) ends beyond the CTA's 48 KB of shared memory",
+                bad.addr,
+                bad.bytes.len()
+            ),
+        });
+    }
     let mut gpu = Gpu::new(cfg.clone());
     let ropts = RunOptions {
         record: true,
@@ -114,6 +143,8 @@ pub fn run_microbench(
         ipc_sample_interval: 0,
         deadlock_cycles: 100_000,
         keep_cta_state: true,
+        max_cycles,
+        deadline,
         ..RunOptions::default()
     };
     let block_x = mb.block[0];
@@ -134,8 +165,9 @@ pub fn run_microbench(
             for s in &shared {
                 let mem = k.shared_mut(w0);
                 let a = s.addr as usize;
-                if a + s.bytes.len() <= mem.len() {
-                    mem[a..a + s.bytes.len()].copy_from_slice(&s.bytes);
+                // The window is checked before the run (`shared_window_error`).
+                if let Some(dst) = mem.get_mut(a..a + s.bytes.len()) {
+                    dst.copy_from_slice(&s.bytes);
                 }
             }
         }
@@ -204,5 +236,6 @@ pub fn run_microbench(
         stream_buffer_hits: run.as_ref().map_or(0, |r| r.stats.stream_buffer_hits),
         warps,
         error,
+        stopped: run.as_ref().and_then(|r| r.stopped.clone()),
     })
 }

@@ -75,6 +75,7 @@ pub fn kernel_report(
         ("mem_insts", s.mem_insts),
         ("ib_flushes", s.ib_flushes),
         ("load_wb_conflicts", s.load_wb_conflicts),
+        ("stale_reads", s.stale_reads),
         ("sms_used", run.sms_used as u64),
         ("dispatch_no_room_cycles", run.dispatch.no_room_cycles),
         ("ctas_per_sm", run.ctas_per_sm as u64),
@@ -82,6 +83,12 @@ pub fn kernel_report(
     for (n, v) in extra {
         k.extra.insert(n.to_string(), v);
     }
+    // GPGPU-Sim's L1I is the first-level instruction cache fetch looks up: here the
+    // sub-cores' L0 I-caches (their misses are the `l1i_requests` to the SM's L1 I/C).
+    use sassim_report::{AccessKind, CacheStatus};
+    k.l1i.record(AccessKind::InstRead, CacheStatus::Hit, s.l0i_hits);
+    k.l1i
+        .record(AccessKind::InstRead, CacheStatus::Miss, s.l0i_misses);
     if let Some(m) = &run.mem {
         crate::memsys::fill_report(m, &mut k);
     }

@@ -49,8 +49,10 @@ pub const MODE_HYBRID: &str = "trace-driven (hybrid: scoreboard, no SASS listing
 /// `mode` when the preset's dependence mode is `scoreboard` (control bits ignored).
 pub const MODE_SCOREBOARD: &str = "trace-driven (scoreboard)";
 
-/// Largest static instruction index accepted (a PC beyond 256 MiB is a broken trace).
-const MAX_STATIC: u64 = 1 << 24;
+/// Largest static instruction index accepted: 2^19 instructions, 8 MiB of code (real
+/// kernels are a few hundred thousand instructions at most). The static code is indexed
+/// by PC, so a broken PC far out would cost memory in proportion (issue 18).
+const MAX_STATIC: u64 = 1 << 19;
 
 /// Result of one trace kernel.
 #[derive(Debug, Clone)]
@@ -812,7 +814,7 @@ pub fn run_trace_kernel(
     let v = tk.header().binary_version;
     if v != 0 && arch_number(&gpu.cfg.gpu.arch) != Some(v) {
         warnings.push(format!(
-            "trace recorded for sm_{v}; simulating on {} ({}), the closest preset",
+            "trace recorded for sm_{v}; simulating on {} ({}): choose a preset of that architecture with --gpu (`sassim gpus`)",
             gpu.cfg.gpu.name, gpu.cfg.gpu.arch
         ));
     }

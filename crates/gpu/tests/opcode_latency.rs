@@ -1,7 +1,11 @@
 //! The opcode tables' fixed latencies must agree with the compiler: in every shipped
 //! listing, a fixed-latency producer's result is read by a later instruction no sooner
 //! than the stall counters between them allow (M25 §4: stall = latency − intervening
-//! instructions), one cycle later for memory instructions (M25 rule 24, Listing 3).
+//! instructions), one cycle later for memory instructions (M25 rule 24, Listing 3) unless
+//! the producer is a uniform-datapath instruction or the consumer an LDC, and `read_delay`
+//! cycles earlier for consumers that read sources late (sm_90 IMAD.WIDE; docs/model.md).
+//! The listings are the built-in workloads', the SASS samples' and every cubin of the CUDA
+//! program suite (`workloads/programs/sass/`).
 
 use sassim_config::GpuConfig;
 use sassim_gpu::prepare;
@@ -19,6 +23,18 @@ fn listings(sm: &str) -> Vec<PathBuf> {
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.ends_with(&format!("_{sm}.cuobjdump-sass.txt")))
         }));
+    }
+    // The program suite's cached listings (one file per cubin, any architecture).
+    if let Ok(rd) = std::fs::read_dir(root.join("workloads/programs/sass")) {
+        let target = format!(".target\tsm_{}", &sm[2..]);
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "nvdisasm-hex")
+                && std::fs::read_to_string(&p).is_ok_and(|t| t.contains(&target) && t.contains(".text."))
+            {
+                v.push(p);
+            }
+        }
     }
     v.sort();
     v
@@ -73,8 +89,8 @@ fn check(preset: &str, sm: &str) -> Vec<String> {
                     }
                     let reads = regs_read(c);
                     if written.iter().any(|r| reads.contains(r)) {
-                        let extra = u32::from(p.code[j].mem.is_some());
-                        if si.latency + extra > dist {
+                        let extra = u32::from(p.code[j].reads_late() && !si.uniform_dest);
+                        if si.latency + extra > dist + p.code[j].read_delay {
                             bad.push(format!(
                                 "{}: {} (latency {}) then {} after {dist} cycles",
                                 f.file_name().unwrap().to_string_lossy(),

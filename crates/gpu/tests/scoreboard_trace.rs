@@ -35,8 +35,15 @@ fn ffma_chain_of_a_trace_without_sass_issues_at_the_latency() {
         sassim_sass::parse_listing_file(&dir.join("ffmakernel_sm90.cuobjdump-sass.txt")).expect("listing");
     let out = std::env::temp_dir().join(format!("sassim-sbtrace-{}", std::process::id()));
     std::fs::create_dir_all(&out).expect("temp dir");
-    sassim_functional::tracer::write_workload_trace(&spec, &listing, "sm_90", ControlFlowKind::Hanoi, &out, 1)
-        .expect("trace");
+    sassim_functional::tracer::write_workload_trace(
+        &spec,
+        &listing,
+        "sm_90",
+        ControlFlowKind::Hanoi,
+        &out,
+        1,
+    )
+    .expect("trace");
     let trace = out.join("kernel-1.traceg");
     let cfg = GpuConfig::preset("h100-pcie").expect("preset");
     let opts = RunOptions {
@@ -62,8 +69,16 @@ fn ffma_chain_of_a_trace_without_sass_issues_at_the_latency() {
     assert_eq!(gaps(&l), vec![4; 19], "control bits: {l:?}");
     // The execution-driven run of the same code (the listing's control bits).
     let mut gpu = Gpu::new(cfg);
-    let w = sassim_gpu::workload::run_workload_timed(&mut gpu, &spec, &listing, "sm_90", 0, ControlFlowKind::Hanoi, &opts)
-        .expect("workload");
+    let w = sassim_gpu::workload::run_workload_timed(
+        &mut gpu,
+        &spec,
+        &listing,
+        "sm_90",
+        0,
+        ControlFlowKind::Hanoi,
+        &opts,
+    )
+    .expect("workload");
     assert!(w.check.is_ok(), "{:?}", w.check);
     assert_eq!(gaps(&ffma_issues(&w.run)), vec![4; 19]);
     // The chain's span is the same; the whole kernel is 20 cycles shorter with

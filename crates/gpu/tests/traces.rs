@@ -58,7 +58,7 @@ fn check_fixture(dir: &str, preset: &str, expect_sm: u32) -> Vec<(String, u64)> 
         assert!(r.run.cycles > 0, "{}", r.path.display());
         assert_eq!(r.mode, MODE_HYBRID);
         let want =
-            format!("trace recorded for sm_{expect_sm}; simulating on {preset} ({arch}), the closest preset");
+            format!("trace recorded for sm_{expect_sm}; simulating on {preset} ({arch}): choose a preset of that architecture with --gpu (`sassim gpus`)");
         assert!(r.warnings.contains(&want), "{:?}", r.warnings);
         out.push((
             r.path.file_name().unwrap().to_string_lossy().into_owned(),

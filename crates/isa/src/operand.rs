@@ -330,6 +330,8 @@ pub enum OperandKind {
     Imm(Imm),
     Mem(Address),
     Target(Target),
+    /// A word operand the simulator does not interpret, e.g. a texture shape `2D`.
+    Keyword(String),
 }
 
 /// One operand with its modifiers.
@@ -409,7 +411,7 @@ impl fmt::Display for Operand {
                 }
                 f.write_str("}")?;
             }
-            OperandKind::Special(s) => f.write_str(s)?,
+            OperandKind::Special(s) | OperandKind::Keyword(s) => f.write_str(s)?,
             OperandKind::PredBits => f.write_str("PR")?,
             OperandKind::Const(c) => write!(f, "{c}")?,
             OperandKind::Imm(i) => write!(f, "{i}")?,

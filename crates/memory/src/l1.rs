@@ -345,9 +345,11 @@ impl SmMemory {
                 continue;
             }
             let a = req.addrs[lane];
-            let end = a + bytes - 1;
+            // Saturating: an access at the top of the address space (a trace address
+            // that wrapped around) ends there instead of wrapping to 0.
+            let end = a.saturating_add(bytes - 1);
             let mut line_addr = a & !lmask;
-            while line_addr <= end {
+            loop {
                 let lo = a.max(line_addr);
                 let hi = end.min(line_addr + lmask);
                 let s0 = (lo & lmask) >> self.sector_shift;
@@ -372,7 +374,10 @@ impl SmMemory {
                     }
                     None => {}
                 }
-                line_addr += lmask + 1;
+                match line_addr.checked_add(lmask + 1) {
+                    Some(next) if next <= end => line_addr = next,
+                    _ => break,
+                }
             }
         }
         n

@@ -123,6 +123,22 @@ pub fn accelsim_lines(report: &RunReport, host: &HostStats) -> String {
             out,
             "\n\ngpgpu_simulation_time = {d} days, {h} hrs, {m} min, {s} sec ({elapsed} sec)"
         );
+        // GPGPU-Sim rounds to whole seconds (at least 1); the measured time, for runs
+        // shorter than that:
+        let precise = host
+            .kernel_end_seconds
+            .get(i)
+            .copied()
+            .map(finite)
+            .unwrap_or_else(|| {
+                let w = finite(host.wall_seconds);
+                if total_cycles == 0 {
+                    w
+                } else {
+                    w * tot_cycle as f64 / total_cycles as f64
+                }
+            });
+        let _ = writeln!(out, "sassim_simulation_seconds = {precise:.3}");
         let _ = writeln!(out, "gpgpu_simulation_rate = {} (inst/sec)", tot_insn / elapsed);
         let _ = writeln!(out, "gpgpu_simulation_rate = {} (cycle/sec)", tot_cycle / elapsed);
     }

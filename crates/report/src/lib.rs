@@ -35,7 +35,8 @@ pub use model::{
     ISSUED, MODE_EXECUTION, MODE_TRACE_CONTROL_BITS, MODE_TRACE_HYBRID, STALL_REASONS,
 };
 pub use svg::{
-    correlation_svg, ipc_svg, plot_correlation, plot_ipc, plot_stalls, stalls_svg, CorrelationPoint,
+    bar_chart_svg, correlation_svg, ipc_svg, plot_correlation, plot_ipc, plot_stalls, stalls_svg, BarChart,
+    CorrelationPoint,
 };
 pub use text::{summary, table, table_with};
 

@@ -501,6 +501,102 @@ fn write_file(path: &Path, text: &str) -> Result<(), ReportError> {
     })
 }
 
+/// A grouped bar chart: one group of bars per category (e.g. a program), one bar per series
+/// (e.g. a configuration), with an optional horizontal reference line (e.g. speed-up 1).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BarChart {
+    pub title: String,
+    pub y_label: String,
+    pub categories: Vec<String>,
+    pub series: Vec<String>,
+    /// `values[series][category]`; `None` draws no bar.
+    pub values: Vec<Vec<Option<f64>>>,
+    pub reference: Option<f64>,
+}
+
+/// SVG of a [`BarChart`], values written above the bars; deterministic like the other plots.
+pub fn bar_chart_svg(c: &BarChart) -> String {
+    let ns = c.series.len().max(1);
+    let ng = c.categories.len().max(1);
+    let vals = c
+        .values
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite());
+    let vmax = vals.fold(c.reference.unwrap_or(0.0), f64::max).max(1e-9) * 1.12;
+    let step = nice_step(vmax, 6.0);
+    let top = (vmax / step).ceil() * step;
+    let bar_w = (480.0 / (ng * ns) as f64).clamp(6.0, 28.0);
+    let group_w = bar_w * ns as f64 + bar_w;
+    let labels: Vec<String> = c.categories.iter().map(|l| truncate(l, 30)).collect();
+    let label_h = labels.iter().map(|l| text_width(l, 11.0)).fold(0.0f64, f64::max) * 0.71 + 20.0;
+    let legend_w = c
+        .series
+        .iter()
+        .map(|s| text_width(s, 12.0))
+        .fold(0.0f64, f64::max)
+        + 40.0;
+    let (ml, mt, plot_h) = (70.0, 40.0, 300.0);
+    let plot_w = ng as f64 * group_w + bar_w;
+    let width = ml + plot_w + 20.0 + legend_w;
+    let height = (mt + plot_h + label_h + 20.0).max(mt + ns as f64 * 18.0 + 20.0);
+    let mut s = Svg::new(width, height);
+    s.text(ml + plot_w / 2.0, 24.0, 15.0, "middle", 0.0, &c.title);
+    let y_of = |v: f64| mt + plot_h - plot_h * (finite(v).clamp(0.0, top) / top);
+    let mut t = 0.0;
+    while t <= top + step * 1e-6 {
+        let y = y_of(t);
+        s.line(ml, y, ml + plot_w, y, "#dddddd", "stroke-width=\"0.5\"");
+        s.text(ml - 6.0, y + 4.0, 11.0, "end", 0.0, &tick_label(t));
+        t += step;
+    }
+    s.line(ml, mt, ml, mt + plot_h, "black", "");
+    s.line(ml, mt + plot_h, ml + plot_w, mt + plot_h, "black", "");
+    s.text(16.0, mt + plot_h / 2.0, 12.0, "middle", -90.0, &c.y_label);
+    for (g, label) in labels.iter().enumerate() {
+        let gx = ml + bar_w + g as f64 * group_w;
+        for (si, name) in c.series.iter().enumerate() {
+            let Some(v) = c
+                .values
+                .get(si)
+                .and_then(|r| r.get(g))
+                .copied()
+                .flatten()
+                .filter(|v| v.is_finite())
+            else {
+                continue;
+            };
+            let x = gx + si as f64 * bar_w;
+            let y = y_of(v);
+            let title = format!("{} — {name}: {}", c.categories[g], tick_label(v));
+            s.rect(
+                x,
+                y,
+                bar_w * 0.9,
+                mt + plot_h - y,
+                PALETTE[si % PALETTE.len()],
+                Some(&title),
+            );
+            s.text(x + bar_w * 0.45, y - 3.0, 8.0, "middle", 0.0, &format!("{v:.2}"));
+        }
+        let lx = gx + bar_w * ns as f64 / 2.0;
+        s.text(lx, mt + plot_h + 10.0, 11.0, "end", -45.0, label);
+    }
+    if let Some(r) = c.reference {
+        let y = y_of(r);
+        s.line(ml, y, ml + plot_w, y, "#444444", "stroke-dasharray=\"4 3\"");
+    }
+    let lx = ml + plot_w + 20.0;
+    for (si, name) in c.series.iter().enumerate() {
+        let y = mt + si as f64 * 18.0;
+        s.rect(lx, y, 12.0, 12.0, PALETTE[si % PALETTE.len()], None);
+        s.text(lx + 18.0, y + 10.0, 12.0, "start", 0.0, name);
+    }
+    s.finish()
+}
+
 /// Writes [`stalls_svg`] to `path`.
 pub fn plot_stalls(report: &RunReport, path: impl AsRef<Path>) -> Result<(), ReportError> {
     write_file(path.as_ref(), &stalls_svg(report))
@@ -533,6 +629,23 @@ mod tests {
         assert_eq!(nice_step(f64::NAN, 5.0), 1.0);
         assert_eq!(tick_label(2.0), "2");
         assert_eq!(tick_label(0.25), "0.25");
+    }
+
+    #[test]
+    fn bar_chart_draws_one_bar_per_value() {
+        let c = BarChart {
+            title: "t".into(),
+            y_label: "speed-up".into(),
+            categories: vec!["a".into(), "b".into()],
+            series: vec!["x".into(), "y".into()],
+            values: vec![vec![Some(1.5), None], vec![Some(0.5), Some(f64::NAN)]],
+            reference: Some(1.0),
+        };
+        let svg = bar_chart_svg(&c);
+        assert_eq!(svg.matches("<title>").count(), 2, "one bar per finite value");
+        assert!(svg.contains("a — x: 1.5") && svg.contains("a — y: 0.5"));
+        assert!(!svg.contains("NaN") && !svg.contains("inf"));
+        assert!(bar_chart_svg(&BarChart::default()).starts_with("<svg"));
     }
 
     #[test]

@@ -228,6 +228,7 @@ pub fn classify(
             latency: l.info.latency,
             latch_cycles: Some(l.info.issue_cycles),
             initiation: Some(l.info.initiation_interval),
+            read_delay: l.info.read_delay,
         },
         l.known,
     )

@@ -96,7 +96,11 @@ impl<W> Sm<W> {
                         s.l1_queue.push_front(line);
                         // Restart the stream buffer after the missing line.
                         s.sbuf.lines.clear();
-                        s.l1_queue.retain(|&l| l == line);
+                        // (Prefetches not sent yet are dropped; demand misses of other
+                        // warps that wait for the arbiter stay queued.)
+                        let demand = &s.demand;
+                        s.l1_queue
+                            .retain(|&l| demand.iter().any(|d| d.0 == l && d.1 == u64::MAX));
                         for k in 1..=s.sbuf.entries as u64 {
                             s.sbuf.lines.push_back((line + k, u64::MAX));
                             s.l1_queue.push_back(line + k);

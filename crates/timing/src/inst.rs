@@ -17,6 +17,8 @@ pub struct InstClass {
     /// Cycles a variable-latency unit of the sub-core needs between two instructions
     /// (at least the latch cycles); `None` = the latch cycles.
     pub initiation: Option<u32>,
+    /// Cycles after issue at which sources are read, beyond fixed-latency consumers.
+    pub read_delay: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,13 +97,28 @@ pub struct StaticInst {
     pub writes: Vec<sassim_isa::ArchReg>,
     /// Registers read (for scoreboards).
     pub reads: Vec<sassim_isa::ArchReg>,
+    /// Writes only uniform registers/predicates (the uniform datapath): memory
+    /// instructions read them without the extra cycle of rule 24 (docs/model.md).
+    pub uniform_dest: bool,
+    /// Cycles after issue at which the sources are read beyond fixed-latency consumers
+    /// (the opcode table's `read_delay`, e.g. sm_90 IMAD.WIDE's high addend word).
+    pub read_delay: u32,
 }
 
 impl StaticInst {
     /// Reads its sources outside the in-order fixed-latency pipeline (memory and other
     /// variable-latency instructions): a later writer of a source must wait for the read.
-    pub fn reads_late(&self) -> bool {
+    pub fn reads_outside_fixed_pipeline(&self) -> bool {
         !self.fixed || self.mem.is_some()
+    }
+
+    /// Whether the instruction reads its source registers one cycle after fixed-latency
+    /// consumers would (M25 rule 24, Listing 3): the load/store instructions of the memory
+    /// pipeline. LDC is not one of them: ptxas 13.5 places an indexed `LDC R6, c[0x3][R10]`
+    /// four cycles after the `LOP3` producing R10 on sm_86 (`workloads/programs/consttab`),
+    /// the fixed-latency distance (docs/model.md).
+    pub fn reads_late(&self) -> bool {
+        self.mem.is_some_and(|m| m.space != MemSpace::Const)
     }
 
     /// Number of regular-register reads of 32-bit words per bank (`banks` entries).
@@ -270,6 +287,13 @@ pub fn decode_kernel(
                 srcs,
                 const_operand,
                 ldc_const,
+                read_delay: class.read_delay,
+                uniform_dest: {
+                    let w = sassim_isa::regs_written(ins);
+                    !w.is_empty()
+                        && w.iter()
+                            .all(|r| matches!(r, sassim_isa::ArchReg::UR(_) | sassim_isa::ArchReg::UP(_)))
+                },
                 writes: sassim_isa::regs_written(ins),
                 reads: sassim_isa::regs_read(ins),
             }

@@ -98,7 +98,7 @@ impl<W> Sm<W> {
             // consumers may read it (bypass); memory instructions read the register file one
             // cycle later (M25 rule 24, Listing 3): a memory instruction that reads a register
             // of a result in that window waits.
-            if inst.mem.is_some()
+            if inst.reads_late()
                 && w.pending.iter().any(|p| {
                     p.0 <= now
                         && now < p.1
@@ -345,7 +345,8 @@ impl<W> Sm<W> {
         // instructions read the register file one cycle later (M25 rule 24, Listing 3).
         // Other variable-latency instructions (MUFU, conversions) read like fixed-latency
         // ones: the compiler places FFMA → F2I at stall 4 (docs/model.md).
-        let fixed = self.code[sidx].mem.is_none();
+        let fixed = !self.code[sidx].reads_late();
+        let read_delay = self.code[sidx].read_delay as u64;
         // Commit results that are visible to this consumer.
         {
             let id = self.warps[slot].exec_id;
@@ -353,11 +354,27 @@ impl<W> Sm<W> {
             while i < self.warps[slot].pending.len() {
                 let p = self.warps[slot].pending[i];
                 let vis = if fixed { p.0 } else { p.1 };
-                if vis <= now {
+                if vis <= now + read_delay {
                     self.warps[slot].pending.remove(i);
                     self.commit_slot(ex, id, p.2);
                 } else {
                     i += 1;
+                }
+            }
+        }
+        // A source whose fixed-latency producer's result is still not visible is read stale
+        // (MICRO'25 Listing 2: the program sees the old value). Counted, with examples, so a
+        // researcher sees where control bits and the model disagree.
+        if !self.warps[slot].pending.is_empty() {
+            let reads = &self.code[sidx].reads;
+            for p in &self.warps[slot].pending {
+                if self.code[p.3].writes.iter().any(|x| reads.contains(x)) {
+                    self.stats.stale_reads += 1;
+                    if self.stats.stale_read_examples.len() < crate::stats::STALE_EXAMPLES {
+                        let e = (now, self.code[sidx].pc, self.code[p.3].pc);
+                        self.stats.stale_read_examples.push(e);
+                    }
+                    break;
                 }
             }
         }

@@ -67,7 +67,14 @@ impl<W> Sm<W> {
         let delay = now.saturating_sub(st.issue + 2);
         let lat = inst.latency as u64;
         let vis_fixed = st.issue + lat + delay;
-        let vis_var = vis_fixed + self.cfg.var_consumer_extra_cycles as u64;
+        // Memory instructions read regular registers one cycle late (rule 24); results of the
+        // uniform datapath reach them in time: ptxas places `LDG [UR4]` two cycles after the
+        // `ULDC.64 UR4` it reads (sm_75 `consttab`; sm_90 `desc[UR4]` likewise).
+        let vis_var = if inst.uniform_dest {
+            vis_fixed
+        } else {
+            vis_fixed + self.cfg.var_consumer_extra_cycles as u64
+        };
         // Bank of the destination for load write-back arbitration.
         for r in &inst.writes {
             if let ArchReg::R(i) = r {
@@ -96,9 +103,14 @@ impl<W> Sm<W> {
         if has_write {
             self.schedule(vis_fixed, Event::FixedDone { slot: st.slot, sidx });
         }
+        // The values become visible to consumers on the compiler's schedule (issue + latency):
+        // a delay in Allocate back-pressures the pipeline behind the producer, so the stall
+        // counter that covers a producer is the same whatever the port conflicts (M25 5.3,
+        // rule 22). Consumers execute at issue here, so they commit the value by its undelayed
+        // time; the timing (write-back slot, counter release) keeps the delay.
         self.warps[st.slot]
             .pending
-            .push((vis_fixed, vis_var, st.writes, sidx));
+            .push((vis_fixed - delay, vis_var - delay, st.writes, sidx));
     }
     pub(crate) fn var_read_stage(&mut self, sc: usize, now: u64) {
         let Some(st) = self.subcores[sc].var_q.front().copied() else {

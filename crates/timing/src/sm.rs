@@ -254,7 +254,8 @@ pub(crate) enum Event {
 /// A simulated SM.
 pub struct Sm<W> {
     pub cfg: CoreConfig,
-    pub(crate) code: Vec<StaticInst>,
+    /// The kernel's static code, shared by every SM of the launch (not copied per SM).
+    pub(crate) code: std::sync::Arc<[StaticInst]>,
     /// (pc, index) of `code` sorted by pc, for code whose instruction i is not at pc 16·i
     /// (trace-built code holds only the executed pcs); empty otherwise.
     pub(crate) pc_sorted: Vec<(u64, u32)>,
@@ -349,7 +350,7 @@ impl<W> Sm<W> {
             l1i_inflight: Vec::with_capacity(16),
             shared_unit_free: vec![0; cfg.units.len()],
             cfg,
-            code: Vec::new(),
+            code: std::sync::Arc::from(Vec::new()),
             pc_sorted: Vec::new(),
             code_base: 0,
             warps,
@@ -387,8 +388,13 @@ impl<W> Sm<W> {
     /// Install the code of the kernel that runs next. `code_base` is the kernel's
     /// instruction address (every kernel has its own address range).
     /// `has_control_bits`: false for kernels without SASS (hybrid mode).
-    pub fn set_kernel(&mut self, code: Vec<StaticInst>, code_base: u64, has_control_bits: bool) {
-        self.code = code;
+    pub fn set_kernel(
+        &mut self,
+        code: impl Into<std::sync::Arc<[StaticInst]>>,
+        code_base: u64,
+        has_control_bits: bool,
+    ) {
+        self.code = code.into();
         self.pc_sorted.clear();
         if self.code.iter().enumerate().any(|(i, s)| s.pc != 16 * i as u64) {
             self.pc_sorted
@@ -480,6 +486,36 @@ impl<W> Sm<W> {
     }
 
     /// Executor ids of warps that finished since the last call.
+    /// What the warp with executor id `exec_id` waits for, in the timing model (deadlock
+    /// reports): its next instruction, stall counter, dependence counters, in-flight work.
+    pub fn describe_warp(&self, exec_id: u32) -> Option<String> {
+        let (slot, w) = self
+            .warps
+            .iter()
+            .enumerate()
+            .find(|(_, w)| w.used && w.exec_id == exec_id)?;
+        let head = match w.ib.front() {
+            Some(&(pc, _)) => match self.index_of(pc) {
+                Some(i) => format!("{} at pc {:#x} ({})", self.code[i].op, pc, self.code[i].ctrl),
+                None => format!("pc {pc:#x}"),
+            },
+            None => format!("fetching pc {:#x}", w.fetch_pc),
+        };
+        let sbs: Vec<String> = (0..6)
+            .filter(|&k| w.sb[k] != 0)
+            .map(|k| format!("SB{k}={}", w.sb[k]))
+            .collect();
+        let sc = &self.subcores[w.subcore];
+        Some(format!(
+            "SM slot {slot}: next {head}; counters [{}]; stall until {}; {} in flight; memory queue {} of sub-core {}",
+            sbs.join(" "),
+            w.stall_until,
+            w.inflight_ops,
+            sc.mem_occupancy,
+            w.subcore
+        ))
+    }
+
     pub fn take_finished(&mut self) -> Vec<u32> {
         std::mem::take(&mut self.finished)
     }
@@ -591,7 +627,7 @@ impl<W> Sm<W> {
             self.retire_warps(ex);
         }
         self.now += 1;
-        self.stats.cycles = self.now;
+        self.stats.cycles = self.now - self.clock_origin;
         Ok(())
     }
 
@@ -608,7 +644,7 @@ impl<W> Sm<W> {
                         self.sb_dec(slot, rs);
                     } else {
                         let w = &mut self.warps[slot];
-                        let late = self.code[sidx].reads_late();
+                        let late = self.code[sidx].reads_outside_fixed_pipeline();
                         for r in &self.code[sidx].reads {
                             let c = &mut w.sb_read[reg_index(r)];
                             *c = c.saturating_sub(1);

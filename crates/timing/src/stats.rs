@@ -57,6 +57,9 @@ impl StallReason {
     }
 }
 
+/// Stale reads kept as examples per SM and per kernel.
+pub const STALE_EXAMPLES: usize = 8;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoreStats {
     pub cycles: u64,
@@ -90,6 +93,11 @@ pub struct CoreStats {
     pub mem_insts: u64,
     pub ib_flushes: u64,
     pub load_wb_conflicts: u64,
+    /// Instructions that read a register whose fixed-latency producer's result was not
+    /// visible yet (too-short stall counts, or a model slower than the compiler assumed).
+    pub stale_reads: u64,
+    /// The first stale reads: (cycle, consumer pc, producer pc).
+    pub stale_read_examples: Vec<(u64, u64, u64)>,
 }
 
 impl CoreStats {
@@ -121,5 +129,11 @@ impl CoreStats {
         self.mem_insts += o.mem_insts;
         self.ib_flushes += o.ib_flushes;
         self.load_wb_conflicts += o.load_wb_conflicts;
+        self.stale_reads += o.stale_reads;
+        for e in &o.stale_read_examples {
+            if self.stale_read_examples.len() < STALE_EXAMPLES {
+                self.stale_read_examples.push(*e);
+            }
+        }
     }
 }

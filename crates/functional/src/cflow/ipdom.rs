@@ -46,7 +46,9 @@ impl Ipdom {
                         succ[i].push(next);
                     }
                 }
-                Op::Exit | Op::Ret => {
+                // Indirect branches (jump tables): targets unknown here; reconverge at the
+                // exit (correct, if less precise than the real post-dominator).
+                Op::Exit | Op::Ret | Op::Brx { .. } => {
                     succ[i].push(exit);
                     if conditional {
                         succ[i].push(next);

@@ -34,7 +34,7 @@ impl std::str::FromStr for ControlFlowKind {
             "hanoi" => Ok(ControlFlowKind::Hanoi),
             "simt" | "simt-stack" | "simtstack" | "ipdom" => Ok(ControlFlowKind::SimtStack),
             _ => Err(format!(
-                "unknown control-flow manager `{s}` (expected hanoi or simt-stack)"
+                "unknown control-flow manager `{s}` (expected hanoi or simt)"
             )),
         }
     }
@@ -44,7 +44,7 @@ impl fmt::Display for ControlFlowKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             ControlFlowKind::Hanoi => "hanoi",
-            ControlFlowKind::SimtStack => "simt-stack",
+            ControlFlowKind::SimtStack => "simt",
         })
     }
 }

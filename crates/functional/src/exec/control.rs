@@ -84,6 +84,31 @@ impl Ex<'_> {
                 ];
                 self.k.warps[self.wi].cf.branch(pc, &groups);
             }
+            Op::Call if !self.d.o.iter().any(|o| matches!(o.k, K::Target(_))) => {
+                // CALL.ABS.NOINC Rn: an external function whose address the driver put in
+                // constant bank 4 (device printf, assert, malloc, free).
+                let ro = self
+                    .d
+                    .o
+                    .iter()
+                    .find(|o| matches!(o.k, K::R(_)))
+                    .cloned()
+                    .ok_or_else(|| self.unsup("CALL without a target"))?;
+                if self.g != 0 {
+                    let addr = self.raw64(&ro, self.first_lane())?;
+                    for l in lanes(self.g) {
+                        if self.raw64(&ro, l)? != addr {
+                            return Err(self.unsup("indirect call with different targets per thread"));
+                        }
+                    }
+                    if !self.syscall(addr)? {
+                        return Err(self.unsup(&format!(
+                            "indirect call to {addr:#x}, which is not an external function sassim provides"
+                        )));
+                    }
+                }
+                self.k.warps[self.wi].cf.advance(np);
+            }
             Op::Jmp | Op::Call => {
                 // V-D: CALL only changes the PC; the return address was put in a register by
                 // the compiler (MOV R2, ret) and RET reads it back.
@@ -97,6 +122,48 @@ impl Ex<'_> {
                     PathEntry { pc: t, mask: taken },
                 ];
                 self.k.warps[self.wi].cf.branch(pc, &groups);
+            }
+            Op::Brx { absolute } => {
+                let ro = self
+                    .d
+                    .o
+                    .iter()
+                    .find(|o| matches!(o.k, K::R(_)))
+                    .cloned()
+                    .ok_or_else(|| self.unsup("BRX without a register"))?;
+                let off = self
+                    .d
+                    .o
+                    .iter()
+                    .find_map(|o| match o.k {
+                        K::Imm(v) => Some(v),
+                        _ => None,
+                    })
+                    .unwrap_or(0);
+                let base = if absolute { 0 } else { np };
+                let mut groups = [PathEntry { pc: 0, mask: 0 }; 33];
+                let mut n = 1;
+                groups[0] = PathEntry {
+                    pc: np,
+                    mask: path.mask & !self.g,
+                };
+                for l in lanes(self.g) {
+                    let t = self.raw64(&ro, l)?.wrapping_add(off as u64).wrapping_add(base);
+                    if self.k.kernel.index_of(t).is_none() {
+                        return Err(ExecError::BadPc {
+                            warp: self.wi as u32,
+                            pc: t,
+                        });
+                    }
+                    match groups[1..n].iter_mut().find(|g| g.pc == t) {
+                        Some(g) => g.mask |= 1 << l,
+                        None => {
+                            groups[n] = PathEntry { pc: t, mask: 1 << l };
+                            n += 1;
+                        }
+                    }
+                }
+                self.k.warps[self.wi].cf.branch(pc, &groups[..n]);
             }
             Op::Ret => {
                 let ro = self

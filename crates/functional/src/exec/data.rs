@@ -128,13 +128,18 @@ impl Ex<'_> {
                             self.wr(0, l, a.wrapping_mul(b).wrapping_add(c).wrapping_add(cin))?;
                         }
                         ImadKind::Hi => {
-                            let c = self.si(3, l)?;
+                            // The addend is 64 bits wide (a register pair), as for
+                            // IMAD.WIDE: ptxas's integer division puts the reciprocal
+                            // estimate x0 in the high register and zero in the low one
+                            // (`MOV R2, RZ; IMAD.HI.U32 R3, R3, R7, R2` is x0 + hi(x0 * e)).
+                            let c = self.s64(3, l)?;
                             let p = if signed {
-                                ((a as i32 as i64 * b as i32 as i64) >> 32) as u32
+                                (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64
                             } else {
-                                ((a as u64 * b as u64) >> 32) as u32
+                                a as u64 * b as u64
                             };
-                            self.wr(0, l, p.wrapping_add(c).wrapping_add(cin))?;
+                            let s = p.wrapping_add(c).wrapping_add(cin as u64);
+                            self.wr(0, l, (s >> 32) as u32)?;
                         }
                         ImadKind::Wide => {
                             let c = self.s64(3, l)?;
@@ -313,6 +318,37 @@ impl Ex<'_> {
                     self.wr(0, l, r)?;
                 }
             }
+            Op::Fchk => {
+                for l in lanes(lm) {
+                    let a = self.f32v(&self.op(1)?.clone(), l)?;
+                    let b = self.f32v(&self.op(2)?.clone(), l)?;
+                    self.wp(0, l, alu::fchk_divide(a, b))?;
+                }
+            }
+            Op::F2fp { bf16 } => {
+                for l in lanes(lm) {
+                    let hi = self.f32v(&self.op(1)?.clone(), l)?;
+                    let lo = self.f32v(&self.op(2)?.clone(), l)?;
+                    let cvt = |x: f32| if bf16 { alu::f32_to_bf16(x) } else { alu::f32_to_f16(x) } as u32;
+                    self.wr(0, l, cvt(hi) << 16 | cvt(lo))?;
+                }
+            }
+            Op::Lepc => {
+                let pc = self.d.pc;
+                for l in lanes(lm) {
+                    self.wr64(0, l, pc)?;
+                }
+            }
+            Op::Viaddmnmx { signed } => {
+                for l in lanes(lm) {
+                    let a = self.si(1, l)?.wrapping_add(self.si(2, l)?);
+                    let c = self.si(3, l)?;
+                    let min = self.pred_op(4, l)?;
+                    let lt = alu::icmp(a, c, Cmp::Lt, signed);
+                    let r = if min == lt { a } else { c };
+                    self.wr(0, l, r)?;
+                }
+            }
             Op::Popc => {
                 for l in lanes(lm) {
                     let a = self.si(1, l)?;
@@ -402,20 +438,20 @@ impl Ex<'_> {
                 }
             }
             Op::Ldc { size } => {
-                let addr = match &self.op(1)?.k {
-                    K::Const { bank: 0, addr } => *addr,
-                    _ => return Err(self.unsup("constant bank other than c[0x0]")),
+                let (bank, addr) = match &self.op(1)?.k {
+                    K::Const { bank, addr } => (*bank, *addr),
+                    _ => return Err(self.unsup("source is not a constant")),
                 };
                 for l in lanes(lm) {
                     let off = self.const_off(&addr, l);
-                    let w0 = self.cword(off & !3);
+                    let w0 = self.cword(bank, off & !3);
                     match size.bytes {
                         8 => {
-                            let v = self.cword(off) as u64 | (self.cword(off + 4) as u64) << 32;
+                            let v = self.cword(bank, off) as u64 | (self.cword(bank, off + 4) as u64) << 32;
                             self.wr64(0, l, v)?;
                         }
                         4 => {
-                            let v = self.cword(off);
+                            let v = self.cword(bank, off);
                             self.wr(0, l, v)?;
                         }
                         b => {
@@ -477,10 +513,11 @@ impl Ex<'_> {
                         FOp::Mul => alu::round_f32(a as f64 * b as f64, 0.0, rnd),
                         FOp::Fma => {
                             let c = fz(self.sf(3, l)?);
-                            if rnd != Round::Rn {
-                                return Err(self.unsup("FFMA rounding other than RN"));
+                            if rnd == Round::Rn {
+                                a.mul_add(b, c)
+                            } else {
+                                alu::fma32_rounded(a, b, c, rnd)
                             }
-                            a.mul_add(b, c)
                         }
                     };
                     let r = fz(r);
@@ -680,16 +717,19 @@ impl Ex<'_> {
                 f32_out,
             } => self.half(hop, ftz, f32_out, lm)?,
             Op::Dop { op: dop, rnd } => {
-                if rnd != Round::Rn {
-                    return Err(self.unsup("double rounding other than RN"));
-                }
                 for l in lanes(lm) {
                     let a = self.sd(1, l)?;
                     let b = self.sd(2, l)?;
-                    let r = match dop {
-                        DOp::Add => a + b,
-                        DOp::Mul => a * b,
-                        DOp::Fma => a.mul_add(b, self.sd(3, l)?),
+                    let r = match (dop, rnd) {
+                        (DOp::Add, Round::Rn) => a + b,
+                        (DOp::Mul, Round::Rn) => a * b,
+                        (DOp::Fma, Round::Rn) => a.mul_add(b, self.sd(3, l)?),
+                        (DOp::Add, _) => alu::f64_rounded(a, b, 0.0, alu::RoundedOp::Add, rnd),
+                        (DOp::Mul, _) => alu::f64_rounded(a, b, 0.0, alu::RoundedOp::Mul, rnd),
+                        (DOp::Fma, _) => {
+                            let c = self.sd(3, l)?;
+                            alu::f64_rounded(a, b, c, alu::RoundedOp::Fma, rnd)
+                        }
                     };
                     self.wr64(0, l, r.to_bits())?;
                 }
@@ -710,6 +750,36 @@ impl Ex<'_> {
             Op::Shfl { mode } => self.shfl(mode)?,
             Op::Vote { mode } => self.vote(mode)?,
             Op::Match { all, wide } => self.match_(all, wide)?,
+            Op::Redux { op, signed } => {
+                if self.n() != 2 {
+                    return Err(self.unsup("operands"));
+                }
+                let mut acc: Option<u32> = None;
+                for l in lanes(self.g) {
+                    let v = self.si(1, l)?;
+                    acc = Some(match acc {
+                        None => v,
+                        Some(a) => match op {
+                            ReduxOp::Sum => a.wrapping_add(v),
+                            ReduxOp::And => a & v,
+                            ReduxOp::Or => a | v,
+                            ReduxOp::Xor => a ^ v,
+                            ReduxOp::Min | ReduxOp::Max => {
+                                let lt = alu::icmp(v, a, Cmp::Lt, signed);
+                                if lt == (op == ReduxOp::Min) {
+                                    v
+                                } else {
+                                    a
+                                }
+                            }
+                        },
+                    });
+                }
+                if let Some(v) = acc {
+                    let l = self.g.trailing_zeros() as usize;
+                    self.wr(0, l, v)?;
+                }
+            }
             Op::Bar { .. } => {
                 if self.g != 0 {
                     let id = match self.op(0)?.k {

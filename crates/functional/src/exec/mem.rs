@@ -1,11 +1,20 @@
 //! Memory instructions: LDG/STG/LDS/STS/LDL/STL, atomics and reductions, LDGSTS.
 
 use super::*;
+use crate::memory::Generic;
+
+fn space_of(space: MemSpace) -> Space {
+    match space {
+        MemSpace::Global | MemSpace::Generic => Space::Global,
+        MemSpace::Shared => Space::Shared,
+        MemSpace::Local => Space::Local,
+    }
+}
 
 impl Ex<'_> {
     /// Per-lane address of a memory operand.
     fn address(&self, m: &MemAddr, lane: usize, space: MemSpace) -> u64 {
-        let global = space == MemSpace::Global;
+        let global = matches!(space, MemSpace::Global | MemSpace::Generic);
         let mut a: u64 = m.offset as u64;
         for t in &m.terms[..m.n as usize] {
             let pair = global && (t.wide || self.d.e64);
@@ -40,12 +49,27 @@ impl Ex<'_> {
         }
     }
 
-    fn fault(&self, lane: usize, addr: u64, bytes: u32, space: MemSpace, misaligned: bool) -> ExecError {
-        let space = match space {
-            MemSpace::Global => Space::Global,
-            MemSpace::Shared => Space::Shared,
-            MemSpace::Local => Space::Local,
-        };
+    /// The state space and address a (possibly generic) address refers to.
+    fn resolve(space: MemSpace, addr: u64) -> (MemSpace, u64) {
+        if space != MemSpace::Generic {
+            return (space, addr);
+        }
+        match crate::memory::resolve_generic(addr) {
+            Generic::Global(a) => (MemSpace::Global, a),
+            Generic::Shared(a) => (MemSpace::Shared, a),
+            Generic::Local(a) => (MemSpace::Local, a),
+        }
+    }
+
+    pub(super) fn fault(
+        &self,
+        lane: usize,
+        addr: u64,
+        bytes: u32,
+        space: MemSpace,
+        misaligned: bool,
+    ) -> ExecError {
+        let space = space_of(space);
         let (warp, lane, pc) = (self.wi as u32, lane as u32, self.d.pc);
         if misaligned {
             ExecError::Misaligned {
@@ -69,12 +93,13 @@ impl Ex<'_> {
     }
 
     fn load(&mut self, space: MemSpace, lane: usize, addr: u64, out: &mut [u8]) -> Res<()> {
+        let (space, addr) = Self::resolve(space, addr);
         let n = out.len() as u32;
         if addr & (n as u64 - 1) != 0 {
             return Err(self.fault(lane, addr, n, space, true));
         }
         let ok = match space {
-            MemSpace::Global => self.k.global.read_into(addr, out),
+            MemSpace::Global | MemSpace::Generic => self.k.global.read_into(addr, out),
             MemSpace::Shared => self.k.ctas[self.cta].shared.read_into(addr, out),
             MemSpace::Local => {
                 let lb = self.k.opts.local_bytes as u64;
@@ -100,12 +125,13 @@ impl Ex<'_> {
     }
 
     fn store(&mut self, space: MemSpace, lane: usize, addr: u64, data: &[u8]) -> Res<()> {
+        let (space, addr) = Self::resolve(space, addr);
         let n = data.len() as u32;
         if addr & (n as u64 - 1) != 0 {
             return Err(self.fault(lane, addr, n, space, true));
         }
         let ok = match space {
-            MemSpace::Global => self.k.global.write(addr, data),
+            MemSpace::Global | MemSpace::Generic => self.k.global.write(addr, data),
             MemSpace::Shared => match self.k.ctas[self.cta].shared.write(addr, data) {
                 Some(changed) => {
                     if changed {
@@ -137,13 +163,28 @@ impl Ex<'_> {
         }
     }
 
+    /// Record the access for the timing model. A generic access is recorded in the space
+    /// of its first lane's address (a warp whose lanes point into different spaces is
+    /// timed as that space; the functional result is exact either way).
     fn record(&mut self, space: MemSpace, kind: MemKind, bytes: u32, addrs: [u64; 32]) {
+        let mut addrs = addrs;
+        let mut space = space;
+        if space == MemSpace::Generic {
+            let first = if self.g == 0 {
+                0
+            } else {
+                self.g.trailing_zeros() as usize
+            };
+            space = Self::resolve(MemSpace::Generic, addrs[first]).0;
+            for l in lanes(self.g) {
+                let (sp, a) = Self::resolve(MemSpace::Generic, addrs[l]);
+                if sp == space {
+                    addrs[l] = a;
+                }
+            }
+        }
         self.out.mem = Some(MemAccess {
-            space: match space {
-                MemSpace::Global => Space::Global,
-                MemSpace::Shared => Space::Shared,
-                MemSpace::Local => Space::Local,
-            },
+            space: space_of(space),
             kind,
             bytes_per_lane: bytes,
             addrs,

@@ -267,6 +267,23 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Listing, ParseError> {
                     ));
                 }
             }
+            // Instructions are 16 bytes, in address order, without gaps: the engines find
+            // an instruction by its address and fall through to the next one.
+            let want = k.ins.last().map_or(0, |p| p.ins.pc + INSTRUCTION_BYTES);
+            if k.ins.is_empty() && pc % INSTRUCTION_BYTES != 0 || !k.ins.is_empty() && pc != want {
+                return Err(ParseError::new(
+                    file,
+                    ln,
+                    indent + 3,
+                    if k.ins.is_empty() {
+                        format!("instruction address {pc:#06x} is not a multiple of {INSTRUCTION_BYTES}")
+                    } else {
+                        format!(
+                            "instruction address {pc:#06x} does not follow the previous one: expected {want:#06x} (instructions are {INSTRUCTION_BYTES} bytes, in order, without gaps)"
+                        )
+                    },
+                ));
+            }
             k.attach_labels(pc, file)?;
             let mut c = Cur::new(file, ln, line, body_start, body_end);
             let parsed = parse_body(&mut c, pc)?;

@@ -369,6 +369,7 @@ pub fn parse(text: &str, file: &str) -> Result<Microbench, ParseError> {
     let mut seen: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut pending: Vec<PendingIns> = Vec::new();
     let mut pc = 0u64;
+    let (mut global_lines, mut shared_lines, mut init_bytes) = (Vec::new(), Vec::new(), 0u64);
     for (ln0, raw) in text.lines().enumerate() {
         let ln = ln0 + 1;
         let line = strip_comments(raw);
@@ -455,10 +456,18 @@ pub fn parse(text: &str, file: &str) -> Result<Microbench, ParseError> {
                     mb.active_warps = Some(v);
                 }
                 ".init" => mb.inits.push(parse_init(&mut cur)?),
-                ".global" => mb.global.push(parse_mem(&mut cur, false)?),
-                ".shared" => mb.shared.push(parse_mem(&mut cur, false)?),
-                ".fill" | ".global.fill" => mb.global.push(parse_mem(&mut cur, true)?),
-                _ => mb.shared.push(parse_mem(&mut cur, true)?),
+                ".global" | ".fill" | ".global.fill" => {
+                    let m = parse_mem(&mut cur, d != ".global")?;
+                    check_mem(&cur, at, &m, false, &mb.global, &global_lines, &mut init_bytes)?;
+                    global_lines.push(ln);
+                    mb.global.push(m);
+                }
+                _ => {
+                    let m = parse_mem(&mut cur, d != ".shared")?;
+                    check_mem(&cur, at, &m, true, &mb.shared, &shared_lines, &mut init_bytes)?;
+                    shared_lines.push(ln);
+                    mb.shared.push(m);
+                }
             }
             continue;
         }
@@ -497,7 +506,123 @@ pub fn parse(text: &str, file: &str) -> Result<Microbench, ParseError> {
         resolve_labels(&mut p.ins, &p.label_cols, &mb.kernel.labels, file, p.line)?;
         mb.kernel.instructions.push(p.ins);
     }
+    check_launch(&mb, file, &seen)?;
     Ok(mb)
+}
+
+/// Threads of one block at most (CUDA's limit).
+pub const MAX_BLOCK_THREADS: u64 = 1024;
+/// Warps of the whole launch at most: a microbenchmark keeps every warp's registers and
+/// issue log to report them (docs/microbench.md).
+pub const MAX_WARPS: u64 = 8192;
+/// Bytes of `.global`/`.shared` initial contents at most, all directives together.
+pub const MAX_INIT_BYTES: u64 = 256 << 20;
+/// End of the `.shared` window: the largest shared memory of a CTA on any preset (228 KB).
+pub const MAX_SHARED_BYTES: u64 = 228 * 1024;
+
+/// A memory directive: inside its space, not overlapping an earlier one, within the total.
+fn check_mem(
+    cur: &Cur,
+    at: usize,
+    m: &MemInit,
+    shared: bool,
+    earlier: &[MemInit],
+    lines: &[usize],
+    total: &mut u64,
+) -> Result<(), ParseError> {
+    let len = m.bytes.len() as u64;
+    *total += len;
+    if *total > MAX_INIT_BYTES {
+        return Err(cur.err_at(
+            at,
+            format!("initial memory contents exceed {MAX_INIT_BYTES} bytes (all .global/.shared directives together)"),
+        ));
+    }
+    let end = m
+        .addr
+        .checked_add(len)
+        .filter(|&e| !shared || e <= MAX_SHARED_BYTES);
+    let Some(end) = end else {
+        return Err(cur.err_at(
+            at,
+            if shared {
+                format!(
+                    "{len} bytes at {:#x} end beyond the shared-memory window 0..{MAX_SHARED_BYTES:#x}",
+                    m.addr
+                )
+            } else {
+                format!(
+                    "{len} bytes at {:#x} run past the end of the address space",
+                    m.addr
+                )
+            },
+        ));
+    };
+    for (e, l) in earlier.iter().zip(lines) {
+        let e_end = e.addr + e.bytes.len() as u64;
+        if m.addr < e_end && e.addr < end && len > 0 {
+            return Err(cur.err_at(
+                at,
+                format!(
+                    "{:#x}..{end:#x} overlaps {:#x}..{e_end:#x} of line {l}",
+                    m.addr, e.addr
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Launch shape limits, reported at the `.block` / `.grid` / `.active_warps` line.
+fn check_launch(mb: &Microbench, file: &str, seen: &BTreeMap<&'static str, usize>) -> Result<(), ParseError> {
+    let line = |k: &str| seen.get(k).copied().unwrap_or(1);
+    let threads: u64 = mb.block.iter().map(|&d| u64::from(d)).product();
+    if threads > MAX_BLOCK_THREADS {
+        return Err(ParseError::new(
+            file,
+            line(".block"),
+            1,
+            format!(
+                ".block {:?} has {threads} threads; allowed 1..={MAX_BLOCK_THREADS}",
+                mb.block
+            ),
+        ));
+    }
+    let warps_per_block = threads.div_ceil(32);
+    let ctas: u64 = mb.grid.iter().map(|&d| u64::from(d)).product();
+    let warps = ctas.saturating_mul(warps_per_block);
+    if warps > MAX_WARPS {
+        return Err(ParseError::new(
+            file,
+            line(".grid"),
+            1,
+            format!(
+                ".grid {:?} x {warps_per_block} warps per block = {warps} warps; a microbenchmark allows 1..={MAX_WARPS} (it records every warp)",
+                mb.grid
+            ),
+        ));
+    }
+    if let Some(a) = &mb.active_warps {
+        let mut seen_w = std::collections::BTreeSet::new();
+        for &w in a {
+            if u64::from(w) >= warps_per_block || !seen_w.insert(w) {
+                return Err(ParseError::new(
+                    file,
+                    line(".active_warps"),
+                    1,
+                    format!(
+                        ".active_warps: warp {w} is {} (a block has warps 0..{warps_per_block})",
+                        if u64::from(w) >= warps_per_block {
+                            "out of range"
+                        } else {
+                            "listed twice"
+                        }
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn fmt_f64(v: f64) -> String {

@@ -306,6 +306,10 @@ fn parse_address(cur: &mut Cur, desc: Option<u8>) -> Result<Address, ParseError>
                     "expected `+`, `-` or `]` in address, found {}",
                     cur.found()
                 )));
+            } else {
+                // nvdisasm writes a negative immediate after `+`: `[R2+-0x8]`.
+                cur.skip_ws();
+                neg = cur.eat(b'-');
             }
             cur.skip_ws();
         } else if cur.eat(b'-') {
@@ -454,6 +458,16 @@ fn parse_operand(cur: &mut Cur) -> Result<Operand, ParseError> {
                 backtick: true,
                 addr: None,
             })
+        }
+        // Texture and surface shapes (`TEX ... 2D, ...`): a digit and letters.
+        c if c.is_ascii_digit()
+            && cur
+                .peek_at(1)
+                .is_some_and(|d| d.is_ascii_uppercase() && d != b'X')
+            && !(abs || neg || not) =>
+        {
+            let w = cur.scan(is_word_char);
+            OperandKind::Keyword(w.to_string())
         }
         c if c.is_ascii_digit() => {
             let imm = if c == b'0' && matches!(cur.peek_at(1), Some(b'x' | b'X')) {
@@ -692,8 +706,30 @@ pub(crate) fn parse_body(cur: &mut Cur, pc: u64) -> Result<ParsedBody, ParseErro
                 }
                 continue;
             }
-            // `RET.REL.NODEC R2 `(f)`: nvdisasm omits the comma before a target.
-            if matches!(cur.peek(), Some(b'`')) || cur.peek().is_some_and(|c| c.is_ascii_digit()) {
+            // nvdisasm's annotation of indirect branches: `(*"BRANCH_TARGETS .L_x_1,..."*)`.
+            if cur.peek() == Some(b'(') && cur.peek_at(1) == Some(b'*') {
+                let rest = &cur.text[cur.pos..cur.end];
+                match rest.find("*)") {
+                    Some(i) => {
+                        cur.pos += i + 2;
+                        cur.skip_ws();
+                        if cur.at_end() {
+                            break;
+                        }
+                        return Err(cur.err(format!(
+                            "expected end of instruction after `*)`, found {}",
+                            cur.found()
+                        )));
+                    }
+                    None => return Err(cur.err("unterminated `(*` annotation: expected `*)`")),
+                }
+            }
+            // `RET.REL.NODEC R2 `(f)`, `BRX R10 -0x2a0`: nvdisasm omits the comma before a
+            // target or the offset of an indirect branch.
+            if matches!(cur.peek(), Some(b'`'))
+                || cur.peek().is_some_and(|c| c.is_ascii_digit())
+                || (cur.peek() == Some(b'-') && cur.peek_at(1).is_some_and(|c| c.is_ascii_digit()))
+            {
                 continue;
             }
             return Err(cur.err(format!(

@@ -344,3 +344,24 @@ fn huge_pc_does_not_overflow() {
     let text = "\t\tFunction : k\n  /*ffffffffffffffff*/  EXIT ;\n";
     let _ = parse_listing(text, "x");
 }
+
+/// Issue 18: a listing whose instruction addresses repeat, go backwards or skip made the
+/// engines loop (the instruction after `/*0080*/` was found at address 0 again). Each is
+/// refused with the line of the address.
+#[test]
+fn instruction_addresses_must_follow_each_other() {
+    let text =
+        std::fs::read_to_string(root().join("workloads/vecadd/vecadd_sm86.cuobjdump-sass.txt")).unwrap();
+    for (from, to, what) in [
+        ("/*0090*/", "/*0000*/", "expected 0x0090"),
+        ("/*0090*/", "/*0080*/", "expected 0x0090"),
+        ("/*0090*/", "/*00a0*/", "expected 0x0090"),
+        ("/*0000*/", "/*0008*/", "not a multiple of 16"),
+    ] {
+        let bad = text.replacen(from, to, 1);
+        let line = text.lines().position(|l| l.contains(from)).unwrap() + 1;
+        let e = parse_listing(&bad, "v.txt").unwrap_err();
+        assert_eq!(e.line, line, "{from} -> {to}: {e}");
+        assert!(e.to_string().contains(what), "{from} -> {to}: {e}");
+    }
+}

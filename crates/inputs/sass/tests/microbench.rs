@@ -321,3 +321,40 @@ fn listing_errors_are_precise() {
     assert_eq!((e.line, e.column), (2, 21));
     assert!(e.message.contains("undefined label `.L_x_9`"));
 }
+
+/// Issue 18: launch shapes and memory directives are bounded at the line that gives them.
+#[test]
+fn launch_and_memory_limits_name_the_line() {
+    let body = "[B------:R-:W-:-:S05] EXIT ;\n";
+    let err = |text: &str| microbench::parse(&format!("{text}{body}"), "m.sass").unwrap_err();
+    let e = err(".grid 300000\n.block 32\n");
+    assert_eq!(e.line, 1, "{e}");
+    assert!(e.message.contains("1..=8192"), "{e}");
+    let e = err(".block 64\n.grid 4097\n");
+    assert_eq!(e.line, 2, "{e}");
+    assert!(e.message.contains("8194 warps"), "{e}");
+    let e = err(".block 1025\n");
+    assert!(e.message.contains("1..=1024"), "{e}");
+    let e = err(".block 32\n.active_warps 0,1\n");
+    assert!(e.message.contains("out of range") && e.line == 2, "{e}");
+    let e = err(".global 0xfffffffffffffffc = u32 [1, 2]\n");
+    assert!(e.message.contains("negative"), "{e}");
+    let e = err(".global 0x1000 = u32 [1, 2]\n.global 0x1004 = u32 [3]\n");
+    assert!(
+        e.message.contains("overlaps") && e.message.contains("line 1") && e.line == 2,
+        "{e}"
+    );
+    let e = err(".shared 0x38ffc = u32 [1, 2]\n");
+    assert!(e.message.contains("shared-memory window"), "{e}");
+    let e = err(
+        ".fill 0 = u64 16777216 0\n.fill 0x10000000 = u64 16777216 0\n.fill 0x20000000 = u64 16777216 0\n",
+    );
+    assert!(e.message.contains("exceed") && e.line == 3, "{e}");
+    // The limits themselves are accepted.
+    let ok = microbench::parse(
+        &format!(".block 1024\n.grid 256\n.active_warps 0,31\n{body}"),
+        "m.sass",
+    )
+    .unwrap();
+    assert_eq!(ok.grid[0], 256);
+}

@@ -199,6 +199,32 @@ impl KernelHeader {
                 "missing or zero `-grid dim`".into(),
             ));
         }
+        // CUDA's limits: a block has at most 1024 threads; grid.x < 2^31, y and z < 2^16.
+        if self.threads_per_block() > 1024 {
+            return Err(perr(
+                path,
+                lineno,
+                "block dim",
+                format!(
+                    "({},{},{}) is {} threads; a block has 1..=1024",
+                    self.block[0],
+                    self.block[1],
+                    self.block[2],
+                    self.threads_per_block()
+                ),
+            ));
+        }
+        if self.grid[0] > (1 << 31) - 1 || self.grid[1] > 65535 || self.grid[2] > 65535 {
+            return Err(perr(
+                path,
+                lineno,
+                "grid dim",
+                format!(
+                    "({},{},{}): allowed x 1..=2147483647, y and z 1..=65535",
+                    self.grid[0], self.grid[1], self.grid[2]
+                ),
+            ));
+        }
         Ok(())
     }
 }

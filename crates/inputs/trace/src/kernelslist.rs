@@ -14,8 +14,8 @@ pub enum TraceCommand {
     Kernel { file: String, path: PathBuf },
 }
 
-/// Read `kernelslist.g` (plain or compressed). Empty and unknown lines are
-/// skipped, as upstream does.
+/// Read `kernelslist.g` (plain or compressed). Empty lines and comments are skipped; a
+/// list without any kernel is an error.
 pub fn read_kernelslist(path: impl AsRef<Path>) -> Result<Vec<TraceCommand>> {
     let path = path.as_ref();
     let (_, mut rd) = crate::source::open_text(path)?;
@@ -31,13 +31,20 @@ pub fn read_kernelslist(path: impl AsRef<Path>) -> Result<Vec<TraceCommand>> {
     };
     loop {
         line.clear();
-        let n = rd
+        let n = std::io::Read::take(&mut rd, crate::text::MAX_LINE_BYTES)
             .read_line(&mut line)
             .map_err(|e| TraceError::io(path, lineno, e))?;
         if n == 0 {
             break;
         }
         lineno += 1;
+        if n as u64 == crate::text::MAX_LINE_BYTES && !line.ends_with('\n') {
+            return Err(perr(
+                lineno,
+                "command",
+                format!("line longer than {} bytes", crate::text::MAX_LINE_BYTES),
+            ));
+        }
         let l = line.trim();
         if l.is_empty() {
             continue;
@@ -83,6 +90,13 @@ pub fn read_kernelslist(path: impl AsRef<Path>) -> Result<Vec<TraceCommand>> {
                 format!("expected `MemcpyHtoD,…` or a kernel trace file name, got `{l}`"),
             ));
         }
+    }
+    if !out.iter().any(|c| matches!(c, TraceCommand::Kernel { .. })) {
+        return Err(perr(
+            lineno.max(1),
+            "command",
+            "the list names no kernel trace (expected lines like `kernel-1.traceg`)".into(),
+        ));
     }
     Ok(out)
 }

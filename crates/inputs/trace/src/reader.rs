@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::binary::BinaryParser;
-use crate::error::Result;
+use crate::error::{Result, TraceError};
 use crate::header::KernelHeader;
 use crate::record::{OpcodeId, OpcodeTable, ThreadBlockTrace};
 use crate::source::{self, Container};
@@ -79,15 +79,46 @@ impl KernelTraceReader {
         (self.blocks, self.instrs)
     }
 
-    /// The next thread block, or `None` at the (verified) end of the trace.
+    /// The next thread block, or `None` at the (verified) end of the trace. A block whose
+    /// index lies outside the header's grid, and a trace without any block, are errors.
     pub fn next_block(&mut self) -> Result<Option<ThreadBlockTrace>> {
         let r = match &mut self.inner {
             Inner::Text(p) => p.next_block(&mut self.opcodes)?,
             Inner::Binary(p) => p.next_block(&mut self.opcodes)?,
         };
-        if let Some(tb) = &r {
-            self.blocks += 1;
-            self.instrs += tb.n_instrs();
+        let line = match &self.inner {
+            Inner::Text(p) => p.line(),
+            Inner::Binary(_) => 0,
+        };
+        match &r {
+            Some(tb) => {
+                let g = self.header.grid;
+                if (0..3).any(|i| tb.block[i] >= g[i]) {
+                    return Err(TraceError::Parse {
+                        path: self.path.clone(),
+                        line,
+                        field: "thread block",
+                        msg: format!(
+                            "block ({},{},{}) (record {}) lies outside the grid ({},{},{})",
+                            tb.block[0], tb.block[1], tb.block[2], self.blocks, g[0], g[1], g[2]
+                        ),
+                    });
+                }
+                self.blocks += 1;
+                self.instrs += tb.n_instrs();
+            }
+            None if self.blocks == 0 => {
+                return Err(TraceError::Truncated {
+                    path: self.path.clone(),
+                    line,
+                    field: "#BEGIN_TB",
+                    msg: format!(
+                        "no thread block: the trace ends after its header (the grid has {} blocks)",
+                        self.header.num_blocks()
+                    ),
+                })
+            }
+            None => {}
         }
         Ok(r)
     }

@@ -9,6 +9,10 @@ use crate::record::{
     flags, AddrMode, ClusterInfo, OpcodeTable, Reg, ThreadBlockTrace, TraceInstr, WarpTrace, MAX_DST, MAX_SRC,
 };
 
+/// Longest text-trace line read (the longest real lines, 32 addresses of a memory
+/// instruction, are under 1 KB): bounds memory on a file without line breaks.
+pub const MAX_LINE_BYTES: u64 = 1 << 20;
+
 /// Streaming parser of a text kernel trace.
 pub(crate) struct TextParser {
     path: PathBuf,
@@ -94,14 +98,19 @@ impl TextParser {
             return Ok(true);
         }
         self.buf.clear();
-        let n = self
-            .rd
+        let n = std::io::Read::take(&mut self.rd, MAX_LINE_BYTES)
             .read_until(b'\n', &mut self.buf)
             .map_err(|e| TraceError::io(&self.path, self.lineno, e))?;
         if n == 0 {
             return Ok(false);
         }
         self.lineno += 1;
+        if n as u64 == MAX_LINE_BYTES && self.buf.last() != Some(&b'\n') {
+            return Err(self.perr(
+                "line",
+                format!("longer than {MAX_LINE_BYTES} bytes (not a trace line; a binary or endless file?)"),
+            ));
+        }
         while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
             self.buf.pop();
         }
@@ -124,6 +133,11 @@ impl TextParser {
             field,
             msg,
         }
+    }
+
+    /// The current line (1-based; the last line read).
+    pub(crate) fn line(&self) -> u64 {
+        self.lineno
     }
 
     /// Parse the next `#BEGIN_TB … #END_TB` section.

@@ -39,6 +39,12 @@ impl BuiltinWorkload {
         )
     }
 
+    /// Whether the spec leaves `default_suite` at true (an unparsable spec counts as in the
+    /// suite, so that running it reports the error).
+    pub fn in_default_suite(&self) -> bool {
+        toml::from_str::<crate::spec::Spec>(self.spec_toml).map_or(true, |s| s.default_suite)
+    }
+
     /// The cuobjdump listing for `arch` (`"sm_86"` or `"86"`).
     pub fn listing(&self, arch: &str) -> Option<&'static str> {
         find(self.listings, arch)
@@ -147,11 +153,19 @@ static BUILTIN: &[BuiltinWorkload] = &[
     builtin!("divergent"),
     builtin!("spinlock"),
     builtin!("shfl_reduce"),
+    builtin!("flops"),
+    builtin!("sgemm"),
 ];
 
 /// The embedded built-in workloads, in a fixed order.
 pub fn builtin() -> Vec<BuiltinWorkload> {
     BUILTIN.to_vec()
+}
+
+/// The built-in workloads whose spec does not say `default_suite = false`: what `sassim run`
+/// simulates without workload names.
+pub fn default_suite() -> Vec<BuiltinWorkload> {
+    BUILTIN.iter().filter(|b| b.in_default_suite()).copied().collect()
 }
 
 /// One built-in workload by name.

@@ -18,7 +18,9 @@ pub mod spec;
 pub mod values;
 pub mod workload;
 
-pub use builtin::{builtin, builtin_named, builtin_suite_dir, list_suite, BuiltinWorkload, ARCHS, TOOLCHAIN};
+pub use builtin::{
+    builtin, builtin_named, builtin_suite_dir, default_suite, list_suite, BuiltinWorkload, ARCHS, TOOLCHAIN,
+};
 pub use spec::{ElemType, Param, Spec};
 pub use values::{SplitMix64, Values};
 pub use workload::{

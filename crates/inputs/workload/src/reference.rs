@@ -19,6 +19,8 @@ pub const NAMES: &[&str] = &[
     "divergent",
     "spinlock",
     "shfl_reduce",
+    "flops",
+    "sgemm",
 ];
 
 /// Launch geometry, parameters and device memory seen by a reference.
@@ -142,6 +144,8 @@ pub fn run(name: &str, ctx: &mut RefCtx) -> R<()> {
         "divergent" => divergent(ctx),
         "spinlock" => spinlock(ctx),
         "shfl_reduce" => shfl_reduce(ctx),
+        "flops" => flops(ctx),
+        "sgemm" => sgemm(ctx),
         _ => Err(format!(
             "unknown reference `{name}` (known: {})",
             NAMES.join(", ")
@@ -255,13 +259,25 @@ pub fn matmul(ctx: &mut RefCtx) -> R<()> {
     if rows > n || cols > n {
         return Err(format!("grid covers {rows}x{cols}, more than n x n = {n}x{n}"));
     }
+    // The host computes rows x cols x n multiply-adds: bounded so a spec cannot make the
+    // check run for hours (about 4 s at this limit).
+    let work = (rows as u64) * (cols as u64) * (n as u64);
+    if work > MAX_REFERENCE_FMAS {
+        return Err(format!(
+            "{rows}x{cols} outputs of length {n} need {work} multiply-adds on the host, more than {MAX_REFERENCE_FMAS}; reduce n or the grid"
+        ));
+    }
     let a = ctx.f32s(0)?.to_vec();
     let b = ctx.f32s(1)?.to_vec();
-    ctx.need_len(0, a.len(), (n * n) as u64)?;
+    ctx.need_len(0, a.len(), (n as u64) * (n as u64))?;
     ctx.need_len(1, b.len(), (n * n) as u64)?;
     let c = ctx.f32s_mut(2)?;
-    if c.len() < n * n {
-        return Err(format!("parameter 2 has {} elements, need {}", c.len(), n * n));
+    if (c.len() as u64) < (n as u64) * (n as u64) {
+        return Err(format!(
+            "parameter 2 has {} elements, need {}",
+            c.len(),
+            n as u64 * n as u64
+        ));
     }
     for r in 0..rows {
         for col in 0..cols {
@@ -274,6 +290,10 @@ pub fn matmul(ctx: &mut RefCtx) -> R<()> {
     }
     Ok(())
 }
+
+/// Largest host-reference work of a reference (multiply-adds of matmul, sgemm, flops): keeps a
+/// bad spec from making the check run for hours (about 4 s at this limit).
+pub const MAX_REFERENCE_FMAS: u64 = 1 << 32;
 
 /// Number of bins of the `histogram` kernel (`NBINS` in histogram.cu).
 pub const HISTOGRAM_BINS: usize = 64;
@@ -404,6 +424,87 @@ pub fn shfl_reduce(ctx: &mut RefCtx) -> R<()> {
             off /= 2;
         }
         *o = v[0];
+    }
+    Ok(())
+}
+
+/// FFMAs per iteration of the `flops` kernel's loop (`#pragma unroll` count in flops.cu).
+pub const FLOPS_CHAIN_PER_ITER: u64 = 32;
+
+/// `flops(const float* x, const float* y, float* out, u32 iters)`: per thread i,
+/// `r = 0; repeat iters x 32: r = fma(x[i], y[i], r); out[i] = r`.
+pub fn flops(ctx: &mut RefCtx) -> R<()> {
+    ctx.expect_params(4)?;
+    ctx.one_d()?;
+    let threads = ctx.threads();
+    let chain = ctx.u32_arg(3)? as u64 * FLOPS_CHAIN_PER_ITER;
+    if chain.saturating_mul(threads) > MAX_REFERENCE_FMAS {
+        return Err(format!(
+            "{threads} threads x {chain} FFMAs is more than the reference's limit of {MAX_REFERENCE_FMAS}"
+        ));
+    }
+    let x = ctx.f32s(0)?.to_vec();
+    let y = ctx.f32s(1)?.to_vec();
+    ctx.need_len(0, x.len(), threads)?;
+    ctx.need_len(1, y.len(), threads)?;
+    let out = ctx.f32s_mut(2)?;
+    if (out.len() as u64) < threads {
+        return Err(format!(
+            "parameter 2 has {} elements, the kernel writes {threads}",
+            out.len()
+        ));
+    }
+    for (i, o) in out.iter_mut().enumerate().take(threads as usize) {
+        let mut r = 0.0f32;
+        for _ in 0..chain {
+            r = x[i].mul_add(y[i], r);
+        }
+        *o = r;
+    }
+    Ok(())
+}
+
+/// `sgemm(const float* A, const float* B, float* C, u32 n, u32 k)` (sgemm.cu): block (16, 16),
+/// a 128 x 128 tile of C per CTA; A is rows x k (row-major, rows = 128 grid.y), B is k x n, C is
+/// rows x n with leading dimension n. `C[r][c]` = fma chain over k = 0 .. k-1 in order from 0.
+pub fn sgemm(ctx: &mut RefCtx) -> R<()> {
+    const TILE: u64 = 128;
+    const BK: u64 = 8;
+    ctx.expect_params(5)?;
+    if ctx.block != [16, 16, 1] || ctx.grid[2] != 1 {
+        return Err("expects block = [16, 16, 1] and grid.z = 1".into());
+    }
+    let n = ctx.u32_arg(3)? as u64;
+    let k = ctx.u32_arg(4)? as u64;
+    if k % BK != 0 {
+        return Err(format!("k = {k} must be a multiple of {BK}"));
+    }
+    let (rows, cols) = (ctx.grid[1] as u64 * TILE, ctx.grid[0] as u64 * TILE);
+    if cols > n {
+        return Err(format!("grid covers {cols} columns, more than n = {n}"));
+    }
+    if rows.saturating_mul(cols).saturating_mul(k) > MAX_REFERENCE_FMAS {
+        return Err(format!(
+            "{rows} x {cols} x {k} is more than the reference's limit"
+        ));
+    }
+    let a = ctx.f32s(0)?.to_vec();
+    let b = ctx.f32s(1)?.to_vec();
+    ctx.need_len(0, a.len(), rows * k)?;
+    ctx.need_len(1, b.len(), k * n)?;
+    let c = ctx.f32s_mut(2)?;
+    if (c.len() as u64) < rows * n {
+        return Err(format!("parameter 2 has {} elements, need {}", c.len(), rows * n));
+    }
+    let (n, k) = (n as usize, k as usize);
+    for r in 0..rows as usize {
+        for col in 0..cols as usize {
+            let mut acc = 0.0f32;
+            for kk in 0..k {
+                acc = a[r * k + kk].mul_add(b[kk * n + col], acc);
+            }
+            c[r * n + col] = acc;
+        }
     }
     Ok(())
 }

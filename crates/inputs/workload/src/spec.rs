@@ -147,4 +147,12 @@ pub struct Spec {
     /// Buffers to check after the run.
     #[serde(default, rename = "output")]
     pub outputs: Vec<OutputSpec>,
+    /// Part of the default suite that `sassim run` without workload names simulates (default
+    /// true). Long study kernels (flops, sgemm) say `false` and run when named.
+    #[serde(default = "yes")]
+    pub default_suite: bool,
+}
+
+fn yes() -> bool {
+    true
 }

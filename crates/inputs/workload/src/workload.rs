@@ -74,6 +74,33 @@ pub struct ParamSlot {
     pub size: usize,
 }
 
+/// Largest `grid.x` (CUDA: 2^31 - 1).
+pub const MAX_GRID_X: u32 = (1 << 31) - 1;
+/// Largest buffer in bytes (`count` x element size): 4 GiB. A simulation also refuses a
+/// configuration and inputs whose estimated memory exceeds the machine's budget
+/// (`sassim run --max-memory`).
+pub const MAX_BUFFER_BYTES: u64 = 1 << 32;
+
+impl Spec {
+    /// Every buffer's size in bytes, checked against [`MAX_BUFFER_BYTES`] (no overflow);
+    /// the error names the buffer, its `count` and the allowed range.
+    pub fn check_sizes(&self) -> Result<u64, String> {
+        let mut total = 0u64;
+        for b in &self.buffers {
+            let size = b.elem.size() as u64;
+            let max = MAX_BUFFER_BYTES / size;
+            if b.count as u64 > max {
+                return Err(format!(
+                    "buffer `{}`: `count` = {} is out of range; allowed 1..={max} ({} elements of {size} bytes, at most {MAX_BUFFER_BYTES} bytes)",
+                    b.name, b.count, b.elem
+                ));
+            }
+            total += b.count as u64 * size;
+        }
+        Ok(total)
+    }
+}
+
 /// A parsed, validated workload with materialized inputs and expected outputs.
 #[derive(Debug, Clone)]
 pub struct Workload {
@@ -112,6 +139,22 @@ impl Workload {
         Self::parse(&text, &origin, stem.as_deref(), path.parent())
     }
 
+    /// [`Workload::load`] with a check of the parsed spec before its buffers are
+    /// materialized (a memory budget: `check` returns the reason to refuse it).
+    pub fn load_checked(
+        path: impl AsRef<Path>,
+        check: impl FnOnce(&Spec) -> Result<(), String>,
+    ) -> Result<Workload, SpecError> {
+        let path = path.as_ref();
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io {
+            file: origin.clone(),
+            source,
+        })?;
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        Self::parse_checked(&text, &origin, stem.as_deref(), path.parent(), check)
+    }
+
     /// Loads a spec from text. `origin` names it in errors, `default_name` is used when the
     /// spec has no `name`, `base_dir` resolves `file` paths (None: `file` is an error).
     pub fn parse(
@@ -120,9 +163,24 @@ impl Workload {
         default_name: Option<&str>,
         base_dir: Option<&Path>,
     ) -> Result<Workload, SpecError> {
+        Self::parse_checked(text, origin, default_name, base_dir, |_| Ok(()))
+    }
+
+    /// [`Workload::parse`] with a check of the parsed spec before materialization.
+    pub fn parse_checked(
+        text: &str,
+        origin: &str,
+        default_name: Option<&str>,
+        base_dir: Option<&Path>,
+        check: impl FnOnce(&Spec) -> Result<(), String>,
+    ) -> Result<Workload, SpecError> {
         let spec: Spec = toml::from_str(text).map_err(|e| SpecError::Parse {
             file: origin.to_string(),
             message: e.to_string().trim_end().to_string(),
+        })?;
+        check(&spec).map_err(|message| SpecError::Invalid {
+            file: origin.to_string(),
+            message,
         })?;
         Self::from_spec(spec, origin, default_name, base_dir)
     }
@@ -155,6 +213,16 @@ impl Workload {
                 spec.block
             )));
         }
+        // CUDA's grid limits: x < 2^31, y and z < 2^16; the CTA count must fit a u32.
+        let ctas: u64 = grid.iter().map(|&d| d as u64).product();
+        if grid[0] > MAX_GRID_X || grid[1] > 65535 || grid[2] > 65535 || ctas > u64::from(u32::MAX) {
+            return Err(invalid(format!(
+                "`grid` = {:?} ({ctas} blocks): allowed x 1..={MAX_GRID_X}, y and z 1..=65535, at most {} blocks",
+                spec.grid,
+                u32::MAX
+            )));
+        }
+        spec.check_sizes().map_err(&invalid)?;
 
         let resolve = |p: &str| -> Result<PathBuf, String> {
             match base_dir {

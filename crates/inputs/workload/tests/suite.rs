@@ -14,6 +14,8 @@ const NAMES: &[&str] = &[
     "divergent",
     "spinlock",
     "shfl_reduce",
+    "flops",
+    "sgemm",
 ];
 
 fn load(name: &str) -> Workload {
@@ -193,22 +195,113 @@ fn generated_inputs_follow_the_documented_formulas() {
 fn builtin_inputs_and_expected_outputs_are_frozen() {
     // Golden hash of every built-in buffer and expected output. A change here means the PRNG,
     // an initialiser, a spec or a reference changed: every recorded result becomes invalid.
-    let mut bytes = Vec::new();
-    for b in builtin() {
-        let w = b.load().unwrap();
-        for buf in w.buffers() {
-            bytes.extend(buf.name.bytes());
-            bytes.extend(&buf.bytes);
+    // The default suite and the study workloads (default_suite = false) have a hash each.
+    let hash = |suite: Vec<BuiltinWorkload>| {
+        let mut bytes = Vec::new();
+        for b in suite {
+            let w = b.load().unwrap();
+            for buf in w.buffers() {
+                bytes.extend(buf.name.bytes());
+                bytes.extend(&buf.bytes);
+            }
+            for e in w.expected() {
+                bytes.extend(e.buffer.bytes());
+                bytes.extend(&e.bytes);
+            }
         }
-        for e in w.expected() {
-            bytes.extend(e.buffer.bytes());
-            bytes.extend(&e.bytes);
-        }
-    }
-    assert_eq!(fnv1a(bytes), GOLDEN, "built-in inputs/outputs changed");
+        fnv1a(bytes)
+    };
+    assert_eq!(hash(default_suite()), GOLDEN, "built-in inputs/outputs changed");
+    let studies: Vec<_> = builtin().into_iter().filter(|b| !b.in_default_suite()).collect();
+    assert_eq!(
+        hash(studies),
+        GOLDEN_STUDIES,
+        "study workloads' inputs/outputs changed"
+    );
 }
 
 const GOLDEN: u64 = 3184922973107009947;
+const GOLDEN_STUDIES: u64 = 18315613779593099221;
+
+#[test]
+fn study_workloads_are_not_in_the_default_suite() {
+    let names: Vec<_> = default_suite().iter().map(|b| b.name).collect();
+    assert_eq!(names, &NAMES[..8]);
+    for n in ["flops", "sgemm"] {
+        assert!(!builtin_named(n).unwrap().in_default_suite(), "{n}");
+    }
+    // The key is optional and defaults to true; a wrong type is an error naming it.
+    let w = tiny("kernel = \"k\"\ngrid = [1]\nblock = [32]\n");
+    assert!(w.spec.default_suite);
+    let e = Workload::parse(
+        "kernel = \"k\"\ngrid = [1]\nblock = [32]\ndefault_suite = 1\n",
+        "t.toml",
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("default_suite"), "{e}");
+}
+
+#[test]
+fn reference_flops_and_sgemm() {
+    // flops: r = fma(x, y, r) iters x 32 times from 0.
+    let w = tiny(
+        r#"kernel = "flops"
+        grid = [1]
+        block = [2]
+        reference = "flops"
+        params = [{ buffer = "x" }, { buffer = "y" }, { buffer = "o" }, { u32 = 2 }]
+        [[buffer]]
+        name = "x"
+        type = "f32"
+        count = 2
+        init = { kind = "iota", start = 0.5, step = 0.25 }
+        [[buffer]]
+        name = "y"
+        type = "f32"
+        count = 2
+        init = { kind = "constant", value = 2.0 }
+        [[buffer]]
+        name = "o"
+        type = "f32"
+        count = 2
+        init = { kind = "zeros" }
+        [[output]]
+        buffer = "o""#,
+    );
+    assert_eq!(f32s(&expected(&w, "o")), vec![64.0, 96.0]);
+    // sgemm: one 128x128 tile, k = 8; A = 1 everywhere, B[k][c] = 128k + c:
+    // C[r][c] = sum over k of (128k + c) = 128 * 28 + 8c.
+    let w = tiny(
+        r#"kernel = "sgemm"
+        grid = [1, 1]
+        block = [16, 16]
+        reference = "sgemm"
+        params = [{ buffer = "A" }, { buffer = "B" }, { buffer = "C" }, { u32 = 128 }, { u32 = 8 }]
+        [[buffer]]
+        name = "A"
+        type = "f32"
+        count = 1024
+        init = { kind = "constant", value = 1.0 }
+        [[buffer]]
+        name = "B"
+        type = "f32"
+        count = 1024
+        init = { kind = "iota", start = 0, step = 1 }
+        [[buffer]]
+        name = "C"
+        type = "f32"
+        count = 16384
+        init = { kind = "zeros" }
+        [[output]]
+        buffer = "C""#,
+    );
+    let c = f32s(&expected(&w, "C"));
+    assert_eq!(c[0], 3584.0);
+    assert_eq!(c[5], 3584.0 + 8.0 * 5.0);
+    assert_eq!(c[128 * 77 + 127], 3584.0 + 8.0 * 127.0);
+}
 
 #[test]
 fn loading_twice_gives_identical_bytes() {

@@ -54,6 +54,7 @@ pub fn classify(ins: &sassim_isa::Instruction) -> InstClass {
         latency,
         latch_cycles: Some(1),
         initiation: None,
+        read_delay: 0,
     }
 }
 

@@ -1,0 +1,320 @@
+//! `sassim exec`: the CUDA program suite (`workloads/programs/bin`, built by
+//! scripts/build-programs.sh with the pinned CUDA 13.5.37 toolchain) runs unmodified on the
+//! simulated GPUs, with sassim's libcudart.so.13 in place of NVIDIA's. No CUDA toolkit is
+//! used: the SASS of every cubin comes from the committed cache (`workloads/programs/sass`).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn bin(name: &str) -> PathBuf {
+    root().join("workloads/programs/bin").join(name)
+}
+
+/// The suite's programs (the refusal and fault tests excluded).
+fn programs() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(root().join("workloads/programs/bin"))
+        .expect("program directory")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("refuse_") && !n.starts_with("fault_"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 12, "the suite has {} programs", v.len());
+    v
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sassim-exec-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d.join(name)
+}
+
+/// `sassim exec [args] -- program pargs`, without any disassembler and with an empty user
+/// cache: everything must come from the committed SASS.
+fn exec(args: &[&str], program: &Path, pargs: &[&str]) -> Output {
+    let cache = tmp("xdg-cache");
+    Command::new(env!("CARGO_BIN_EXE_sassim"))
+        .arg("exec")
+        .args(args)
+        .arg("--")
+        .arg(program)
+        .args(pargs)
+        .env("SASSIM_NVDISASM", "")
+        .env("XDG_CACHE_HOME", &cache)
+        .output()
+        .expect("run sassim exec")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Run every program in timing and functional mode on `gpu`: each passes its own check,
+/// prints the same output in both modes, and the timing model reads no register before
+/// the compiler's control bits say it may (no stale reads).
+fn suite_on(gpu: &str) {
+    let mut failures = Vec::new();
+    for p in programs() {
+        let json = tmp(&format!("{gpu}-{p}.json"));
+        let t = exec(
+            &["--gpu", gpu, "-q", "--force", "--json", json.to_str().unwrap()],
+            &bin(&p),
+            &[],
+        );
+        let f = exec(&["--gpu", gpu, "-q", "--functional"], &bin(&p), &[]);
+        let (ts, fs) = (text(&t.stdout), text(&f.stdout));
+        if !t.status.success() || !ts.trim_end().ends_with("PASS") {
+            failures.push(format!("{p} (timing): {:?}\n{ts}\n{}", t.status, text(&t.stderr)));
+            continue;
+        }
+        if !f.status.success() || fs != ts {
+            failures.push(format!(
+                "{p} (functional): {:?}, output differs from timing mode:\n{fs}\n--- timing:\n{ts}\n{}",
+                f.status,
+                text(&f.stderr)
+            ));
+            continue;
+        }
+        let r: Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("parse json");
+        let kernels = r["kernels"].as_array().expect("kernels");
+        if kernels.is_empty() {
+            failures.push(format!("{p}: no kernel in the JSON"));
+        }
+        for k in kernels {
+            let stale = k["extra"]["stale_reads"].as_u64().unwrap_or(0);
+            let warnings = k["warnings"].as_array().map_or(0, Vec::len);
+            if stale != 0 || warnings != 0 || k["cycles"].as_u64().unwrap_or(0) == 0 {
+                failures.push(format!("{p}: kernel {} {}", k["name"], k));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{gpu}:\n{}", failures.join("\n\n"));
+}
+
+#[test]
+fn suite_passes_on_rtx_a6000() {
+    suite_on("rtx-a6000");
+}
+
+#[test]
+fn suite_passes_on_rtx_2080ti() {
+    suite_on("rtx-2080ti");
+}
+
+#[test]
+fn suite_passes_on_h100() {
+    suite_on("h100");
+}
+
+#[test]
+fn static_runtime_is_refused() {
+    let o = exec(&[], &bin("refuse_static_rt"), &[]);
+    let e = text(&o.stderr);
+    assert!(!o.status.success(), "{e}");
+    assert!(e.contains("statically") && e.contains("-cudart shared"), "{e}");
+}
+
+#[test]
+fn ptx_only_kernel_is_refused_with_kernel_and_architectures() {
+    let o = exec(&[], &bin("refuse_ptxonly"), &[]);
+    let e = text(&o.stderr);
+    assert!(!o.status.success(), "{e}");
+    assert!(e.contains("kernel _Z"), "names the kernel: {e}");
+    assert!(
+        e.contains("PTX for [compute_86]") && e.contains("no cubin for sm_86"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unimplemented_call_is_named() {
+    let o = exec(&[], &bin("refuse_unimpl"), &[]);
+    let e = text(&o.stderr);
+    assert!(!o.status.success(), "{e}");
+    assert!(e.contains("cudaMallocArray is not implemented"), "{e}");
+}
+
+#[test]
+fn missing_opcode_names_opcode_kernel_and_pc() {
+    // refuse_opcode executes mma.sync (HMMA), which the functional engine cannot run yet.
+    let o = exec(&[], &bin("refuse_opcode"), &[]);
+    let e = text(&o.stderr);
+    assert!(!o.status.success(), "{e}");
+    assert!(
+        e.contains("unsupported: HMMA.1688.F32") && e.contains("at pc 0x"),
+        "{e}"
+    );
+    assert!(e.contains("kernel _Z"), "names the kernel: {e}");
+}
+
+#[test]
+fn statistics_do_not_depend_on_jobs() {
+    let run = |jobs: &str| {
+        let j = tmp(&format!("jobs{jobs}.json"));
+        let o = exec(
+            &["--jobs", jobs, "-q", "--force", "--json", j.to_str().unwrap()],
+            &bin("bfs"),
+            &[],
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("host");
+        v
+    };
+    assert_eq!(run("1"), run("2"));
+}
+
+#[test]
+fn outputs_per_launch_and_program_output_untouched() {
+    let (j, a) = (tmp("bitonic.json"), tmp("bitonic.accelsim"));
+    let o = exec(
+        &[
+            "--force",
+            "--json",
+            j.to_str().unwrap(),
+            "--accelsim",
+            a.to_str().unwrap(),
+        ],
+        &bin("bitonic"),
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // The program's stdout is its own: the summary table goes to stderr.
+    let out = text(&o.stdout);
+    assert!(
+        out.starts_with("bitonic:") && out.trim_end().ends_with("PASS"),
+        "{out}"
+    );
+    assert!(text(&o.stderr).contains("total"), "summary table on stderr");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let launches = r["kernels"].as_array().unwrap().len();
+    // bitonic_step for every (k, j) of 2048 keys (66 launches) and one check kernel.
+    assert_eq!(launches, 67);
+    let acc = std::fs::read_to_string(&a).unwrap();
+    assert_eq!(
+        acc.matches("gpu_sim_cycle = ").count(),
+        launches,
+        "one block per launch"
+    );
+}
+
+#[test]
+fn device_printf_prints_what_cuda_documents() {
+    // The expected lines are in the program's header comment (from the C library's printf
+    // of the same format and values on the host).
+    let src = std::fs::read_to_string(root().join("workloads/programs/printf/printf.cu")).unwrap();
+    let expected: Vec<String> = src
+        .lines()
+        .skip_while(|l| !l.starts_with("// Expected stdout"))
+        .skip(1)
+        .take_while(|l| l.starts_with("//   "))
+        .map(|l| l["//   ".len()..].to_string())
+        .collect();
+    assert_eq!(expected.len(), 7, "{expected:?}");
+    for mode in [&["-q"][..], &["-q", "--functional"][..]] {
+        let o = exec(mode, &bin("printf"), &[]);
+        let out = text(&o.stdout);
+        assert!(o.status.success(), "{out}{}", text(&o.stderr));
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[..7],
+            expected.iter().map(String::as_str).collect::<Vec<_>>()[..],
+            "{out}"
+        );
+        assert_eq!(lines.last(), Some(&"PASS"));
+    }
+}
+
+/// sassim's libcudart.so.12/13 export every function NVIDIA's do (implemented or reporting),
+/// under the soname programs link, so no program fails to load.
+#[test]
+fn runtime_libraries_export_every_function_of_nvidias() {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_sassim"));
+    let dir = exe.parent().unwrap();
+    for v in ["12", "13"] {
+        let name = format!("libsassim_cudart{v}.so");
+        let lib = [dir.join("deps").join(&name), dir.join(&name)]
+            .into_iter()
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("{name} not built beside {}", exe.display()));
+        let bytes = std::fs::read(&lib).unwrap();
+        let elf = goblin::elf::Elf::parse(&bytes).unwrap();
+        assert_eq!(elf.soname, Some(format!("libcudart.so.{v}").as_str()));
+        let exported: std::collections::HashSet<&str> = elf
+            .dynsyms
+            .iter()
+            .filter(|s| s.st_shndx != 0)
+            .filter_map(|s| elf.dynstrtab.get_at(s.st_name))
+            .collect();
+        let list = std::fs::read_to_string(root().join(format!("crates/cudart/src/api/cuda{v}-exports.txt")))
+            .unwrap();
+        let missing: Vec<&str> = list
+            .lines()
+            .filter(|n| !n.is_empty() && !exported.contains(n))
+            .collect();
+        assert!(missing.is_empty(), "libcudart.so.{v} lacks {missing:?}");
+        assert!(list.lines().count() > 400);
+    }
+}
+
+/// A failed device assert: CUDA's message (file, line, function, block, thread) and
+/// cudaErrorAssert for the program.
+#[test]
+fn failed_device_assert_is_reported_like_cuda() {
+    let o = exec(&["-q"], &bin("fault_assert"), &["77"]);
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "the program saw cudaErrorAssert: {out}{err}");
+    assert!(out.contains("cudaErrorAssert"), "{out}");
+    assert!(
+        err.contains("assert.cu:14: void check_positive(const int *, int): block: [0,0,0], thread: [77,0,0] Assertion `v[i] >= 0` failed."),
+        "{err}"
+    );
+}
+
+/// An out-of-bounds store: cudaErrorIllegalAddress, sticky for later calls; sassim says where.
+#[test]
+fn illegal_address_is_reported_with_warp_lane_and_pc() {
+    let o = exec(&["-q"], &bin("fault_oob"), &[]);
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert!(
+        o.status.success(),
+        "the program saw the documented codes: {out}{err}"
+    );
+    assert!(
+        err.contains("illegal address") && err.contains("at pc 0x") && err.contains("kernel _Z4fillPfi"),
+        "{err}"
+    );
+}
+
+/// A script that starts a CUDA program: the program inherits sassim's runtime.
+#[test]
+fn scripts_starting_programs_run_with_sassims_runtime() {
+    let script = tmp("run-scan.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nexec {} \"$@\"\n", bin("scan").display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let j = tmp("script.json");
+    let o = exec(
+        &["-q", "--force", "--json", j.to_str().unwrap()],
+        &script,
+        &["3000"],
+    );
+    assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).trim_end().ends_with("PASS"));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(
+        r["kernels"].as_array().unwrap().len(),
+        3,
+        "scan of 3000: block_scan x2 + add_offsets"
+    );
+}

@@ -1,0 +1,4 @@
+//! `libcudart.so.13`: sassim's CUDA runtime under the name CUDA 13 programs link
+//! (`nvcc -cudart shared`). Every symbol comes from `sassim-cudart`.
+
+pub use sassim_cudart;
