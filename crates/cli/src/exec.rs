@@ -34,9 +34,14 @@ pub struct ExecArgs {
     /// Stop a kernel after this many cycles (0 = no limit).
     #[arg(long, default_value_t = 0)]
     pub max_cycles: u64,
-    /// Report a deadlock after this many cycles without progress.
+    /// Report a deadlock after this many cycles without progress (0 = never).
     #[arg(long, default_value_t = 1_000_000)]
     pub deadlock_cycles: u64,
+    /// Stop after this many seconds of wall-clock time: the running kernel ends with partial
+    /// statistics, the program gets cudaErrorLaunchTimeout, and `sassim exec` exits 3 (the
+    /// program is killed if it does not end within a further second).
+    #[arg(long, value_name = "SECONDS")]
+    pub max_wall: Option<f64>,
     /// Do not print the summary table.
     #[arg(long, short)]
     pub quiet: bool,
@@ -126,6 +131,11 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 pub fn exec(a: ExecArgs) -> Result<ExitCode> {
+    if let Some(w) = a.max_wall {
+        if !(w.is_finite() && w > 0.0 && w <= 1e7) {
+            bail!("--max-wall {w}: expected seconds in (0, 10000000]");
+        }
+    }
     let cfg = load_gpu(&a.gpu)?;
     let program = resolve_program(&a.program[0])?;
     let program = program.canonicalize().unwrap_or(program);
@@ -138,8 +148,19 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
         }
     }
     let bytes = std::fs::read(&program).with_context(|| format!("reading {}", program.display()))?;
-    let info = sassim_cubin::inspect(&bytes, &program.display().to_string()).map_err(|e| anyhow!("{e}"))?;
-    match &info.runtime {
+    let runtime = if bytes.starts_with(b"#!") {
+        // A script: the CUDA programs it starts inherit sassim's runtime.
+        eprintln!(
+            "note: {} is a script; the CUDA programs it runs use sassim's runtime",
+            program.display()
+        );
+        RuntimeLink::Shared(String::new())
+    } else {
+        sassim_cubin::inspect(&bytes, &program.display().to_string())
+            .map_err(|e| anyhow!("{e}"))?
+            .runtime
+    };
+    match &runtime {
         RuntimeLink::Static => bail!(
             "{} links NVIDIA's CUDA runtime statically (nvcc's default), which sassim cannot replace; \
              rebuild it with `nvcc -cudart shared ...`",
@@ -184,6 +205,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
         threads: a.jobs.unwrap_or(1).max(1),
         max_cycles: a.max_cycles,
         deadlock_cycles: a.deadlock_cycles,
+        max_wall_seconds: a.max_wall.unwrap_or(0.0),
     };
     let cfg_path = tmp.path.join("config.json");
     std::fs::write(&cfg_path, serde_json::to_vec(&ec)?).context("writing the runtime configuration")?;
@@ -227,13 +249,29 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
         }
         bar.finish_and_clear();
     });
-    let status = child.wait().context("waiting for the program")?;
+    // The runtime stops simulating at the deadline; a program that then does not end
+    // (its host code spinning) is killed a second later.
+    let kill_at = a
+        .max_wall
+        .map(|w| t0 + std::time::Duration::from_secs_f64(w + 1.0));
+    let mut killed = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().context("waiting for the program")? {
+            break s;
+        }
+        if kill_at.is_some_and(|k| std::time::Instant::now() >= k) && !killed {
+            let _ = child.kill();
+            killed = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(if killed { 1 } else { 20 }));
+    };
     let _ = progress.join();
     let wall = t0.elapsed().as_secs_f64();
     // Results.
     let text = std::fs::read_to_string(&results).unwrap_or_default();
     let mut kernels = Vec::new();
     let mut errors = Vec::new();
+    let mut stopped = killed.then(|| format!("{} was killed at the --max-wall deadline", program.display()));
     let mut config = serde_json::Value::Null;
     for (i, l) in text.lines().enumerate() {
         let ev: Event =
@@ -243,6 +281,7 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
             Event::Kernel { report, .. } => kernels.push(*report),
             Event::Error { call, message } => errors.push(format!("{call}: {message}")),
             Event::Warning { message } => eprintln!("warning: {message}"),
+            Event::Stopped { message } => stopped = stopped.or(Some(message)),
         }
     }
     let report = sassim_gpu::report::run_report(&cfg.gpu.name, config, kernels);
@@ -256,6 +295,10 @@ pub fn exec(a: ExecArgs) -> Result<ExitCode> {
     }
     if let Some(f) = &a.accelsim {
         write_atomic(f, sassim_report::accelsim_lines(&report, &host).as_bytes())?;
+    }
+    if let Some(why) = stopped {
+        eprintln!("stopped: {why}; the statistics cover the cycles simulated");
+        return Ok(ExitCode::from(3));
     }
     if !errors.is_empty() {
         eprintln!(

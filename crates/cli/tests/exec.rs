@@ -147,7 +147,10 @@ fn missing_opcode_names_opcode_kernel_and_pc() {
     let o = exec(&[], &bin("refuse_opcode"), &[]);
     let e = text(&o.stderr);
     assert!(!o.status.success(), "{e}");
-    assert!(e.contains("unsupported: BPT.TRAP") && e.contains("at pc 0x"), "{e}");
+    assert!(
+        e.contains("unsupported: BPT.TRAP") && e.contains("at pc 0x"),
+        "{e}"
+    );
     assert!(e.contains("kernel _Z"), "names the kernel: {e}");
 }
 
@@ -287,5 +290,32 @@ fn illegal_address_is_reported_with_warp_lane_and_pc() {
     assert!(
         err.contains("illegal address") && err.contains("at pc 0x") && err.contains("kernel _Z4fillPfi"),
         "{err}"
+    );
+}
+
+/// A script that starts a CUDA program: the program inherits sassim's runtime.
+#[test]
+fn scripts_starting_programs_run_with_sassims_runtime() {
+    let script = tmp("run-scan.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nexec {} \"$@\"\n", bin("scan").display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let j = tmp("script.json");
+    let o = exec(
+        &["-q", "--force", "--json", j.to_str().unwrap()],
+        &script,
+        &["3000"],
+    );
+    assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).trim_end().ends_with("PASS"));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(
+        r["kernels"].as_array().unwrap().len(),
+        3,
+        "scan of 3000: block_scan x2 + add_offsets"
     );
 }

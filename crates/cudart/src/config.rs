@@ -32,6 +32,9 @@ pub struct ExecConfig {
     pub threads: usize,
     /// Stop a kernel after this many cycles (0 = no limit).
     pub max_cycles: u64,
+    /// Stop simulating when this many seconds of wall-clock time have passed since the
+    /// program started (0 = no limit).
+    pub max_wall_seconds: f64,
     /// Report a deadlock after this many cycles without progress.
     pub deadlock_cycles: u64,
 }
@@ -49,6 +52,7 @@ impl Default for ExecConfig {
             write_cache: None,
             threads: 1,
             max_cycles: 0,
+            max_wall_seconds: 0.0,
             deadlock_cycles: 1_000_000,
         }
     }
@@ -76,6 +80,9 @@ pub enum Event {
     /// Something the simulator cannot do, or a kernel fault: the program was told through
     /// an error code; `sassim exec` reports it and exits non-zero.
     Error { call: String, message: String },
+    /// A kernel was stopped by `--max-cycles` or `--max-wall` (its statistics are in the
+    /// preceding `kernel` event).
+    Stopped { message: String },
     /// Worth knowing, not fatal.
     Warning { message: String },
 }

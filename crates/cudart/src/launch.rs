@@ -208,6 +208,16 @@ pub unsafe fn launch(
         end_cycle: rt.now,
         printf_bytes: out.len() as u64,
     });
+    if let Some(message) = rt.stopped.take() {
+        // The program cannot go on with a kernel that did not finish: it gets a launch
+        // timeout, and `sassim exec` reports the stop (exit status 3).
+        eprintln!("sassim: {message}");
+        rt.event(&Event::Stopped {
+            message: message.clone(),
+        });
+        rt.sticky = Some(cudaErrorLaunchTimeout);
+        return Err(RtError::new(cudaErrorLaunchTimeout, message));
+    }
     Ok(())
 }
 
@@ -236,6 +246,7 @@ fn run_timed(
     let opts = RunOptions {
         shared_per_cta: exec.launch().shared_bytes,
         max_cycles: rt.cfg.max_cycles,
+        deadline: rt.deadline,
         deadlock_cycles: rt.cfg.deadlock_cycles,
         regs_per_thread: Some(regs),
         progress: rt.cfg.progress_fd.map(|fd| progress_fn(fd, name)),
@@ -246,6 +257,9 @@ fn run_timed(
         .run_kernel(exec, code, &opts, &mut |_, _| {})
         .map_err(|e: SimError| e.to_string())?;
     let report = sassim_gpu::report::kernel_report(&run, uid, g, b, sassim_report::MODE_EXECUTION);
+    if let Some(why) = &run.stopped {
+        rt.stopped = Some(format!("kernel {name} (launch {uid}) {why}"));
+    }
     Ok((report, run.cycles))
 }
 

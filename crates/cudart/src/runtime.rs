@@ -11,6 +11,7 @@ use sassim_functional::GlobalMemory;
 use sassim_gpu::Gpu;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
+use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 /// First device address handed out: above 2^48, where no host (user-space) address can be,
@@ -79,6 +80,10 @@ pub struct Runtime {
     results: Option<std::fs::File>,
     /// A fatal problem found while registering (reported at the first launch).
     pub init_error: Option<RtError>,
+    /// When simulation must stop (`--max-wall`).
+    pub deadline: Option<std::time::Instant>,
+    /// Why the last kernel was stopped by a limit.
+    pub stopped: Option<String>,
 }
 
 static RUNTIME: Mutex<Option<Runtime>> = Mutex::new(None);
@@ -102,7 +107,7 @@ fn read_config() -> Result<ExecConfig, String> {
 }
 
 impl Runtime {
-    fn new() -> Runtime {
+    pub(crate) fn new() -> Runtime {
         let (cfg, mut init_error) = match read_config() {
             Ok(c) => (c, None),
             Err(e) => (
@@ -146,8 +151,24 @@ impl Runtime {
                 }
             }
         }
+        // Also `sass/` beside this process's executable or its parent directory (the
+        // program may have been started by a script `sassim exec` ran).
+        let mut cache_dirs = cfg.sass_cache.clone();
+        if let Some(dir) = std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().map(Path::to_path_buf))
+        {
+            for d in [Some(dir.join("sass")), dir.parent().map(|p| p.join("sass"))]
+                .into_iter()
+                .flatten()
+            {
+                if !cache_dirs.contains(&d) {
+                    cache_dirs.push(d);
+                }
+            }
+        }
         let sass = SassSource {
-            cache_dirs: cfg.sass_cache.clone(),
+            cache_dirs,
             nvdisasm: cfg.nvdisasm.clone(),
             write_cache: cfg.write_cache.clone(),
         };
@@ -176,6 +197,10 @@ impl Runtime {
             launches: 0,
             results,
             init_error,
+            deadline: (cfg.max_wall_seconds.is_finite() && cfg.max_wall_seconds > 0.0).then(|| {
+                std::time::Instant::now() + std::time::Duration::from_secs_f64(cfg.max_wall_seconds.min(1e9))
+            }),
+            stopped: None,
             cfg,
             gpu_cfg,
         };

@@ -8,10 +8,11 @@
 //! Inputs are pure functions of (seed, index) ([`Corpus::input`]), so a supervisor can
 //! rebuild the input that crashed or hung a worker process. The driver is `src/main.rs`.
 //!
-//! Extension point: the cubins and fat binaries of `sassim exec` are [`Kind::Cubin`]; the
-//! `sassim-cubin` crate (work in progress elsewhere) adds them. To enable the kind, give
-//! [`Corpus::load`] its seeds (the committed `*.cubin` of the workloads), [`parse`] a
-//! call of its parser, and [`sim_args`] its `sassim exec` command line.
+//! [`Kind::Cubin`] covers what `sassim exec` reads from a program: its `.nv_fatbin` section
+//! (fat-binary containers) and the cubins inside. Seeds are the sections and cubins of the
+//! program suite (`workloads/programs/bin`); a simulator run splices the mutated bytes back
+//! into a copy of the program (same length, so the host code stays intact) and runs it
+//! under `sassim exec --functional`.
 
 pub mod mutate;
 pub mod sim;
@@ -43,7 +44,7 @@ pub enum Kind {
     Kernelslist,
     /// `correlate` inputs: a `run --json` report and a hardware CSV, joined by [`SEPARATOR`].
     Correlate,
-    /// Cubins and fat binaries of `sassim exec`: not available yet (see the crate docs).
+    /// Cubins and fat binaries of `sassim exec` (see the crate docs).
     Cubin,
 }
 
@@ -102,7 +103,7 @@ impl Kind {
 
     /// Whether the kind can be fuzzed in this build.
     pub fn available(self) -> bool {
-        self != Kind::Cubin
+        true
     }
 }
 
@@ -250,7 +251,13 @@ impl Corpus {
                             walk(c, p, out);
                             p.pop();
                         }),
-                        other => out.push(format!("{}={other}", p.join("."))),
+                        // Informational keys are refused by `--set`: not seeds.
+                        other => {
+                            let key = p.join(".");
+                            if sassim_config::informational::informational(&key).is_none() {
+                                out.push(format!("{key}={other}"));
+                            }
+                        }
                     }
                 }
                 walk(&v, &mut Vec::new(), &mut lines);
@@ -279,7 +286,7 @@ impl Corpus {
                     seeds.push((format!("run-vecadd.json + {csv}"), b));
                 }
             }
-            Kind::Cubin => bail!("the cubin input kind needs the sassim-cubin crate (not in this build)"),
+            Kind::Cubin => seeds = cubin_seeds(root)?,
         }
         if seeds.is_empty() {
             bail!("no seeds for {} under {}", kind.name(), root.display());
@@ -303,8 +310,8 @@ impl Corpus {
         let which = r.below(self.seeds.len());
         let other = &self.seeds[r.below(self.seeds.len())].1;
         let rounds = 1 + r.below(4);
-        let binary = matches!(self.kind, Kind::TraceCompressed | Kind::TraceBinary);
-        if binary && r.chance(60) {
+        let binary = matches!(self.kind, Kind::TraceCompressed | Kind::TraceBinary | Kind::Cubin);
+        if binary && !self.text.is_empty() && r.chance(60) {
             // Structure-aware: mutate the text, then encode it.
             let mut t = self.text[which].clone();
             for _ in 0..rounds {
@@ -412,9 +419,78 @@ pub fn parse(kind: Kind, input: &[u8], scratch: &Path) -> Result<(), String> {
             let c = sassim_report::correlate(&sim, &hw);
             let _ = sassim_report::render_correlation(&c);
         }
-        Kind::Cubin => return Err("not available".into()),
+        Kind::Cubin => {
+            // A cubin, or a program's `.nv_fatbin` section with the cubins inside.
+            if input.starts_with(b"\x7fELF") {
+                let c =
+                    sassim_cubin::Cubin::parse(input.to_vec(), "fuzz.cubin").map_err(|e| e.to_string())?;
+                let _ = c.sha256();
+            } else {
+                let fbs = sassim_cubin::FatBinary::parse_section(input, "fuzz.fatbin")
+                    .map_err(|e| e.to_string())?;
+                for e in fbs.iter().flat_map(|f| &f.entries) {
+                    if e.kind == sassim_cubin::EntryKind::Cubin {
+                        sassim_cubin::Cubin::parse(e.data.clone(), "fuzz cubin")
+                            .map_err(|e| e.to_string())?;
+                    }
+                }
+            }
+        }
     }
     Ok(())
+}
+
+/// Where a program's `.nv_fatbin` section is in its file: (offset, size).
+fn fatbin_section(elf: &[u8]) -> Option<(usize, usize)> {
+    // ELF64 little-endian section headers: e_shoff at 0x28, e_shentsize 0x3a, e_shnum 0x3c,
+    // e_shstrndx 0x3e; a section header has sh_name at 0, sh_offset at 0x18, sh_size at 0x20.
+    let u16_at = |o: usize| Some(u16::from_le_bytes(elf.get(o..o + 2)?.try_into().ok()?) as usize);
+    let u32_at = |o: usize| Some(u32::from_le_bytes(elf.get(o..o + 4)?.try_into().ok()?) as usize);
+    let u64_at = |o: usize| Some(u64::from_le_bytes(elf.get(o..o + 8)?.try_into().ok()?) as usize);
+    let (shoff, shentsize, shnum, shstrndx) = (u64_at(0x28)?, u16_at(0x3a)?, u16_at(0x3c)?, u16_at(0x3e)?);
+    let sh = |i: usize| shoff.checked_add(i.checked_mul(shentsize)?);
+    let strtab = u64_at(sh(shstrndx)? + 0x18)?;
+    for i in 0..shnum {
+        let h = sh(i)?;
+        let name = strtab.checked_add(u32_at(h)?)?;
+        if elf.get(name..name + 11) == Some(b".nv_fatbin\0") {
+            return Some((u64_at(h + 0x18)?, u64_at(h + 0x20)?));
+        }
+    }
+    None
+}
+
+/// Seeds of [`Kind::Cubin`]: the `.nv_fatbin` section of every program of the suite, and each
+/// cubin of those sections (named `<program>#<index>`).
+fn cubin_seeds(root: &Path) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut v = Vec::new();
+    files(
+        &root.join("workloads/programs/bin"),
+        &|n| !n.starts_with("refuse_static"),
+        &mut v,
+    );
+    let mut seeds = Vec::new();
+    for p in v {
+        let b = std::fs::read(&p).with_context(|| p.display().to_string())?;
+        let Some((off, size)) = fatbin_section(&b) else {
+            continue;
+        };
+        let Some(section) = b.get(off..off + size) else {
+            continue;
+        };
+        let name = p.strip_prefix(root).unwrap_or(&p).display().to_string();
+        seeds.push((name.clone(), section.to_vec()));
+        if let Ok(fbs) = sassim_cubin::FatBinary::parse_section(section, &name) {
+            let cubins = fbs
+                .iter()
+                .flat_map(|f| &f.entries)
+                .filter(|e| e.kind == sassim_cubin::EntryKind::Cubin);
+            for (i, e) in cubins.enumerate() {
+                seeds.push((format!("{name}#{i}"), e.data.clone()));
+            }
+        }
+    }
+    Ok(seeds)
 }
 
 fn sassim_isa_listing(k: sassim_isa::Kernel) -> sassim_isa::Listing {
@@ -510,19 +586,35 @@ pub fn sim_args(
             ]
         }
         Kind::Spec => {
-            // The spec's workload files beside it, as in workloads/<w>/.
-            let name = seed
+            // The spec's workload files beside it, as in workloads/<w>/ (or a deeper folder
+            // such as workloads/calibration/<w>/).
+            let (src_dir, name) = seed
                 .strip_prefix("workloads/")
-                .and_then(|r| r.split('/').next())
-                .filter(|n| w(n).is_dir())
-                .unwrap_or("vecadd");
+                .map(Path::new)
+                .and_then(|rel| Some((rel.parent()?, rel.file_stem()?.to_str()?)))
+                .map(|(d, n)| (root.join("workloads").join(d), n.to_string()))
+                .filter(|(d, n)| d.join(format!("{n}.ptxas-v.txt")).is_file())
+                .unwrap_or_else(|| (w("vecadd"), "vecadd".to_string()));
             let f = dir.join(format!("{name}.toml"));
             std::fs::write(&f, input)?;
-            for ext in ["_sm86.cuobjdump-sass.txt", ".ptxas-v.txt"] {
-                let file = format!("{name}{ext}");
-                std::fs::copy(w(&format!("{name}/{file}")), dir.join(&file))?;
+            // A listing for the default preset's architecture (sm_86), or the spec's only one.
+            let listing = ["_sm86", "_sm90", "_sm75"]
+                .iter()
+                .map(|a| format!("{name}{a}.cuobjdump-sass.txt"))
+                .find(|l| src_dir.join(l).is_file())
+                .unwrap_or_else(|| format!("{name}_sm86.cuobjdump-sass.txt"));
+            let gpu = [("_sm90", "h100"), ("_sm75", "t4")]
+                .iter()
+                .find(|(a, _)| listing.contains(a))
+                .map(|(_, g)| g.to_string());
+            for file in [listing, format!("{name}.ptxas-v.txt")] {
+                std::fs::copy(src_dir.join(&file), dir.join(&file))?;
             }
-            run(vec![s(&f)])
+            let mut a = vec![s(&f)];
+            if let Some(g) = gpu {
+                a.extend(["--gpu".to_string(), g]);
+            }
+            run(a)
         }
         Kind::Preset => {
             let f = dir.join("gpu.toml");
@@ -558,6 +650,51 @@ pub fn sim_args(
                 s(&dir.join("hw.csv")),
             ]
         }
-        Kind::Cubin => bail!("the cubin input kind needs the sassim-cubin crate (not in this build)"),
+        Kind::Cubin => {
+            // The seed's program with the mutated bytes in place of its section (a cubin
+            // seed: in place of that cubin inside the section), cut or zero-padded to the
+            // original length so the host code is untouched.
+            let (prog, cubin) = match seed.split_once('#') {
+                Some((p, i)) => (p, i.parse::<usize>().ok()),
+                None => (seed, None),
+            };
+            let mut b = std::fs::read(root.join(prog)).with_context(|| prog.to_string())?;
+            let (off, size) = fatbin_section(&b).context("the seed program has no .nv_fatbin")?;
+            let (at, len) = match cubin {
+                None => (off, size),
+                Some(i) => {
+                    let section = b[off..off + size].to_vec();
+                    let fbs = sassim_cubin::FatBinary::parse_section(&section, prog)
+                        .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    let c = fbs
+                        .iter()
+                        .flat_map(|f| &f.entries)
+                        .filter(|e| e.kind == sassim_cubin::EntryKind::Cubin)
+                        .nth(i)
+                        .context("cubin index")?;
+                    let pos = section
+                        .windows(c.data.len().max(1))
+                        .position(|w| w == c.data.as_slice())
+                        .context("the cubin is stored compressed")?;
+                    (off + pos, c.data.len())
+                }
+            };
+            let mut m = input.to_vec();
+            m.resize(len, 0);
+            b[at..at + len].copy_from_slice(&m);
+            let exe = dir.join("program");
+            std::fs::write(&exe, &b)?;
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755))?;
+            vec![
+                "exec".into(),
+                "--functional".into(),
+                "-q".into(),
+                "--max-wall".into(),
+                max_wall.to_string(),
+                "--".into(),
+                s(&exe),
+            ]
+        }
     })
 }

@@ -48,7 +48,11 @@ pub struct WarpResult {
 #[derive(Debug, Clone, Serialize)]
 pub struct MicrobenchResult {
     pub gpu: String,
+    /// Cycles from the first warp's launch to the end of the last warp (the bare kernel).
     pub total_cycles: u64,
+    /// The kernel's duration with the launch cost and CTA dispatch (`[launch]`), as a
+    /// profiler reports it.
+    pub kernel_cycles: u64,
     /// L0 instruction-cache hits and misses and stream-buffer hits, all sub-cores.
     pub l0i_hits: u64,
     pub l0i_misses: u64,
@@ -225,7 +229,8 @@ pub fn run_microbench_with(
     }
     Ok(MicrobenchResult {
         gpu: cfg.gpu.name.clone(),
-        total_cycles: run.as_ref().map_or(0, |r| r.cycles),
+        total_cycles: run.as_ref().map_or(0, |r| r.bare_cycles),
+        kernel_cycles: run.as_ref().map_or(0, |r| r.cycles),
         l0i_hits: run.as_ref().map_or(0, |r| r.stats.l0i_hits),
         l0i_misses: run.as_ref().map_or(0, |r| r.stats.l0i_misses),
         stream_buffer_hits: run.as_ref().map_or(0, |r| r.stats.stream_buffer_hits),

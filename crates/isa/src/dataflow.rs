@@ -149,6 +149,9 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
         }
         "MOV" | "UMOV" | "CS2R" | "SEL" | "IMNMX" if has("64") => 2,
         "CS2R" if !has("32") => 2,
+        // RET.REL.NODEC R2 and BRX/JMX R4: the target is a 64-bit register pair (R2, R3),
+        // as the functional engine reads it.
+        "RET" | "BRX" | "JMX" => 2,
         "F2F" | "F2I" | "I2F" | "F2FP" => {
             // Modifiers name destination type then source type (F2F.F64.F32).
             let ty: Vec<&str> = mods
@@ -379,5 +382,21 @@ mod tests {
             regs_read(&i),
             vec![ArchReg::R(40), ArchReg::R(41), ArchReg::R(6), ArchReg::R(7)]
         );
+    }
+
+    /// `RET.REL.NODEC R2 0x0` returns to the 64-bit address in R2:R3 (spinlock's `__syncwarp`
+    /// call writes R3 right before it): scoreboards must see both registers read.
+    #[test]
+    fn return_and_indirect_branch_targets_are_pairs() {
+        let i = ins(
+            "RET.REL.NODEC",
+            vec![OperandKind::Reg(Reg::r(2)), OperandKind::Imm(Imm::Int(0))],
+        );
+        assert_eq!(regs_read(&i), vec![ArchReg::R(2), ArchReg::R(3)]);
+        let i = ins(
+            "BRX",
+            vec![OperandKind::Reg(Reg::r(4)), OperandKind::Imm(Imm::Int(-0x40))],
+        );
+        assert_eq!(regs_read(&i), vec![ArchReg::R(4), ArchReg::R(5)]);
     }
 }

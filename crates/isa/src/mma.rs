@@ -181,8 +181,9 @@ impl MmaSpec {
             sparse,
         };
         // Every fragment must fill whole registers.
-        let whole =
-            |rows: u32, cols: u32, bits: u32| (rows * cols * bits) % 1024 == 0 && rows * cols * bits > 0;
+        let whole = |rows: u32, cols: u32, bits: u32| {
+            (rows * cols * bits).is_multiple_of(1024) && rows * cols * bits > 0
+        };
         let a_cols = if sparse { k / 2 } else { k };
         if !whole(m, a_cols, a.bits()) || !whole(k, n, b.bits()) || !whole(m, n, acc.bits()) {
             return None;

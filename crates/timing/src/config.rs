@@ -47,7 +47,11 @@ pub struct CoreConfig {
     pub stream_buffer_entries: u32,
     pub perfect_icache: bool,
     pub l1i: CacheGeom,
+    /// L0 → L1 → L0 round trip of an L1 I/C hit (request + reply latency).
     pub l1i_latency: u32,
+    /// The reply part of `l1i_latency` (L1 → L0).
+    pub l1i_reply_latency: u32,
+    /// Round trip of an L1 I/C miss (`l1i_latency` + the L2 latency).
     pub l1i_miss_latency: u32,
     pub l1i_requests_per_cycle: u32,
     // Issue (§5.1).
@@ -137,6 +141,7 @@ impl CoreConfig {
                 assoc: f.l1i_assoc,
             },
             l1i_latency: f.l1i_latency + f.l1i_reply_latency,
+            l1i_reply_latency: f.l1i_reply_latency,
             l1i_miss_latency: f.l1i_latency + f.l1i_reply_latency + g.l2.latency,
             l1i_requests_per_cycle: f.l1i_requests_per_cycle,
             scheduler: i.scheduler,
@@ -228,6 +233,7 @@ pub fn classify(
             } else {
                 l.info.issue_cycles
             }),
+            initiation: Some(l.info.initiation_interval),
             read_delay: l.info.read_delay,
         },
         l.known,

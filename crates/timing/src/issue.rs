@@ -71,7 +71,7 @@ impl<W> Sm<W> {
             let check = || {
                 let raw = inst.reads.iter().any(|r| w.sb_write[reg_index(r)] > 0)
                     || inst.writes.iter().any(|r| w.sb_write[reg_index(r)] > 0);
-                let war = inst.writes.iter().any(|r| w.sb_read[reg_index(r)] > 0);
+                let war = inst.writes.iter().any(|r| w.sb_read_late[reg_index(r)] > 0);
                 let full = max > 0 && inst.reads.iter().any(|r| w.sb_read[reg_index(r)] as u32 >= max);
                 raw || war || full
             };
@@ -378,7 +378,8 @@ impl<W> Sm<W> {
                 }
             }
         }
-        let clock = now + self.cfg.control_stage_cycles as u64;
+        // The SM's clock counter counts from its first CTA (`Sm::start_at`).
+        let clock = now - self.clock_origin + self.cfg.control_stage_cycles as u64;
         let id = self.warps[slot].exec_id;
         let issued: Issued<W> = ex.issue(id, clock)?;
         let inst = &self.code[sidx];
@@ -397,7 +398,7 @@ impl<W> Sm<W> {
         if self.record {
             let op = inst.op.clone();
             let w = &mut self.warps[slot];
-            w.log.issues.push((now, issued.pc, op));
+            w.log.issues.push((now - self.clock_origin, issued.pc, op));
             if special == Special::ClockRead {
                 w.log.clocks.push(clock);
             }
@@ -474,15 +475,23 @@ impl<W> Sm<W> {
             for r in &writes_regs {
                 w.sb_write[reg_index(r)] += 1;
             }
+            let late = !is_fixed || is_mem;
             for r in &reads {
                 let c = &mut w.sb_read[reg_index(r)];
                 *c = c.saturating_add(1);
+                if late {
+                    let c = &mut w.sb_read_late[reg_index(r)];
+                    *c = c.saturating_add(1);
+                }
             }
         }
         if issued.exited {
             w.exited = true;
             self.hot[slot] &= !HOT_LIVE;
             self.exited_warps += 1;
+            if let Err(at) = self.exited_slots.binary_search(&slot) {
+                self.exited_slots.insert(at, slot);
+            }
         }
         self.warps[slot].maybe_blocked = ex.blocked(id);
         self.hot[slot] &= !(HOT_DEP_WAIT | HOT_SB_CLEAR);

@@ -150,16 +150,26 @@ impl<W> Sm<W> {
         s.var_q.pop_front();
         let unit = inst.unit;
         let lat = inst.latency as u64;
+        let initiation = inst.initiation as u64;
         let mut start = now + read_cycles as u64;
         if self.cfg.units.get(unit).is_some_and(|u| u.shared_by_sm) {
             start = start.max(self.shared_unit_free[unit]);
-            self.shared_unit_free[unit] = start + self.cfg.units[unit].initiation_interval.max(1) as u64;
+            // One SM-wide unit (FP64 on consumer parts): a warp takes its initiation interval
+            // or its lanes' cycles (2 lanes: 16 cycles per warp), whichever is longer.
+            let ii = (self.cfg.units[unit].initiation_interval as u64).max(inst.latch_cycles as u64);
+            self.shared_unit_free[unit] = start + ii.max(1);
         } else if inst.unit_ii > 0 {
             // A variable-latency tensor-core instruction waits for the sub-core's tensor unit
             // (also taken by fixed-latency MMAs at issue) and holds it for its initiation interval.
             let s = &mut self.subcores[sc];
             start = start.max(s.unit_free[unit]);
             s.unit_free[unit] = start + inst.unit_ii as u64;
+        } else if inst.mem.is_none() {
+            // The sub-core's unit (SFU, tensor core…) accepts one instruction per initiation
+            // interval: its lanes (a 4-lane SFU takes 8 cycles per warp) or the opcode's own.
+            let s = &mut self.subcores[sc];
+            start = start.max(s.var_unit_free[unit]);
+            s.var_unit_free[unit] = start + initiation;
         }
         self.schedule(
             now + read_cycles as u64 - 1,

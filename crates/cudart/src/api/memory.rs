@@ -170,9 +170,7 @@ impl Runtime {
         match loc {
             VarLoc::Global(a) => {
                 if to_symbol {
-                    let k = if kind == cudaMemcpyDefault {
-                        kind
-                    } else if kind == cudaMemcpyDeviceToDevice {
+                    let k = if kind == cudaMemcpyDefault || kind == cudaMemcpyDeviceToDevice {
                         kind
                     } else {
                         cudaMemcpyHostToDevice
@@ -392,8 +390,8 @@ pub unsafe extern "C" fn cudaMemcpyAsync(
     })
 }
 
-unsafe fn copy_2d(
-    rt: &mut Runtime,
+/// A 2-D copy: `height` rows of `width` bytes, rows `pitch` bytes apart on each side.
+struct Copy2d {
     dst: u64,
     dpitch: usize,
     src: u64,
@@ -401,22 +399,26 @@ unsafe fn copy_2d(
     width: usize,
     height: usize,
     kind: i32,
-) -> RtResult<()> {
-    if width > dpitch || width > spitch {
+}
+
+unsafe fn copy_2d(rt: &mut Runtime, c: Copy2d) -> RtResult<()> {
+    if c.width > c.dpitch || c.width > c.spitch {
         return Err(RtError::new(
             cudaErrorInvalidPitchValue,
-            format!("width {width} exceeds a pitch ({dpitch}, {spitch})"),
+            format!("width {} exceeds a pitch ({}, {})", c.width, c.dpitch, c.spitch),
         ));
     }
-    for row in 0..height as u64 {
-        let d = dst
-            .checked_add(row * dpitch as u64)
+    for row in 0..c.height as u64 {
+        let d = c
+            .dst
+            .checked_add(row * c.dpitch as u64)
             .ok_or_else(|| invalid("address overflow"))?;
-        let s = src
-            .checked_add(row * spitch as u64)
+        let s = c
+            .src
+            .checked_add(row * c.spitch as u64)
             .ok_or_else(|| invalid("address overflow"))?;
         // SAFETY: forwarded contract, row by row.
-        unsafe { rt.copy(d, s, width as u64, kind)? };
+        unsafe { rt.copy(d, s, c.width as u64, c.kind)? };
     }
     Ok(())
 }
@@ -433,7 +435,18 @@ pub unsafe extern "C" fn cudaMemcpy2D(
 ) -> cudaError_t {
     // SAFETY: forwarded contract.
     call("cudaMemcpy2D", |rt| unsafe {
-        copy_2d(rt, dst as u64, dpitch, src as u64, spitch, width, height, kind)
+        copy_2d(
+            rt,
+            Copy2d {
+                dst: dst as u64,
+                dpitch,
+                src: src as u64,
+                spitch,
+                width,
+                height,
+                kind,
+            },
+        )
     })
 }
 
@@ -451,7 +464,18 @@ pub unsafe extern "C" fn cudaMemcpy2DAsync(
 ) -> cudaError_t {
     // SAFETY: forwarded contract.
     call("cudaMemcpy2DAsync", |rt| unsafe {
-        copy_2d(rt, dst as u64, dpitch, src as u64, spitch, width, height, kind)
+        copy_2d(
+            rt,
+            Copy2d {
+                dst: dst as u64,
+                dpitch,
+                src: src as u64,
+                spitch,
+                width,
+                height,
+                kind,
+            },
+        )
     })
 }
 
@@ -635,4 +659,23 @@ pub unsafe extern "C" fn cudaPointerGetAttributes(
             )
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::abi::cudaErrorMemoryAllocation;
+
+    /// `gpu.memory_mb` is the device memory programs may allocate (cudaMalloc and
+    /// cudaGetDeviceProperties' totalGlobalMem): the preset key's effect
+    /// (crates/gpu/tests/preset_keys.rs names this test for it).
+    #[test]
+    fn device_memory_is_the_presets_memory_mb() {
+        let mut rt = crate::runtime::Runtime::new();
+        assert!(rt.alloc_device(2 << 20).is_ok(), "the default preset has GBs");
+        rt.gpu_cfg.gpu.memory_mb = 3;
+        let e = rt.alloc_device(2 << 20).expect_err("3 MB with 2 MB in use");
+        assert_eq!(e.code, cudaErrorMemoryAllocation);
+        assert!(e.message.contains("3145728 bytes"), "{}", e.message);
+        assert!(rt.alloc_device(1 << 20).is_ok(), "1 MB of 3 MB is still free");
+    }
 }

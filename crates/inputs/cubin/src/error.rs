@@ -6,6 +6,9 @@ pub enum CubinError {
     /// A malformed fat binary container (`origin`: the file or registration it came from).
     #[error("{origin}: fat binary: {what}")]
     FatBinary { origin: String, what: String },
+    /// A host executable that cannot be read.
+    #[error("{origin}: {what}")]
+    Program { origin: String, what: String },
     /// A malformed cubin ELF.
     #[error("{origin}: cubin: {what}")]
     Elf { origin: String, what: String },

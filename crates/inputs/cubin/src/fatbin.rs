@@ -99,7 +99,7 @@ pub fn container_size(header: &[u8], origin: &str) -> Result<usize> {
     }
     let hsize = rd_u16(header, 6).unwrap_or(0) as u64;
     let size = rd_u64(header, 8).unwrap_or(0);
-    if hsize < HEADER_BYTES as u64 || hsize > 4096 {
+    if !(HEADER_BYTES as u64..=4096).contains(&hsize) {
         return Err(err(format!("header size {hsize} (expected 16)")));
     }
     let total = hsize
@@ -144,7 +144,7 @@ impl FatBinary {
             if kind == 0 && ehsize == 0 && psize == 0 {
                 break; // zero padding at the end of the container
             }
-            if ehsize < ENTRY_MIN_HEADER || ehsize > 4096 {
+            if !(ENTRY_MIN_HEADER..=4096).contains(&ehsize) {
                 return Err(err(format!("entry at offset {at}: header size {ehsize}")));
             }
             let start = at + ehsize as usize;

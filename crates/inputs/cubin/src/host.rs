@@ -25,9 +25,9 @@ pub struct HostProgram {
 
 /// Inspect a host executable.
 pub fn inspect(bytes: &[u8], origin: &str) -> Result<HostProgram> {
-    let elf = Elf::parse(bytes).map_err(|e| CubinError::Elf {
+    let elf = Elf::parse(bytes).map_err(|e| CubinError::Program {
         origin: origin.to_string(),
-        what: format!("not an ELF executable: {e}"),
+        what: format!("not an ELF executable ({e}); sassim exec runs programs built by nvcc and scripts that start them"),
     })?;
     let mut fatbins = Vec::new();
     for h in &elf.section_headers {
@@ -36,9 +36,9 @@ pub fn inspect(bytes: &[u8], origin: &str) -> Result<HostProgram> {
                 .sh_offset
                 .checked_add(h.sh_size)
                 .filter(|e| *e <= bytes.len() as u64)
-                .ok_or_else(|| CubinError::Elf {
+                .ok_or_else(|| CubinError::Program {
                     origin: origin.to_string(),
-                    what: ".nv_fatbin runs past the end of the file".into(),
+                    what: "its .nv_fatbin section runs past the end of the file".into(),
                 })?;
             fatbins = FatBinary::parse_section(&bytes[h.sh_offset as usize..end as usize], origin)?;
         }
