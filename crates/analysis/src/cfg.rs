@@ -104,11 +104,23 @@ pub struct Cfg {
 enum Flow {
     Next,
     /// Direct branch to `target` (an instruction index); `cond` = may also fall through.
-    Branch { target: Option<usize>, cond: bool },
-    Indirect { cond: bool },
-    Call { target: Option<usize>, cond: bool },
-    Return { cond: bool },
-    Exit { cond: bool },
+    Branch {
+        target: Option<usize>,
+        cond: bool,
+    },
+    Indirect {
+        cond: bool,
+    },
+    Call {
+        target: Option<usize>,
+        cond: bool,
+    },
+    Return {
+        cond: bool,
+    },
+    Exit {
+        cond: bool,
+    },
 }
 
 /// Whether the instruction's guard may be false (and, for branches, whether a predicate
@@ -126,7 +138,7 @@ fn conditional(ins: &Instruction) -> Option<bool> {
     }
     for o in &ins.operands {
         if let OperandKind::Pred(p) = &o.kind {
-            if !(p.is_true() && !o.not) {
+            if !p.is_true() || o.not {
                 cond = true;
             }
         }
@@ -269,9 +281,7 @@ impl Cfg {
         let callees: Vec<usize> = flows
             .iter()
             .filter_map(|f| match f {
-                Flow::Call {
-                    target: Some(t), ..
-                } => Some(block_of[*t]),
+                Flow::Call { target: Some(t), .. } => Some(block_of[*t]),
                 _ => None,
             })
             .collect();
@@ -452,7 +462,9 @@ mod tests {
     use super::*;
 
     fn kernel(text: &str) -> Kernel {
-        sassim_sass::microbench::parse(text, "t.sass").expect("parses").kernel
+        sassim_sass::microbench::parse(text, "t.sass")
+            .expect("parses")
+            .kernel
     }
 
     #[test]
@@ -502,7 +514,10 @@ mod tests {
         assert_eq!(g.succs(b_of(6)).collect::<Vec<_>>(), vec![b_of(2)]);
         // BRX without known targets: every label (a, b, f) is a possible target.
         assert!(g.indirect_approximated && !g.indirect_unresolved);
-        assert_eq!(g.succs(b_of(2)).collect::<Vec<_>>(), vec![b_of(3), b_of(4), b_of(5)]);
+        assert_eq!(
+            g.succs(b_of(2)).collect::<Vec<_>>(),
+            vec![b_of(3), b_of(4), b_of(5)]
+        );
         let mut opts = CfgOptions::default();
         opts.indirect_targets.insert(0x20, vec![0x40]);
         let g = Cfg::build_with(&k, &opts);

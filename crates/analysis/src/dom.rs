@@ -127,12 +127,9 @@ impl DomTree {
                 depth: Vec::new(),
             };
         }
-        let (idom, depth) = dominators(
-            n,
-            0,
-            &|b| cfg.succs(b).collect(),
-            &|b| cfg.blocks[b].preds.clone(),
-        );
+        let (idom, depth) = dominators(n, 0, &|b| cfg.succs(b).collect(), &|b| {
+            cfg.blocks[b].preds.clone()
+        });
         DomTree { idom, depth }
     }
 

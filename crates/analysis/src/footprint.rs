@@ -92,16 +92,120 @@ pub struct Footprint {
 /// project's workload and program listings, except texture and tensor-core instructions,
 /// and the uniform and immediate-operand variants of the same operations).
 pub const KNOWN_OPCODES: &[&str] = &[
-    "ATOM", "ATOMG", "ATOMS", "BAR", "BMOV", "BPT", "BRA", "BREAK", "BREV", "BRX", "BSSY", "BSYNC", "CALL",
-    "CCTL", "CGAERRBAR", "CS2R", "DADD", "DEPBAR", "DFMA", "DMNMX", "DMUL", "DSETP", "ERRBAR", "EXIT", "F2F",
-    "F2FP", "F2I", "FADD", "FADD32I", "FCHK", "FFMA", "FFMA32I", "FLO", "FMNMX", "FMUL", "FMUL32I", "FRND",
-    "FSEL", "FSETP", "HADD2", "HFMA2", "HMUL2", "I2F", "I2FP", "IABS", "IADD", "IADD3", "IADD32I", "IMAD",
-    "IMAD32I", "IMNMX", "IMUL32I", "ISETP", "JMP", "JMX", "KILL", "LD", "LDC", "LDG", "LDL", "LDS", "LDSM",
-    "LEA", "LEPC", "LOP", "LOP3", "LOP32I", "MATCH", "MEMBAR", "MOV", "MOV32I", "MUFU", "NANOSLEEP", "NOP",
-    "P2R", "PLOP3", "PMTRIG", "POPC", "PRMT", "R2P", "R2UR", "RED", "REDG", "REDUX", "RET", "S2R", "S2UR",
-    "SEL", "SGXT", "SHF", "SHFL", "ST", "STG", "STL", "STS", "UFLO", "UIADD3", "UIMAD", "UISETP", "ULDC",
-    "ULEA", "ULOP3", "UMOV", "UPLOP3", "UPRMT", "USEL", "USHF", "VIADD", "VIADDMNMX", "VIMNMX", "VOTE",
-    "VOTEU", "WARPSYNC", "YIELD",
+    "ATOM",
+    "ATOMG",
+    "ATOMS",
+    "BAR",
+    "BMOV",
+    "BPT",
+    "BRA",
+    "BREAK",
+    "BREV",
+    "BRX",
+    "BSSY",
+    "BSYNC",
+    "CALL",
+    "CCTL",
+    "CGAERRBAR",
+    "CS2R",
+    "DADD",
+    "DEPBAR",
+    "DFMA",
+    "DMNMX",
+    "DMUL",
+    "DSETP",
+    "ERRBAR",
+    "EXIT",
+    "F2F",
+    "F2FP",
+    "F2I",
+    "FADD",
+    "FADD32I",
+    "FCHK",
+    "FFMA",
+    "FFMA32I",
+    "FLO",
+    "FMNMX",
+    "FMUL",
+    "FMUL32I",
+    "FRND",
+    "FSEL",
+    "FSETP",
+    "HADD2",
+    "HFMA2",
+    "HMUL2",
+    "I2F",
+    "I2FP",
+    "IABS",
+    "IADD",
+    "IADD3",
+    "IADD32I",
+    "IMAD",
+    "IMAD32I",
+    "IMNMX",
+    "IMUL32I",
+    "ISETP",
+    "JMP",
+    "JMX",
+    "KILL",
+    "LD",
+    "LDC",
+    "LDG",
+    "LDL",
+    "LDS",
+    "LDSM",
+    "LEA",
+    "LEPC",
+    "LOP",
+    "LOP3",
+    "LOP32I",
+    "MATCH",
+    "MEMBAR",
+    "MOV",
+    "MOV32I",
+    "MUFU",
+    "NANOSLEEP",
+    "NOP",
+    "P2R",
+    "PLOP3",
+    "PMTRIG",
+    "POPC",
+    "PRMT",
+    "R2P",
+    "R2UR",
+    "RED",
+    "REDG",
+    "REDUX",
+    "RET",
+    "S2R",
+    "S2UR",
+    "SEL",
+    "SGXT",
+    "SHF",
+    "SHFL",
+    "ST",
+    "STG",
+    "STL",
+    "STS",
+    "UFLO",
+    "UIADD3",
+    "UIMAD",
+    "UISETP",
+    "ULDC",
+    "ULEA",
+    "ULOP3",
+    "UMOV",
+    "UPLOP3",
+    "UPRMT",
+    "USEL",
+    "USHF",
+    "VIADD",
+    "VIADDMNMX",
+    "VIMNMX",
+    "VOTE",
+    "VOTEU",
+    "WARPSYNC",
+    "YIELD",
 ];
 
 /// Whether `ins` is an external call (`CALL.ABS` through a register, no target).
@@ -149,7 +253,7 @@ pub fn footprint(ins: &Instruction) -> Footprint {
         exact: KNOWN_OPCODES.contains(&ins.opcode.base.as_str()) && !is_external_call(ins),
         ..Footprint::default()
     };
-    let guarded = ins.guard.is_some_and(|g| !(g.reg.is_true() && !g.neg));
+    let guarded = ins.guard.is_some_and(|g| !g.reg.is_true() || g.neg);
     if let Some(g) = &ins.guard {
         if !g.reg.is_true() {
             f.uses.insert(pred_reg(g.reg.uniform, g.reg.idx));
@@ -227,7 +331,13 @@ pub fn footprint(ins: &Instruction) -> Footprint {
                 }
                 for (k, t) in a.regs.iter().enumerate() {
                     if !t.reg.is_zero() {
-                        push_use(&mut f, RegSlot::AddrTerm(i, k), t.reg.file, t.reg.idx, t.reg.width.max(1));
+                        push_use(
+                            &mut f,
+                            RegSlot::AddrTerm(i, k),
+                            t.reg.file,
+                            t.reg.idx,
+                            t.reg.width.max(1),
+                        );
                     }
                 }
             }
@@ -310,7 +420,11 @@ mod tests {
         assert_eq!(f.kills.to_string(), "{R2, R3}");
         assert_eq!(f.uses.to_string(), "{R2, R3, R5}");
         let f = footprint(&one("RET.REL.NODEC R4 0x0 ;"));
-        assert_eq!(f.uses.to_string(), "{R4, R5}", "RET reads a 64-bit return address");
+        assert_eq!(
+            f.uses.to_string(),
+            "{R4, R5}",
+            "RET reads a 64-bit return address"
+        );
         let f = footprint(&one("LDG.E.128 R8, [R2.64] ;"));
         assert_eq!(f.kills.to_string(), "{R8, R9, R10, R11}");
         assert_eq!(f.uses.to_string(), "{R2, R3}");

@@ -10,6 +10,7 @@
 //! | [`loops`] | natural loops, nesting, irreducibility |
 //! | [`liveness`] | liveness per block and instruction, per thread or per warp (divergent paths run one after the other), dead-operand bits |
 //! | [`reaching`] | reaching definitions, def-use chains, webs (live ranges) |
+//! | [`control_bits`] | stall counts, dependence counters and wait masks inferred from opcode latencies (traces without SASS) |
 //! | [`ltrf`] | register-intervals (LTRF Algorithms 1 and 2), prefetches, LTRF+ liveness, register renumbering |
 //!
 //! Instructions are named by their index in `Kernel::instructions`, blocks by their index
@@ -29,7 +30,12 @@
 //! assert_eq!(live.live_after(1).to_string(), "{R0}");
 //! ```
 
+// The dataflow passes index several parallel per-block and per-instruction tables with the
+// same index; ranges read better there than zipped iterators.
+#![allow(clippy::needless_range_loop)]
+
 pub mod cfg;
+pub mod control_bits;
 pub mod dom;
 pub mod footprint;
 pub mod liveness;

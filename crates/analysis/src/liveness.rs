@@ -98,7 +98,11 @@ pub fn divergent_regions(cfg: &Cfg, instructions: &[Instruction], post: &DomTree
                 (s, (0..n).filter(|&x| region[x]).collect())
             })
             .collect();
-        out.push(DivergentRegion { branch: b, join, sides });
+        out.push(DivergentRegion {
+            branch: b,
+            join,
+            sides,
+        });
     }
     out
 }
@@ -213,7 +217,9 @@ mod tests {
     use crate::footprint::footprints;
 
     fn setup(text: &str) -> (sassim_isa::Kernel, Cfg, Vec<Footprint>) {
-        let k = sassim_sass::microbench::parse(text, "t.sass").expect("parses").kernel;
+        let k = sassim_sass::microbench::parse(text, "t.sass")
+            .expect("parses")
+            .kernel;
         let g = Cfg::build(&k);
         let f = footprints(&k.instructions);
         (k, g, f)

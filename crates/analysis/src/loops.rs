@@ -157,8 +157,16 @@ mod tests {
         let l = Loops::find(&g, &d);
         assert!(!l.irreducible);
         assert_eq!(l.loops.len(), 2);
-        let outer = l.loops.iter().position(|x| x.header == g.block_of[1]).expect("outer");
-        let inner = l.loops.iter().position(|x| x.header == g.block_of[2]).expect("inner");
+        let outer = l
+            .loops
+            .iter()
+            .position(|x| x.header == g.block_of[1])
+            .expect("outer");
+        let inner = l
+            .loops
+            .iter()
+            .position(|x| x.header == g.block_of[2])
+            .expect("inner");
         assert_eq!(l.loops[inner].parent, Some(outer));
         assert_eq!(l.loops[inner].depth, 2);
         assert_eq!(l.loops[outer].body, vec![1, 2, 3]);

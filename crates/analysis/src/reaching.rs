@@ -145,7 +145,11 @@ impl DefUse {
         while changed {
             changed = false;
             for &b in &order {
-                let mut inn = if b == 0 { entry_bits.clone() } else { vec![0u64; words] };
+                let mut inn = if b == 0 {
+                    entry_bits.clone()
+                } else {
+                    vec![0u64; words]
+                };
                 for &p in &cfg.blocks[b].preds {
                     for w in 0..words {
                         inn[w] |= out[p][w];
@@ -361,7 +365,11 @@ mod tests {
         let u6 = du.use_at(6, r1).expect("use");
         let mut ds: Vec<Option<usize>> = du.defs_of_use[u6].iter().map(|&d| du.defs[d].inst).collect();
         ds.sort();
-        assert_eq!(ds, vec![Some(4), Some(5)], "the guarded write keeps the MOV at 4 alive");
+        assert_eq!(
+            ds,
+            vec![Some(4), Some(5)],
+            "the guarded write keeps the MOV at 4 alive"
+        );
         let w = Webs::compute(&du);
         let web = |i: usize| w.web_of_def[du.def_at(i, r1).expect("def")];
         assert_eq!(web(0), web(2));

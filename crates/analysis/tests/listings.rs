@@ -105,10 +105,17 @@ fn invariants_on_every_shipped_kernel() {
                 Ok(r) => {
                     renumbered += 1;
                     let orig = analyze(k, &opts);
-                    assert_eq!(r.intervals.intervals.len(), orig.intervals.intervals.len(), "{what}");
+                    assert_eq!(
+                        r.intervals.intervals.len(),
+                        orig.intervals.intervals.len(),
+                        "{what}"
+                    );
                     for (a, b) in r.intervals.intervals.iter().zip(orig.intervals.intervals.iter()) {
                         assert_eq!(a.head, b.head, "{what}");
-                        assert!(a.working_set.regular_len() <= b.working_set.regular_len(), "{what}");
+                        assert!(
+                            a.working_set.regular_len() <= b.working_set.regular_len(),
+                            "{what}"
+                        );
                         total += 1;
                         before0 += (bank_conflicts(&b.working_set, 16) == 0) as usize;
                         after0 += (bank_conflicts(&a.working_set, 16) == 0) as usize;
@@ -131,5 +138,8 @@ fn invariants_on_every_shipped_kernel() {
     // exactly (138 of 214 kernels renumbered on
     // 2026-11-24; the refused ones are listed above). Issue 14 wants every shipped kernel:
     // this guards against regressions until then.
-    assert!(renumbered * 100 >= kernels * 64, "{renumbered} of {kernels} renumbered");
+    assert!(
+        renumbered * 100 >= kernels * 64,
+        "{renumbered} of {kernels} renumbered"
+    );
 }

@@ -50,7 +50,9 @@ fn listing1_intervals_with_four_registers() {
     let k = kernel(LISTING1);
     let l = analyze(&k, &opts);
     let ivs = &l.intervals.intervals;
-    let summary: Vec<(usize, Vec<(usize, usize)>, String)> = ivs
+    // (head, instruction ranges, working set) of every interval.
+    type Summary = (usize, Vec<(usize, usize)>, String);
+    let summary: Vec<Summary> = ivs
         .iter()
         .map(|iv| (iv.head, iv.ranges.clone(), set(&iv.working_set)))
         .collect();
@@ -79,7 +81,11 @@ fn listing1_intervals_with_four_registers() {
     let p = &l.prefetches;
     assert_eq!(p[1].pc, 0x40);
     assert_eq!(set(&p[0].live), "{}", "lines 1-4 write R0..R3 before any read");
-    assert_eq!(set(&p[1].live), "{R0, R1}", "R4/R5 are written before they are read");
+    assert_eq!(
+        set(&p[1].live),
+        "{R0, R1}",
+        "R4/R5 are written before they are read"
+    );
     // Warp-level liveness: lanes that left the loop for line 14 or L2 wait at L3 with
     // their R6 while the others iterate, so R6 is live in #2 and must be fetched.
     assert_eq!(set(&p[2].live), "{R2, R3, R6}");

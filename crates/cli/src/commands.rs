@@ -25,6 +25,12 @@ fn parse_cf(s: &str) -> Result<ControlFlowKind> {
 pub struct RunArgs {
     /// Built-in workload names or launch-spec files (default: the whole built-in suite).
     pub workloads: Vec<String>,
+    /// Where the control bits come from: `listing` (the compiler's; traces: when a listing
+    /// is given, otherwise scoreboards), `infer` (derived from the opcode tables' latencies,
+    /// replacing the listing's; for traces without a listing), `scoreboard` (none: hardware
+    /// scoreboards, as `--set issue.dependence=scoreboard`).
+    #[arg(long, value_enum, default_value = "listing")]
+    pub control_bits: ControlBitsArg,
     #[command(flatten)]
     pub gpu: GpuArgs,
     /// Control-flow manager: hanoi or simt.
@@ -145,8 +151,21 @@ fn print_warnings(ws: &[(String, String)]) -> Vec<String> {
     out
 }
 
+/// `--control-bits`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ControlBitsArg {
+    Listing,
+    Infer,
+    Scoreboard,
+}
+
 pub fn run(a: RunArgs) -> Result<ExitCode> {
-    let cfg = load_gpu(&a.gpu)?;
+    let mut cfg = load_gpu(&a.gpu)?;
+    if a.control_bits == ControlBitsArg::Scoreboard {
+        cfg = cfg
+            .with_overrides(&["issue.dependence=scoreboard".to_string()])
+            .map_err(|e| anyhow!("{e}"))?;
+    }
     let cf = parse_cf(&a.cf)?;
     if a.functional && (a.json.is_some() || a.plot.is_some() || a.accelsim || a.summary) {
         bail!("--json, --plot, --accelsim and --summary report timing statistics, which --functional does not produce");
@@ -233,6 +252,15 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
                 "unknown workload '{n}': not a launch-spec file, and the built-in workloads are {}",
                 all.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
             );
+        }
+    }
+    if a.control_bits == ControlBitsArg::Infer {
+        // The compiler's control bits replaced by inferred ones (to compare the two).
+        let core = Gpu::new(cfg.clone()).core;
+        for (_, l, _) in selected.iter_mut() {
+            for k in l.kernels.iter_mut() {
+                *k = sassim_gpu::ctlbits::with_inferred_control_bits(k, &cfg, &core);
+            }
         }
     }
     let t0 = std::time::Instant::now();
@@ -478,6 +506,7 @@ fn run_trace(a: &RunArgs, kernelslist: &Path, cfg: GpuConfig) -> Result<ExitCode
         deadline: a.limits.deadline(),
         deadlock_cycles: a.limits.deadlock_cycles,
         progress: Some(progress_fn(bar.clone())),
+        infer_control_bits: a.control_bits == ControlBitsArg::Infer,
         ..RunOptions::default()
     };
     let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, kernelslist, &listings, &opts)

@@ -1,6 +1,7 @@
 //! `sassim-gpu`: the GPU around the SMs — CTA scheduling with occupancy limits, kernel
 //! sequencing, the cycle loop, deadlock detection, and the microbenchmark runner.
 
+pub mod ctlbits;
 pub mod engine;
 pub mod footprint;
 pub mod launch;
@@ -99,6 +100,9 @@ impl std::fmt::Debug for ProgressFn {
 /// Options of one timing run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
+    /// Trace kernels without a SASS listing run with control bits inferred from the opcode
+    /// tables (`--control-bits infer`) instead of hardware scoreboards.
+    pub infer_control_bits: bool,
     /// Stop the kernel after this many cycles (0 = no limit); the run ends with its
     /// partial statistics and [`KernelRun::stopped`] says why.
     pub max_cycles: u64,
@@ -133,6 +137,7 @@ pub struct RunOptions {
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
+            infer_control_bits: false,
             max_cycles: 0,
             deadline: None,
             deadlock_cycles: 1_000_000,

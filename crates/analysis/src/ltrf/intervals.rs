@@ -157,17 +157,28 @@ pub fn form(cfg: &Cfg, fps: &[Footprint], n: usize, merge: bool) -> Intervals {
     let mut ws: Vec<RegSet> = Vec::new();
     let mut heads: Vec<usize> = Vec::new();
     let mut work: VecDeque<usize> = VecDeque::new();
-    let new_interval = |p: usize, of: &mut Vec<Option<usize>>, ws: &mut Vec<RegSet>, heads: &mut Vec<usize>| {
-        of[p] = Some(ws.len());
-        ws.push(RegSet::EMPTY);
-        heads.push(p);
-    };
+    let new_interval =
+        |p: usize, of: &mut Vec<Option<usize>>, ws: &mut Vec<RegSet>, heads: &mut Vec<usize>| {
+            of[p] = Some(ws.len());
+            ws.push(RegSet::EMPTY);
+            heads.push(p);
+        };
     new_interval(0, &mut of, &mut ws, &mut heads);
     work.push_back(0);
     loop {
         while let Some(p) = work.pop_front() {
             let i = of[p].unwrap_or(0);
-            traverse(p, i, &mut pieces, &regs, n, &mut of, &mut ws, &mut heads, &mut work);
+            traverse(
+                p,
+                i,
+                &mut pieces,
+                &regs,
+                n,
+                &mut of,
+                &mut ws,
+                &mut heads,
+                &mut work,
+            );
             // Grow the interval.
             loop {
                 let cand = pieces.starts().find(|&h| {
@@ -181,7 +192,17 @@ pub fn form(cfg: &Cfg, fps: &[Footprint], n: usize, merge: bool) -> Intervals {
                 });
                 let Some(h) = cand else { break };
                 of[h] = Some(i);
-                traverse(h, i, &mut pieces, &regs, n, &mut of, &mut ws, &mut heads, &mut work);
+                traverse(
+                    h,
+                    i,
+                    &mut pieces,
+                    &regs,
+                    n,
+                    &mut of,
+                    &mut ws,
+                    &mut heads,
+                    &mut work,
+                );
             }
             // Successors outside the interval start new intervals.
             let members: Vec<usize> = pieces.starts().filter(|&q| of[q] == Some(i)).collect();
@@ -223,11 +244,12 @@ pub fn form(cfg: &Cfg, fps: &[Footprint], n: usize, merge: bool) -> Intervals {
             let mut shead: Vec<usize> = Vec::new();
             let mut work: VecDeque<usize> = VecDeque::new();
             let entry = inst_of[0];
-            let start_super = |i: usize, sup: &mut Vec<Option<usize>>, sws: &mut Vec<RegSet>, shead: &mut Vec<usize>| {
-                sup[i] = Some(sws.len());
-                sws.push(ws[i]);
-                shead.push(heads[i]);
-            };
+            let start_super =
+                |i: usize, sup: &mut Vec<Option<usize>>, sws: &mut Vec<RegSet>, shead: &mut Vec<usize>| {
+                    sup[i] = Some(sws.len());
+                    sws.push(ws[i]);
+                    shead.push(heads[i]);
+                };
             start_super(entry, &mut sup, &mut sws, &mut shead);
             work.push_back(entry);
             loop {

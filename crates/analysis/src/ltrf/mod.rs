@@ -207,7 +207,8 @@ fn finish(
                 .to_string(),
         );
     } else if cfg.indirect_approximated {
-        notes.push("indirect branches: every labelled instruction was taken as a possible target".to_string());
+        notes
+            .push("indirect branches: every labelled instruction was taken as a possible target".to_string());
     }
     if !cfg.bad_targets.is_empty() {
         notes.push(format!(

@@ -105,7 +105,11 @@ pub fn renumber(kernel: &Kernel, opts: &LtrfOptions) -> Result<Renumbered, Strin
 }
 
 /// [`renumber`] with indirect-branch targets.
-pub fn renumber_with(kernel: &Kernel, opts: &LtrfOptions, cfg_opts: &CfgOptions) -> Result<Renumbered, String> {
+pub fn renumber_with(
+    kernel: &Kernel,
+    opts: &LtrfOptions,
+    cfg_opts: &CfgOptions,
+) -> Result<Renumbered, String> {
     let ins = &kernel.instructions;
     let fps = footprints(ins);
     if let Some((i, x)) = ins.iter().enumerate().find(|(i, _)| !fps[*i].exact) {
@@ -284,7 +288,12 @@ pub fn renumber_with(kernel: &Kernel, opts: &LtrfOptions, cfg_opts: &CfgOptions)
         let mut ns: Vec<usize> = Vec::new();
         for &(a, b) in &iv.ranges {
             for i in a..b {
-                ns.extend(webs_in(i).into_iter().map(|w| node_of[w]).filter(|&x| x != usize::MAX));
+                ns.extend(
+                    webs_in(i)
+                        .into_iter()
+                        .map(|w| node_of[w])
+                        .filter(|&x| x != usize::MAX),
+                );
             }
         }
         ns.sort_unstable();
@@ -481,7 +490,9 @@ pub fn renumber_with(kernel: &Kernel, opts: &LtrfOptions, cfg_opts: &CfgOptions)
         before.push(bank_conflicts(&iv.working_set, banks));
         after.push(bank_conflicts(&ws, banks));
     }
-    let moved = (0..nn).filter(|&k| newbase[k] != Some(nodes[k].base as u32)).count();
+    let moved = (0..nn)
+        .filter(|&k| newbase[k] != Some(nodes[k].base as u32))
+        .count();
     let report = RenumberReport {
         live_ranges: (0..nw).filter(|&w| is_r(w)).count(),
         nodes: nn,
