@@ -291,6 +291,25 @@ pub struct Agreement {
 }
 
 impl Agreement {
+    /// Compare the control bits inferred for `kernel` with its own (the compiler's), over the
+    /// instructions control can reach (not the padding after the last `EXIT`).
+    pub fn of_kernel(kernel: &Kernel, inferred: &[ControlBits]) -> Agreement {
+        let cfg = Cfg::build(kernel);
+        let reach = cfg.reachable();
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for (i, (ins, b)) in kernel.instructions.iter().zip(inferred).enumerate() {
+            if cfg
+                .block_of
+                .get(i)
+                .is_some_and(|&blk| reach.get(blk) == Some(&true))
+            {
+                x.push(*b);
+                y.push(ins.ctrl);
+            }
+        }
+        Agreement::of(&x, &y)
+    }
+
     /// Compare `inferred` with `real`, instruction by instruction.
     pub fn of(inferred: &[ControlBits], real: &[ControlBits]) -> Agreement {
         let mut a = Agreement::default();

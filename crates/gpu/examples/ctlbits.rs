@@ -38,7 +38,7 @@ fn main() {
                 let t = timings(k, &cfg, &gpu.core);
                 let bits = infer(k, &t, &InferOptions::default());
                 let real: Vec<_> = k.instructions.iter().map(|i| i.ctrl).collect();
-                agg.add(&Agreement::of(&bits, &real));
+                agg.add(&Agreement::of_kernel(k, &bits));
                 if show.as_ref().is_some_and(|(n, a)| *n == b.name && a == arch) {
                     for (i, ins) in k.instructions.iter().enumerate() {
                         println!(
@@ -95,8 +95,7 @@ fn main() {
             for k in &l.kernels {
                 let t = timings(k, &cfg, &gpu.core);
                 let bits = infer(k, &t, &InferOptions::default());
-                let real: Vec<_> = k.instructions.iter().map(|i| i.ctrl).collect();
-                pagg.add(&Agreement::of(&bits, &real));
+                pagg.add(&Agreement::of_kernel(k, &bits));
             }
         }
         println!(
