@@ -154,17 +154,8 @@ fn one_pass(
     opts: &InferOptions,
 ) -> (Vec<ControlBits>, Counters) {
     let mut sb = Counters::default();
-    let mut bits = vec![
-        ControlBits {
-            stall: 1,
-            yield_: false,
-            write_sb: None,
-            read_sb: None,
-            wait_mask: 0,
-            reuse: 0,
-        };
-        n
-    ];
+    // Stall 1, no yield, no counters, no reuse.
+    let mut bits = vec![ControlBits::default(); n];
     // Cycle at which each register's fixed-latency result is visible (virtual time).
     let mut ready: BTreeMap<ArchReg, u64> = BTreeMap::new();
     let mut t: u64 = 0;
