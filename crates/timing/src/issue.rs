@@ -5,7 +5,7 @@
 use crate::config::{SchedPolicy, StallExpiry};
 use crate::exec::{Executor, Issued};
 use crate::inst::Special;
-use crate::sm::{reg_index, Sm, Stage, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR};
+use crate::sm::{reg_index, Sm, Stage, COMMITTED, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR};
 use crate::stats::StallReason;
 
 impl<W> Sm<W> {
@@ -350,6 +350,37 @@ impl<W> Sm<W> {
         // Commit results that are visible to this consumer.
         {
             let id = self.warps[slot].exec_id;
+            // A fixed-latency producer of this warp may still sit in Control or Allocate when
+            // its result is due (a latency-2 `ULDC` whose consumer issues two cycles later, in
+            // the cycle the producer enters Allocate): its value is visible on the compiler's
+            // schedule all the same (docs/model.md, "Results delayed in Allocate").
+            let sc = self.warps[slot].subcore;
+            let extra = if fixed {
+                0
+            } else {
+                self.cfg.var_consumer_extra_cycles as u64
+            };
+            for which in 0..2 {
+                let s = &self.subcores[sc];
+                let Some(st) = (if which == 0 { s.control } else { s.allocate }) else {
+                    continue;
+                };
+                let p = &self.code[st.sidx];
+                let due = st.issue + p.latency as u64 + if p.uniform_dest { 0 } else { extra };
+                if st.slot == slot && p.fixed && p.mem.is_none() && due <= now + read_delay {
+                    self.commit_slot(ex, id, st.writes);
+                    // Committed: the pending entry Allocate makes for it commits nothing.
+                    let s = &mut self.subcores[sc];
+                    let latch = if which == 0 {
+                        &mut s.control
+                    } else {
+                        &mut s.allocate
+                    };
+                    if let Some(l) = latch {
+                        l.writes = COMMITTED;
+                    }
+                }
+            }
             let mut i = 0;
             while i < self.warps[slot].pending.len() {
                 let p = self.warps[slot].pending[i];

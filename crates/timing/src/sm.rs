@@ -310,6 +310,10 @@ pub struct Sm<W> {
     pub(crate) int_unit: Option<usize>,
 }
 
+/// A latch's results slot after its results were committed early (`issue.rs`): committing
+/// it again does nothing.
+pub(crate) const COMMITTED: usize = usize::MAX;
+
 impl<W> Sm<W> {
     pub fn new(cfg: CoreConfig, mem: Box<dyn DataMemory>) -> Self {
         let max_warps = cfg.max_warps as usize;
@@ -562,7 +566,8 @@ impl<W> Sm<W> {
         }
     }
 
-    /// Commit the results stored in slab slot `i` (borrowed, not moved) and free the slot.
+    /// Commit the results stored in slab slot `i` (borrowed, not moved) and free the slot
+    /// (nothing for [`COMMITTED`]).
     pub(crate) fn commit_slot<E: Executor<Writes = W>>(&mut self, ex: &mut E, id: u32, i: usize) {
         let present = match self.slab.get(i) {
             Some(Some(w)) => {
