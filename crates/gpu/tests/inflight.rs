@@ -4,66 +4,24 @@
 //! FL and VL constant caches with the L1 I/C behind them, the L1 data cache and the L2.
 
 use sassim_config::GpuConfig;
-use sassim_functional::{ControlFlowKind, ExecOptions, KernelExec, Launch, WarpId};
 use sassim_gpu::memsys::MemReport;
+use sassim_gpu::microbench::run_parsed;
 use sassim_gpu::{Gpu, KernelRun, RunOptions};
-use sassim_isa::ArchReg;
-use sassim_sass::microbench::{parse, InitValue};
-use std::sync::Arc;
+use sassim_sass::microbench::parse;
 
 /// Run a microbenchmark-dialect kernel with the memory hierarchy, warps in the slot of
 /// their index (sub-core = index % 4) and issue logs recorded.
 fn run(src: &str, sets: &[&str]) -> KernelRun {
     let mb = parse(src, "inflight.sass").expect("parse");
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let cfg = GpuConfig::load("rtx-a6000", &sets).expect("preset");
-    let kernel = Arc::new(mb.kernel.clone());
-    let launch = Launch {
-        shared_bytes: 48 * 1024,
-        ..Launch::new(mb.grid, mb.block, Vec::new())
-    };
-    let opts = ExecOptions {
-        active_warps: mb.active_warps.clone(),
-        ..ExecOptions::default()
-    };
-    let mut exec = KernelExec::new(
-        kernel.clone(),
-        &cfg.gpu.arch,
-        launch,
-        ControlFlowKind::Hanoi,
-        opts,
-    )
-    .expect("exec");
-    for g in &mb.global {
-        exec.memory().map_at(g.addr, g.bytes.len() as u64);
-        exec.memory().write(g.addr, &g.bytes);
-    }
-    let inits = mb.inits.clone();
-    let mut on_cta = |k: &mut KernelExec, warps: &[WarpId]| {
-        for &w in warps {
-            for i in &inits {
-                let reg = match i.reg.file {
-                    sassim_isa::RegFile::R => ArchReg::R(i.reg.idx),
-                    sassim_isa::RegFile::UR => ArchReg::UR(i.reg.idx),
-                };
-                let v = match &i.value {
-                    InitValue::Int(x) => *x as u32,
-                    InitValue::Float(f) => (*f as f32).to_bits(),
-                    other => panic!("unsupported init {other:?}"),
-                };
-                k.set_reg(w, reg, [v; 32]);
-            }
-        }
-    };
-    let mut gpu = Gpu::new(cfg);
+    let mut gpu = Gpu::new(GpuConfig::load("rtx-a6000", &sets).expect("preset"));
     let ropts = RunOptions {
         record: true,
         slot_by_warp_index: true,
         ipc_sample_interval: 0,
         ..RunOptions::default()
     };
-    gpu.run_kernel(&mut exec, &kernel, &ropts, &mut on_cta)
-        .expect("run")
+    run_parsed(&mut gpu, &mb, 0, &ropts).expect("run")
 }
 
 /// Issue cycles of `op` per (SM, warp slot), in SM then slot order.

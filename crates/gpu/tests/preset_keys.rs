@@ -18,11 +18,8 @@
 //! DRAM and interconnect counters, the per-warp issue logs.
 
 use sassim_config::{informational, GpuConfig};
-use sassim_functional::{ControlFlowKind, ExecOptions, KernelExec, Launch, WarpId};
 use sassim_gpu::{Gpu, RunOptions};
-use sassim_isa::ArchReg;
-use sassim_sass::microbench::{parse, InitValue};
-use std::sync::Arc;
+use sassim_sass::microbench::parse;
 
 const PRESETS: [&str; 10] = [
     "rtx-a6000",
@@ -218,47 +215,6 @@ fn stream_src(sms: u32) -> String {
 /// A fingerprint of everything a kernel run reports.
 fn run_mb(cfg: &GpuConfig, src: &str, shared: u32) -> String {
     let mb = parse(src, "keys.sass").expect("microbenchmark");
-    let kernel = Arc::new(mb.kernel.clone());
-    let launch = Launch {
-        shared_bytes: shared.max(48 * 1024),
-        ..Launch::new(mb.grid, mb.block, Vec::new())
-    };
-    let mut exec = KernelExec::new(
-        kernel.clone(),
-        &cfg.gpu.arch,
-        launch,
-        ControlFlowKind::Hanoi,
-        ExecOptions::default(),
-    )
-    .expect("exec");
-    for g in &mb.global {
-        exec.memory().map_at(g.addr, g.bytes.len() as u64);
-        exec.memory().write(g.addr, &g.bytes);
-    }
-    let inits = mb.inits.clone();
-    let block_x = mb.block[0];
-    let mut on_cta = |k: &mut KernelExec, warps: &[WarpId]| {
-        for &w in warps {
-            let (_, in_cta) = k.warp_location(w);
-            for i in &inits {
-                let reg = match i.reg.file {
-                    sassim_isa::RegFile::R => ArchReg::R(i.reg.idx),
-                    sassim_isa::RegFile::UR => ArchReg::UR(i.reg.idx),
-                };
-                let mut v = [0u32; 32];
-                for (lane, o) in v.iter_mut().enumerate() {
-                    *o = match &i.value {
-                        InitValue::Int(x) => *x as u32,
-                        InitValue::Float(f) => (*f as f32).to_bits(),
-                        InitValue::Lane => lane as u32,
-                        InitValue::TidX => (in_cta * 32 + lane as u32) % block_x.max(1),
-                        InitValue::Warp => in_cta,
-                    };
-                }
-                k.set_reg(w, reg, v);
-            }
-        }
-    };
     let mut gpu = Gpu::new(cfg.clone());
     let opts = RunOptions {
         record: true,
@@ -268,7 +224,7 @@ fn run_mb(cfg: &GpuConfig, src: &str, shared: u32) -> String {
         max_cycles: 300_000,
         ..RunOptions::default()
     };
-    match gpu.run_kernel(&mut exec, &kernel, &opts, &mut on_cta) {
+    match sassim_gpu::microbench::run_parsed(&mut gpu, &mb, shared, &opts) {
         Ok(r) => format!(
             "{} {} {:?} {:?} {:?} {:?}",
             r.cycles, r.bare_cycles, r.stats, r.mem, r.logs, r.ipc_timeline
