@@ -12,6 +12,11 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VERSION=13.5.37
 VENV=${VENV:-$ROOT/.venv-cuda}
 CUDA_WHEELS=(nvidia-cuda-nvcc nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump nvidia-cuda-runtime)
+# CCCL headers (<nv/target>, <cuda/...>) that cuda_fp16.h / mma.h include. PyPI has no CCCL wheel
+# numbered 13.5.37: 13.3.5.0.6 (CCCL 3.5.0 for CUDA 13) is the newest there and compiles the
+# suite's tensor-core programs with nvcc 13.5.37. Pinned by its own version.
+CCCL_WHEEL=nvidia-cuda-cccl
+CCCL_VERSION=13.3.5.0.6
 
 if [[ ! -x "$VENV/bin/python" ]]; then
   python3 -m venv "$VENV"
@@ -20,6 +25,7 @@ cuda_env_missing=()
 for w in "${CUDA_WHEELS[@]}"; do
   "$VENV/bin/pip" show "$w" 2>/dev/null | grep -q "^Version: $VERSION\$" || cuda_env_missing+=("$w==$VERSION")
 done
+"$VENV/bin/pip" show "$CCCL_WHEEL" 2>/dev/null | grep -q "^Version: $CCCL_VERSION\$" || cuda_env_missing+=("$CCCL_WHEEL==$CCCL_VERSION")
 if [[ ${#cuda_env_missing[@]} -gt 0 ]]; then
   "$VENV/bin/pip" install --quiet "${cuda_env_missing[@]}"
 fi

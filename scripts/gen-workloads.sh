@@ -12,11 +12,27 @@
 # and workloads/TOOLCHAIN.txt (tool versions).
 #
 # Usage: scripts/gen-workloads.sh [name ...]     (default: every workload)
+# A name may be a path below workloads/, e.g. `ARCHS=90 scripts/gen-workloads.sh
+# calibration/emptykernel calibration/ffmakernel` (the H100 calibration kernels, sm_90 only);
+# TOOLCHAIN.txt is then left as it is.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cuda-env.sh"
 cd "$ROOT"
 ARCHS=${ARCHS:-"75 86 90"}
 
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+if [[ $# -gt 0 ]]; then NAMES=("$@"); else
+  NAMES=(); for d in workloads/*/; do n=$(basename "$d"); [[ -f "$d/$n.cu" ]] && NAMES+=("$n"); done
+fi
+
+# TOOLCHAIN.txt describes the suite's listings; kernels below subfolders (calibration/...)
+# are generated for their own ARCHS and leave it alone.
+suite=0
+for n in "${NAMES[@]}"; do [[ $n == */* ]] || suite=1; done
+if [[ $suite == 1 ]]; then
 {
   echo "# Toolchain that produced the committed listings (scripts/gen-workloads.sh)."
   echo "# PyPI: nvidia-cuda-nvcc==$VERSION nvidia-cuda-nvdisasm==$VERSION nvidia-cuda-cuobjdump==$VERSION"
@@ -26,24 +42,19 @@ ARCHS=${ARCHS:-"75 86 90"}
   echo "## nvdisasm --version"; nvdisasm --version
   echo "## cuobjdump --version"; cuobjdump --version
 } > workloads/TOOLCHAIN.txt
-
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-if [[ $# -gt 0 ]]; then NAMES=("$@"); else
-  NAMES=(); for d in workloads/*/; do n=$(basename "$d"); [[ -f "$d/$n.cu" ]] && NAMES+=("$n"); done
 fi
 
 for n in "${NAMES[@]}"; do
   dir=workloads/$n
-  : > "$dir/$n.ptxas-v.txt"
+  b=$(basename "$n")
+  : > "$dir/$b.ptxas-v.txt"
   for sm in $ARCHS; do
-    cubin=$TMP/${n}_sm$sm.cubin
+    cubin=$TMP/${b}_sm$sm.cubin
     # -Xptxas -v prints resource usage; the cubin is identical with or without it.
-    nvcc -cubin -O3 -arch=sm_$sm -Xptxas -v "$dir/$n.cu" -o "$cubin" 2>&1 \
-      | sed "s#$TMP/##" | grep -v "Compile time" >> "$dir/$n.ptxas-v.txt"
-    cuobjdump -sass "$cubin" | sed "s#$TMP/##" > "$dir/${n}_sm$sm.cuobjdump-sass.txt"
-    nvdisasm -hex "$cubin" > "$dir/${n}_sm$sm.nvdisasm-hex.txt"
+    nvcc -cubin -O3 -arch=sm_$sm -Xptxas -v "$dir/$b.cu" -o "$cubin" 2>&1 \
+      | sed "s#$TMP/##" | grep -v "Compile time" >> "$dir/$b.ptxas-v.txt"
+    cuobjdump -sass "$cubin" | sed "s#$TMP/##" > "$dir/${b}_sm$sm.cuobjdump-sass.txt"
+    nvdisasm -hex "$cubin" > "$dir/${b}_sm$sm.nvdisasm-hex.txt"
   done
   echo "generated $dir"
 done

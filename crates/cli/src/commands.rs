@@ -25,6 +25,12 @@ fn parse_cf(s: &str) -> Result<ControlFlowKind> {
 pub struct RunArgs {
     /// Built-in workload names or launch-spec files (default: the whole built-in suite).
     pub workloads: Vec<String>,
+    /// Where the control bits come from: `listing` (the compiler's; traces: when a listing
+    /// is given, otherwise scoreboards), `infer` (derived from the opcode tables' latencies,
+    /// replacing the listing's; for traces without a listing), `scoreboard` (none: hardware
+    /// scoreboards, as `--set issue.dependence=scoreboard`).
+    #[arg(long, value_enum, default_value = "listing")]
+    pub control_bits: ControlBitsArg,
     #[command(flatten)]
     pub gpu: GpuArgs,
     /// Control-flow manager: hanoi or simt.
@@ -45,6 +51,10 @@ pub struct RunArgs {
     /// Print the readable per-kernel summary (caches, DRAM, issue-slot breakdown).
     #[arg(long)]
     pub summary: bool,
+    /// Also show the bare kernel's cycles (first warp launch to last warp exit, without the
+    /// launch cost and CTA dispatch that the `cycles` column includes).
+    #[arg(long)]
+    pub bare: bool,
     #[command(flatten)]
     pub limits: Limits,
     /// Worker threads: the workloads are independent simulations run in parallel (default:
@@ -62,6 +72,58 @@ pub struct RunArgs {
     /// taken from them; kernels without a listing run with scoreboards (hybrid mode).
     #[arg(long, value_name = "FILE")]
     pub listing: Vec<PathBuf>,
+    /// Launch every workload with this grid instead of its spec's (`X[,Y[,Z]]`, CUDA's
+    /// limits: X < 2^31, Y and Z ≤ 65535).
+    #[arg(long, value_name = "X[,Y,Z]", value_delimiter = ',')]
+    pub grid: Option<Vec<u32>>,
+    /// Launch every workload with this block instead of its spec's (`X[,Y[,Z]]`, at most
+    /// 1024 threads, Z ≤ 64).
+    #[arg(long, value_name = "X[,Y,Z]", value_delimiter = ',')]
+    pub block: Option<Vec<u32>>,
+}
+
+/// `--grid` / `--block` against CUDA's launch limits (the spec checks the rest: 1 to 3
+/// entries, none 0, at most 1024 threads).
+fn check_launch_dims(grid: Option<&[u32]>, block: Option<&[u32]>) -> Result<()> {
+    if let Some(g) = grid {
+        let max = [(1u32 << 31) - 1, 65535, 65535];
+        for (i, (&d, &m)) in g.iter().zip(&max).enumerate() {
+            if d > m {
+                bail!(
+                    "--grid: dimension {} = {d} is above CUDA's limit {m}",
+                    ["x", "y", "z"][i]
+                );
+            }
+        }
+    }
+    if let Some(b) = block {
+        if b.get(2).is_some_and(|&z| z > 64) {
+            bail!("--block: z = {} is above CUDA's limit 64", b[2]);
+        }
+    }
+    Ok(())
+}
+
+/// The workload `w` with the `--grid` / `--block` of the command line; `dir` resolves the
+/// spec's `file` paths.
+fn relaunch(
+    w: sassim_workload::Workload,
+    grid: Option<&[u32]>,
+    block: Option<&[u32]>,
+    dir: Option<&Path>,
+) -> Result<sassim_workload::Workload> {
+    if grid.is_none() && block.is_none() {
+        return Ok(w);
+    }
+    let mut spec = w.spec.clone();
+    if let Some(g) = grid {
+        spec.grid = g.to_vec();
+    }
+    if let Some(b) = block {
+        spec.block = b.to_vec();
+    }
+    let origin = format!("{} (with --grid/--block)", w.origin);
+    sassim_workload::Workload::from_spec(spec, &origin, Some(&w.name), dir).map_err(|e| anyhow!("{e}"))
 }
 
 /// Exit status of a run stopped by --max-cycles or --max-wall (partial statistics).
@@ -89,8 +151,21 @@ fn print_warnings(ws: &[(String, String)]) -> Vec<String> {
     out
 }
 
+/// `--control-bits`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ControlBitsArg {
+    Listing,
+    Infer,
+    Scoreboard,
+}
+
 pub fn run(a: RunArgs) -> Result<ExitCode> {
-    let cfg = load_gpu(&a.gpu)?;
+    let mut cfg = load_gpu(&a.gpu)?;
+    if a.control_bits == ControlBitsArg::Scoreboard {
+        cfg = cfg
+            .with_overrides(&["issue.dependence=scoreboard".to_string()])
+            .map_err(|e| anyhow!("{e}"))?;
+    }
     let cf = parse_cf(&a.cf)?;
     if a.functional && (a.json.is_some() || a.plot.is_some() || a.accelsim || a.summary) {
         bail!("--json, --plot, --accelsim and --summary report timing statistics, which --functional does not produce");
@@ -151,25 +226,41 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         ));
     }
     // Every workload loaded up front: (spec, listing, static shared memory bytes).
+    let (grid, block) = (a.grid.as_deref(), a.block.as_deref());
+    check_launch_dims(grid, block)?;
     let all = sassim_workload::builtin();
+    let suite_dir = sassim_workload::builtin_suite_dir();
+    let builtin_dir = |name: &str| suite_dir.as_ref().map(|d| d.join(name));
     let mut selected = Vec::new();
     if a.workloads.is_empty() {
         for b in &sassim_workload::default_suite() {
-            selected.push(load_builtin(b, arch).map_err(|e| anyhow!(e))?);
+            let (w, l, s) = load_builtin(b, arch).map_err(|e| anyhow!(e))?;
+            selected.push((relaunch(w, grid, block, builtin_dir(b.name).as_deref())?, l, s));
         }
     }
     for n in &a.workloads {
         if let Some(b) = all.iter().find(|b| b.name == n.as_str()) {
-            selected.push(load_builtin(b, arch).map_err(|e| anyhow!(e))?);
+            let (w, l, s) = load_builtin(b, arch).map_err(|e| anyhow!(e))?;
+            selected.push((relaunch(w, grid, block, builtin_dir(b.name).as_deref())?, l, s));
         } else if n.ends_with(".toml") || Path::new(n).is_file() {
-            let (w, l, smem, ws) = load_spec_file(Path::new(n), arch, &a.listing, &cfg, &a.limits)?;
+            let p = Path::new(n);
+            let (w, l, smem, ws) = load_spec_file(p, arch, &a.listing, &cfg, &a.limits)?;
             notes.extend(ws.into_iter().map(|x| (w.name.clone(), x)));
-            selected.push((w, l, smem));
+            selected.push((relaunch(w, grid, block, p.parent())?, l, smem));
         } else {
             bail!(
                 "unknown workload '{n}': not a launch-spec file, and the built-in workloads are {}",
                 all.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
             );
+        }
+    }
+    if a.control_bits == ControlBitsArg::Infer {
+        // The compiler's control bits replaced by inferred ones (to compare the two).
+        let core = Gpu::new(cfg.clone()).core;
+        for (_, l, _) in selected.iter_mut() {
+            for k in l.kernels.iter_mut() {
+                *k = sassim_gpu::ctlbits::with_inferred_control_bits(k, &cfg, &core);
+            }
         }
     }
     let t0 = std::time::Instant::now();
@@ -380,7 +471,7 @@ fn finish_report(
     if a.summary {
         print!("{}", sassim_report::summary(&report));
     }
-    print!("{}", sassim_report::table(&report, &host));
+    print!("{}", sassim_report::table_with(&report, &host, a.bare));
     if let Some(j) = &a.json {
         outputs::write_atomic(j, sassim_report::to_json(&report).as_bytes())?;
     }
@@ -415,6 +506,7 @@ fn run_trace(a: &RunArgs, kernelslist: &Path, cfg: GpuConfig) -> Result<ExitCode
         deadline: a.limits.deadline(),
         deadlock_cycles: a.limits.deadlock_cycles,
         progress: Some(progress_fn(bar.clone())),
+        infer_control_bits: a.control_bits == ControlBitsArg::Infer,
         ..RunOptions::default()
     };
     let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, kernelslist, &listings, &opts)
@@ -992,10 +1084,22 @@ pub fn cflow(c: CflowCmd) -> Result<ExitCode> {
 
 #[derive(Args)]
 pub struct CorrelateArgs {
-    /// JSON written by `sassim run --json`.
-    pub sim: PathBuf,
-    /// Hardware cycles, CSV (docs/report.md).
-    pub hw: PathBuf,
+    /// JSON files written by `sassim run --json`, then the hardware measurements (the last
+    /// file): a `kernel,launch_id,cycles` CSV (or with a time column such as `nanoseconds`),
+    /// an Nsight Compute `--csv` export, an `nsys stats` CSV (`cuda_gpu_trace`,
+    /// `cuda_gpu_kern_sum`), an nvprof log/CSV, or Accel-Sim's hardware statistics (these
+    /// tools' CSVs); docs/report.md. The simulated kernels of several JSON files are taken in
+    /// file order, numbered 1, 2, … again.
+    #[arg(required = true, num_args = 2.., value_name = "SIM.json… HW")]
+    pub files: Vec<PathBuf>,
+    /// Clock (MHz) at which measured times become cycles (default: the simulated GPU's core
+    /// clock, from the first JSON's configuration).
+    #[arg(long, value_name = "MHZ")]
+    pub clock_mhz: Option<f64>,
+    /// SMs of the measured GPU, for per-SM sums such as nvprof's `elapsed_cycles_sm`
+    /// (default: the simulated GPU's SM count).
+    #[arg(long, value_name = "N")]
+    pub hw_sms: Option<u32>,
     /// Write the log-log scatter plot (SVG) here.
     #[arg(long)]
     pub plot: Option<PathBuf>,
@@ -1005,12 +1109,60 @@ pub struct CorrelateArgs {
 }
 
 pub fn correlate(a: CorrelateArgs) -> Result<ExitCode> {
+    let Some((hw_path, sims)) = a.files.split_last() else {
+        bail!("give the simulated statistics (JSON) and the hardware measurements");
+    };
     if let Some(p) = &a.plot {
-        Plan::default().add(p, &[&a.sim, &a.hw], a.force)?;
+        let inputs: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
+        Plan::default().add(p, &inputs, a.force)?;
     }
-    let sim = sassim_report::read_json(&a.sim).map_err(|e| anyhow!("{e}"))?;
-    let hw = sassim_report::read_hw_csv(&a.hw).map_err(|e| anyhow!("{e}"))?;
-    let c = sassim_report::correlate(&sim, &hw);
+    if let Some(c) = a.clock_mhz {
+        if !(c.is_finite() && c > 0.0 && c <= 100_000.0) {
+            bail!("--clock-mhz {c}: expected a clock above 0 and at most 100000 MHz");
+        }
+    }
+    if let Some(n) = a.hw_sms {
+        if !(1..=100_000).contains(&n) {
+            bail!("--hw-sms {n}: expected 1 to 100000 SMs");
+        }
+    }
+    let mut sim: Option<sassim_report::RunReport> = None;
+    for p in sims {
+        let r = sassim_report::read_json(p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
+        match &mut sim {
+            None => sim = Some(r),
+            Some(s) => s.kernels.extend(r.kernels),
+        }
+    }
+    let Some(mut sim) = sim else {
+        bail!("no simulated statistics given");
+    };
+    if sims.len() > 1 {
+        for (i, k) in sim.kernels.iter_mut().enumerate() {
+            k.launch_uid = i as u32 + 1;
+        }
+    }
+    let gpu_num = |key: &str| {
+        sim.config
+            .get("gpu")
+            .and_then(|g| g.get(key))
+            .and_then(|v| v.as_f64())
+    };
+    let opts = sassim_report::HwOptions {
+        clock_mhz: a.clock_mhz.or_else(|| gpu_num("core_clock_mhz")),
+        sms: a.hw_sms.or_else(|| gpu_num("num_sms").map(|n| n as u32)),
+    };
+    let hw = sassim_report::read_hw(hw_path, &opts).map_err(|e| anyhow!("{e}"))?;
+    println!(
+        "{}: {} ({} kernels)",
+        hw_path.display(),
+        hw.format,
+        hw.kernels.len()
+    );
+    for n in &hw.notes {
+        println!("note: {n}");
+    }
+    let c = sassim_report::correlate(&sim, &hw.kernels);
     print!("{}", sassim_report::render_correlation(&c));
     if let Some(p) = &a.plot {
         outputs::write_with(p, |tmp| {

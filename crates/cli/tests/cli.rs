@@ -38,13 +38,14 @@ fn gpus_lists_the_nine_presets() {
         "t4",
         "rtx-5070ti",
         "h100",
+        "h100-pcie",
     ] {
         assert!(
             out.lines().any(|l| l.split_whitespace().next() == Some(p)),
             "{p} missing:\n{out}"
         );
     }
-    assert_eq!(out.lines().count(), 10, "header + nine presets:\n{out}");
+    assert_eq!(out.lines().count(), 11, "header + ten presets:\n{out}");
 }
 
 #[test]

@@ -142,12 +142,13 @@ fn unimplemented_call_is_named() {
 
 #[test]
 fn missing_opcode_names_opcode_kernel_and_pc() {
-    // refuse_opcode executes mma.sync (HMMA), which the functional engine cannot run yet.
+    // refuse_opcode executes `trap` (BPT.TRAP), whose semantics (a kernel abort) the functional
+    // engine does not model. (It executed HMMA before the tensor cores were implemented.)
     let o = exec(&[], &bin("refuse_opcode"), &[]);
     let e = text(&o.stderr);
     assert!(!o.status.success(), "{e}");
     assert!(
-        e.contains("unsupported: HMMA.1688.F32") && e.contains("at pc 0x"),
+        e.contains("unsupported: BPT.TRAP") && e.contains("at pc 0x"),
         "{e}"
     );
     assert!(e.contains("kernel _Z"), "names the kernel: {e}");

@@ -397,6 +397,37 @@ fn t4_l2_miss_latency() {
     within10("L2 miss (DRAM)", t4_load_to_use("t4dram", ""), 296.0);
 }
 
+/// Load-to-use of `LDG R12` after `before` on the H100 PCIe preset (the T4 prelude's
+/// registers and memory).
+fn h100_pcie_load_to_use(name: &str, before: &str) -> u64 {
+    let src = t4_prelude(false).replacen(".gpu t4", ".gpu h100-pcie", 1)
+        + before
+        + "[B------:R-:W1:-:S02] LDG.E R12, [R2.64] ;\n[B-1----:R-:W-:-:S01] MOV R9, R12 ;\n\
+           [B------:R-:W-:-:S05] EXIT ;\n";
+    let (v, ok) = mb(&format!("{name}.sass"), &src, &[]);
+    assert!(ok, "{v}");
+    let c = cycles(&v, 0);
+    let n = c.len();
+    c[n - 2] - c[n - 3]
+}
+
+/// H100 PCIe (presets/h100-pcie.toml): the SM pipeline's L1 hit (MICRO'25 Table 2, 32 for a
+/// per-thread address), and L2 hits and misses that many cycles later as a published
+/// pointer-chase benchmark measures on the H100 ([MDL]: L1 40, L2 291, main memory 700):
+/// 32 + 251 = 283 and 32 + 660 = 692.
+#[test]
+fn h100_pcie_load_latencies() {
+    let warm = "[B------:R-:W1:-:S02] LDG.E R20, [R2.64] ;\n[B-1----:R-:W-:-:S01] NOP ;\n";
+    let l1 = h100_pcie_load_to_use("h100l1", warm);
+    assert_eq!(l1, 32, "L1 hit");
+    let before = "[B------:R-:W-:-:S02] STG.E [R2.64], R5 ;\n".to_string() + &idle(40);
+    let l2 = h100_pcie_load_to_use("h100l2", &before);
+    within10("H100 PCIe L2 hit", l2, 283.0);
+    let dram = h100_pcie_load_to_use("h100dram", "");
+    within10("H100 PCIe L2 miss (DRAM)", dram, 692.0);
+    eprintln!("h100-pcie load-to-use: L1 {l1}, L2 {l2}, DRAM {dram}");
+}
+
 /// T4P Table 4.2 method: the latency of atomic A is the time of A followed by a load B
 /// of the same location, minus the time of B alone (same cache state). B is issued
 /// right after A and must see A's result (same-address ordering).

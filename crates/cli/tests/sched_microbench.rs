@@ -259,6 +259,55 @@ fn scoreboard_enforces_raw_where_control_bits_do_not() {
     assert_eq!(reg(&hy, 0, "R10"), reg(&cb, 0, "R10"));
 }
 
+/// Issue 13 point 4: scoreboards time a dependent chain of fixed-latency instructions at
+/// the opcode's latency, exactly as the compiler's stall counts do. A one-block loop of 32
+/// dependent FFMAs per iteration (`FFMA R0, R0, R5, 0.5`: the destination is also a
+/// source), 4 iterations: under `scoreboard` every FFMA issues 4 cycles after the previous
+/// one, as with the control bits of the same code (before: 5 — the FFMA's own read of R0
+/// held the next FFMA, which writes R0, as a WAR hazard, although a fixed-latency reader
+/// has read its sources before any later instruction can write them). The loop control
+/// (IADD3, ISETP, BRA) runs at the scoreboard's dependences instead of the stall counts
+/// written here, so an iteration is not longer than with the control bits.
+#[test]
+fn scoreboard_dependent_ffma_loop_issues_at_the_latency() {
+    let mut src = String::from(".init R0 = 1.0\n.init R5 = 0.5\n.init R1 = 4\nloop:\n");
+    for _ in 0..32 {
+        src += "[B------:R-:W-:-:S04] FFMA R0, R0, R5, 0.5 ;\n";
+    }
+    src += "[B------:R-:W-:-:S04] IADD3 R1, R1, -0x1, RZ ;\n\
+            [B------:R-:W-:-:S05] ISETP.NE.AND P0, PT, R1, RZ, PT ;\n\
+            [B------:R-:W-:-:S05] @P0 BRA loop ;\n[B------:R-:W-:-:S05] EXIT ;\n";
+    let of = |v: &Value, op: &str| -> Vec<u64> {
+        warp(v, 0)["issues"]
+            .as_array()
+            .expect("issues")
+            .iter()
+            .filter(|i| i["op"] == op)
+            .map(|i| i["cycle"].as_u64().unwrap())
+            .collect()
+    };
+    let cb = run("ffma-loop-cb.sass", &src, &dep("control_bits", &[]));
+    let sb = run("ffma-loop-sb.sass", &src, &dep("scoreboard", &[]));
+    for (mode, v) in [("control bits", &cb), ("scoreboard", &sb)] {
+        let f = of(v, "FFMA");
+        assert_eq!(f.len(), 128, "{mode}");
+        for it in 0..4 {
+            let body = &f[32 * it..32 * (it + 1)];
+            let gaps: Vec<u64> = body.windows(2).map(|w| w[1] - w[0]).collect();
+            assert!(gaps.iter().all(|&g| g == 4), "{mode}, iteration {it}: {gaps:?}");
+        }
+    }
+    let period = |b: Vec<u64>| -> Vec<u64> { b.windows(2).map(|w| w[1] - w[0]).collect() };
+    let (pc, ps) = (period(of(&cb, "BRA")), period(of(&sb, "BRA")));
+    assert_eq!(
+        pc,
+        vec![142; 3],
+        "control bits: 31 × 4 + the loop control's stall counts"
+    );
+    assert!(ps.iter().zip(&pc).all(|(s, c)| s <= c), "{ps:?} vs {pc:?}");
+    assert_eq!(reg(&cb, 0, "R0"), reg(&sb, 0, "R0"));
+}
+
 /// M25 Table 7 / A12: the WAR scoreboard counts the in-flight consumers of each register,
 /// up to `max consumers`; a further reader waits. Eight FADDs all reading R2 and R3: a
 /// fixed-latency reader holds its entry from issue to the end of its 3-cycle register

@@ -62,6 +62,10 @@ pub enum ConfigError {
     #[error("bad `inherits` in `{origin}`: {reason}")]
     Inherits { origin: String, reason: String },
 
+    /// An override names a key that documents the hardware but drives nothing in the model.
+    #[error("`{key}` is informational and cannot be set: {why} (docs/presets.md, \"Informational keys\")")]
+    Informational { key: String, why: String },
+
     /// No opcode table for that architecture.
     #[error("no opcode table `{name}`; known tables: {known}")]
     UnknownOpcodeTable { name: String, known: String },

@@ -13,6 +13,7 @@
 //! with `include_str!`; see `docs/presets.md` for the schema and sources.
 
 pub mod error;
+pub mod informational;
 pub mod limits;
 pub mod opcodes;
 pub mod overrides;
@@ -24,6 +25,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use error::{ConfigError, Result};
+pub use informational::{informational, INFORMATIONAL};
 pub use opcodes::{LatencyKind, Lookup, MemOp, OpcodeInfo, OpcodeTable, UnitKind};
 pub use overrides::apply_override;
 pub use presets::{list_presets, PresetInfo, DEFAULT_PRESET};

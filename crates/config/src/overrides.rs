@@ -73,6 +73,13 @@ fn child_mut<'a>(v: &'a mut Value, seg: &str) -> Option<&'a mut Value> {
 /// Apply one `section.key=value` override to `root`.
 pub fn apply_override(root: &mut Value, text: &str) -> Result<()> {
     let (path, raw) = parse_override(text)?;
+    let joined = path.join(".");
+    if let Some(why) = crate::informational::informational(&joined) {
+        return Err(ConfigError::Informational {
+            key: joined,
+            why: why.to_string(),
+        });
+    }
     if path.len() < 2 {
         let key = &path[0];
         return Err(match root.get(key) {

@@ -21,6 +21,7 @@ pub const EMBEDDED_PRESETS: &[(&str, &str)] = &[
     ("t4", include_str!("../../../presets/t4.toml")),
     ("rtx-5070ti", include_str!("../../../presets/rtx-5070ti.toml")),
     ("h100", include_str!("../../../presets/h100.toml")),
+    ("h100-pcie", include_str!("../../../presets/h100-pcie.toml")),
 ];
 
 /// Summary of one preset, for `--list-presets` style output.

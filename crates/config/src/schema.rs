@@ -56,10 +56,48 @@ pub struct GpuSection {
     pub subcores_per_sm: u32,
     /// Threads per warp.
     pub warp_size: u32,
-    /// Cycles from kernel launch to the first CTA dispatch.
+}
+
+/// `[launch]`: kernel launch and thread-block (CTA) dispatch (docs/model.md, "Kernel launch
+/// and CTA dispatch"). A kernel's duration, as a profiler reports it, runs from its start to
+/// its end timestamp:
+///
+/// * `kernel_launch_latency` cycles after the start, the GPU-wide CTA dispatcher begins;
+/// * the dispatcher is one server: each CTA it sends to an SM keeps it busy
+///   `cta_dispatch_cycles`, each CTA completion it processes `cta_completion_cycles`
+///   (fractions allowed); it sends a CTA only to an SM with room for it (resident CTAs plus
+///   `sm_cta_queue` waiting ones), and an SM's room comes back when the dispatcher has
+///   processed the completion;
+/// * on the SM, a CTA starts `cta_launch_latency` cycles after it arrives, once the SM has the
+///   resources; its warps are launched one after the other, `warp_launch_cycles` apart, by a
+///   per-SM launcher;
+/// * a CTA's completion reaches the dispatcher `cta_completion_latency` cycles after its last
+///   warp exited;
+/// * the end timestamp is `kernel_end_latency` cycles after the last completion was processed,
+///   and never earlier than `kernel_min_cycles` after the start.
+///
+/// Back-to-back launches in one stream: a kernel starts when the previous one has ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchConfig {
+    /// Cycles from the kernel's start to the dispatcher's first CTA.
     pub kernel_launch_latency: u32,
-    /// Cycles to launch one CTA on an SM after the previous one.
+    /// The kernel's end timestamp comes at least this many cycles after its start.
+    pub kernel_min_cycles: u32,
+    /// Cycles from the last CTA completion processed to the kernel's end timestamp.
+    pub kernel_end_latency: u32,
+    /// Dispatcher cycles per CTA sent to an SM (GPU-wide; 0.5 = two CTAs per cycle).
+    pub cta_dispatch_cycles: f64,
+    /// Dispatcher cycles per CTA completion processed.
+    pub cta_completion_cycles: f64,
+    /// CTAs the dispatcher may send to an SM beyond those it can hold (they wait there).
+    pub sm_cta_queue: u32,
+    /// Per-SM cost of starting a CTA: cycles from its arrival at the SM to its first warp's launch.
     pub cta_launch_latency: u32,
+    /// Cycles between two warp launches of the SM's warp launcher.
+    pub warp_launch_cycles: f64,
+    /// Cycles from a CTA's last warp exit until the dispatcher sees the completion.
+    pub cta_completion_latency: u32,
 }
 
 /// `[frontend]`: fetch, decode, instruction buffer, instruction caches.
@@ -599,6 +637,7 @@ pub struct DramConfig {
 #[serde(deny_unknown_fields)]
 pub struct GpuConfig {
     pub gpu: GpuSection,
+    pub launch: LaunchConfig,
     pub frontend: FrontendConfig,
     pub issue: IssueConfig,
     pub regfile: RegFileConfig,

@@ -42,15 +42,6 @@ impl GpuConfig {
         if !g.arch.starts_with("sm_") || g.arch[3..].parse::<u32>().is_err() {
             return inconsistent("gpu.arch", format!("`{}` must look like `sm_86`", g.arch));
         }
-        if g.max_threads_per_sm != g.max_warps_per_sm * g.warp_size {
-            return inconsistent(
-                "gpu.max_threads_per_sm",
-                format!(
-                    "{} != max_warps_per_sm ({}) * warp_size ({})",
-                    g.max_threads_per_sm, g.max_warps_per_sm, g.warp_size
-                ),
-            );
-        }
         if g.max_warps_per_sm % g.subcores_per_sm != 0 {
             return inconsistent(
                 "gpu.max_warps_per_sm",
@@ -81,17 +72,6 @@ impl GpuConfig {
             );
         }
 
-        let r = &self.regfile;
-        if u64::from(r.regs_per_subcore) * u64::from(g.subcores_per_sm) != u64::from(g.regs_per_sm) {
-            return inconsistent(
-                "regfile.regs_per_subcore",
-                format!(
-                    "{} * subcores_per_sm ({}) != gpu.regs_per_sm ({})",
-                    r.regs_per_subcore, g.subcores_per_sm, g.regs_per_sm
-                ),
-            );
-        }
-
         let c = &self.const_cache;
         for (k, cc) in [("l0_fl", &c.l0_fl), ("l0_vl", &c.l0_vl)] {
             cache_geometry(
@@ -103,15 +83,6 @@ impl GpuConfig {
         }
 
         let l1 = &self.l1d;
-        if l1.size_kb != g.l1_shared_total_kb {
-            return inconsistent(
-                "l1d.size_kb",
-                format!(
-                    "{} != gpu.l1_shared_total_kb ({})",
-                    l1.size_kb, g.l1_shared_total_kb
-                ),
-            );
-        }
         cache_geometry("l1d.", u64::from(l1.size_kb) * 1024, l1.line_bytes, l1.assoc)?;
         if l1.sector_bytes > l1.line_bytes || l1.line_bytes / l1.sector_bytes > 8 {
             return inconsistent(

@@ -61,11 +61,6 @@ fn every_numeric_field_has_a_limit() {
 fn queue_and_buffer_sizes_that_exhausted_memory_are_refused() {
     for (set, key, range) in [
         (
-            "icnt.output_buffer_flits=2147483648",
-            "icnt.output_buffer_flits",
-            "1..=65536",
-        ),
-        (
             "icnt.input_buffer_flits=4294967295",
             "icnt.input_buffer_flits",
             "1..=65536",

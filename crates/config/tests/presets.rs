@@ -2,7 +2,7 @@
 
 use sassim_config::{list_presets, ConfigError, GpuConfig, SchedulerPolicy};
 
-const ALL: [&str; 9] = [
+const ALL: [&str; 10] = [
     "rtx-a6000",
     "rtx-3080",
     "rtx-3080ti",
@@ -12,6 +12,7 @@ const ALL: [&str; 9] = [
     "t4",
     "rtx-5070ti",
     "h100",
+    "h100-pcie",
 ];
 
 #[test]
@@ -121,6 +122,16 @@ fn other_facts() {
     assert!(!h.units.fp64.shared_by_sm);
     let bw = h.dram_bandwidth_gbps();
     assert!((3300.0..3400.0).contains(&bw), "H100 bandwidth {bw}");
+
+    // The PCIe board: 114 SMs at 1755 MHz, HBM2e at 2.0 TB/s, the same 50 MB L2 [CNC].
+    let p = GpuConfig::preset("h100-pcie").unwrap();
+    assert_eq!((p.gpu.num_sms, p.gpu.core_clock_mhz), (114, 1755.0));
+    assert_eq!(p.l2.size_kb, 50 * 1024);
+    assert_eq!(p.dram.dram_type, sassim_config::DramType::Hbm2e);
+    let bw = p.dram_bandwidth_gbps();
+    assert!((2000.0..2100.0).contains(&bw), "H100 PCIe bandwidth {bw}");
+    assert!(p.gpu.variant.contains("PCIe"));
+    assert_eq!(GpuConfig::preset("H100-PCIe").unwrap().gpu.name, "h100-pcie");
 
     let t4 = GpuConfig::preset("t4").unwrap();
     assert_eq!(

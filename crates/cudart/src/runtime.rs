@@ -107,7 +107,7 @@ fn read_config() -> Result<ExecConfig, String> {
 }
 
 impl Runtime {
-    fn new() -> Runtime {
+    pub(crate) fn new() -> Runtime {
         let (cfg, mut init_error) = match read_config() {
             Ok(c) => (c, None),
             Err(e) => (

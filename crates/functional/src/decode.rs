@@ -550,6 +550,8 @@ pub enum Op {
     },
     Warpsync,
     Yield,
+    /// Tensor cores: MMA, LDSM, MOVM (`crate::tensor`).
+    Tensor(crate::tensor::TensorOp),
     Unsupported(String),
 }
 
@@ -660,6 +662,8 @@ fn dec_operand(o: &sassim_isa::Operand) -> Result<D, String> {
             "H1_H1" => h = HSel::H1H1,
             "F32" => h = HSel::F32,
             "H1_H0" => h = HSel::H1H0,
+            // MMA operand layouts (`IMMA … R4.ROW, R8.COL`): the only ones the opcodes allow.
+            "ROW" | "COL" => {}
             // Byte/half selectors of other instructions are rejected by their decoders.
             _ => return Err(format!("operand suffix .{s}")),
         }
@@ -1491,6 +1495,9 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
         "YIELD" => {
             only(&[])?;
             Op::Yield
+        }
+        "HMMA" | "IMMA" | "DMMA" | "LDSM" | "MOVM" => {
+            Op::Tensor(crate::tensor::decode(ins).ok_or(Some(full))?)
         }
         _ => return Err(Some(full)),
     })

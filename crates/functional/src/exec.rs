@@ -1223,4 +1223,5 @@ impl Ex<'_> {
 mod control;
 mod data;
 mod mem;
+mod mma;
 pub mod syscall;

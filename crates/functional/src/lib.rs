@@ -19,6 +19,7 @@ pub mod error;
 pub mod exec;
 pub mod memory;
 pub mod runner;
+pub mod tensor;
 pub mod trace;
 pub mod tracer;
 

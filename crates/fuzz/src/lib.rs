@@ -251,7 +251,13 @@ impl Corpus {
                             walk(c, p, out);
                             p.pop();
                         }),
-                        other => out.push(format!("{}={other}", p.join("."))),
+                        // Informational keys are refused by `--set`: not seeds.
+                        other => {
+                            let key = p.join(".");
+                            if sassim_config::informational::informational(&key).is_none() {
+                                out.push(format!("{key}={other}"));
+                            }
+                        }
                     }
                 }
                 walk(&v, &mut Vec::new(), &mut lines);
@@ -580,19 +586,35 @@ pub fn sim_args(
             ]
         }
         Kind::Spec => {
-            // The spec's workload files beside it, as in workloads/<w>/.
-            let name = seed
+            // The spec's workload files beside it, as in workloads/<w>/ (or a deeper folder
+            // such as workloads/calibration/<w>/).
+            let (src_dir, name) = seed
                 .strip_prefix("workloads/")
-                .and_then(|r| r.split('/').next())
-                .filter(|n| w(n).is_dir())
-                .unwrap_or("vecadd");
+                .map(Path::new)
+                .and_then(|rel| Some((rel.parent()?, rel.file_stem()?.to_str()?)))
+                .map(|(d, n)| (root.join("workloads").join(d), n.to_string()))
+                .filter(|(d, n)| d.join(format!("{n}.ptxas-v.txt")).is_file())
+                .unwrap_or_else(|| (w("vecadd"), "vecadd".to_string()));
             let f = dir.join(format!("{name}.toml"));
             std::fs::write(&f, input)?;
-            for ext in ["_sm86.cuobjdump-sass.txt", ".ptxas-v.txt"] {
-                let file = format!("{name}{ext}");
-                std::fs::copy(w(&format!("{name}/{file}")), dir.join(&file))?;
+            // A listing for the default preset's architecture (sm_86), or the spec's only one.
+            let listing = ["_sm86", "_sm90", "_sm75"]
+                .iter()
+                .map(|a| format!("{name}{a}.cuobjdump-sass.txt"))
+                .find(|l| src_dir.join(l).is_file())
+                .unwrap_or_else(|| format!("{name}_sm86.cuobjdump-sass.txt"));
+            let gpu = [("_sm90", "h100"), ("_sm75", "t4")]
+                .iter()
+                .find(|(a, _)| listing.contains(a))
+                .map(|(_, g)| g.to_string());
+            for file in [listing, format!("{name}.ptxas-v.txt")] {
+                std::fs::copy(src_dir.join(&file), dir.join(&file))?;
             }
-            run(vec![s(&f)])
+            let mut a = vec![s(&f)];
+            if let Some(g) = gpu {
+                a.extend(["--gpu".to_string(), g]);
+            }
+            run(a)
         }
         Kind::Preset => {
             let f = dir.join("gpu.toml");

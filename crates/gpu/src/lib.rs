@@ -1,8 +1,10 @@
 //! `sassim-gpu`: the GPU around the SMs — CTA scheduling with occupancy limits, kernel
 //! sequencing, the cycle loop, deadlock detection, and the microbenchmark runner.
 
+pub mod ctlbits;
 pub mod engine;
 pub mod footprint;
+pub mod launch;
 pub mod memsys;
 pub mod microbench;
 pub mod report;
@@ -98,6 +100,9 @@ impl std::fmt::Debug for ProgressFn {
 /// Options of one timing run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
+    /// Trace kernels without a SASS listing run with control bits inferred from the opcode
+    /// tables (`--control-bits infer`) instead of hardware scoreboards.
+    pub infer_control_bits: bool,
     /// Stop the kernel after this many cycles (0 = no limit); the run ends with its
     /// partial statistics and [`KernelRun::stopped`] says why.
     pub max_cycles: u64,
@@ -132,6 +137,7 @@ pub struct RunOptions {
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
+            infer_control_bits: false,
             max_cycles: 0,
             deadline: None,
             deadlock_cycles: 1_000_000,
@@ -173,7 +179,20 @@ pub trait KernelSource: sassim_timing::Executor {
 #[derive(Debug, Clone, Default)]
 pub struct KernelRun {
     pub name: String,
+    /// The kernel's duration as a hardware profiler reports it: from its start to its end
+    /// timestamp, launch cost and CTA dispatch included (`end_cycle - start_cycle`).
     pub cycles: u64,
+    /// The bare kernel: from the first warp's launch to the cycle after the last warp
+    /// finished (what the SMs were busy for; no launch cost).
+    pub bare_cycles: u64,
+    /// GPU cycles at which the kernel started and ended (the GPU's time runs on from one
+    /// launch to the next).
+    pub start_cycle: u64,
+    pub end_cycle: u64,
+    /// GPU cycle at which the first warp was launched.
+    pub first_warp_cycle: u64,
+    /// The CTA dispatcher's counters.
+    pub dispatch: launch::DispatchStats,
     pub stats: CoreStats,
     pub ctas: u32,
     pub ctas_per_sm: u32,
@@ -197,15 +216,13 @@ pub struct Gpu {
     pub cfg: GpuConfig,
     pub core: CoreConfig,
     kernels_launched: u64,
+    /// The GPU's time: the end of the last kernel. The next kernel of the stream starts here.
+    now: u64,
     /// Model the L1/L2/DRAM hierarchy (true) or let every access hit with the preset's
     /// fixed latencies (false: microbenchmarks of the SM pipeline).
     pub mem_hierarchy: bool,
     /// The memory system, kept across kernels.
     mem: Option<memsys::MemModel>,
-    /// Cycles simulated so far: kernels run one after another on one continuous clock, so
-    /// that the memory system (whose queues, DRAM banks and in-flight requests persist
-    /// from one kernel to the next) never sees time go backwards.
-    now: u64,
 }
 
 impl Gpu {
@@ -215,9 +232,9 @@ impl Gpu {
             cfg,
             core,
             kernels_launched: 0,
+            now: 0,
             mem_hierarchy: true,
             mem: None,
-            now: 0,
         }
     }
 
@@ -235,18 +252,16 @@ impl Gpu {
         shared: u32,
     ) -> u32 {
         let g = &self.cfg.gpu;
+        // (gpu.max_threads_per_sm = max_warps_per_sm × 32 adds no limit: a CTA's threads fit
+        // in its warps.)
+        let _ = threads_per_cta;
         let by_warps = g.max_warps_per_sm / warps_per_cta.max(1);
-        let by_threads = g.max_threads_per_sm / threads_per_cta.max(1);
         let regs_per_cta = regs_per_thread * g.warp_size * warps_per_cta;
         let by_regs = g.regs_per_sm / regs_per_cta.max(1);
         let by_shared = (g.shared_mem_per_sm_max_kb * 1024)
             .checked_div(shared)
             .unwrap_or(u32::MAX);
-        g.max_ctas_per_sm
-            .min(by_warps)
-            .min(by_threads)
-            .min(by_regs)
-            .min(by_shared)
+        g.max_ctas_per_sm.min(by_warps).min(by_regs).min(by_shared)
     }
 
     /// Time one kernel launch whose functional state is `exec`. `on_cta` runs after each
@@ -316,6 +331,9 @@ impl Gpu {
                 ),
             });
         }
+        // Warps placed by their index in the CTA (microbenchmarks) need the same slots in
+        // every CTA: one CTA at a time per SM.
+        let per_sm = if opts.slot_by_warp_index { 1 } else { per_sm };
         let num_ctas = src.num_ctas();
         run.ctas = num_ctas;
         run.ctas_per_sm = per_sm;
@@ -329,7 +347,8 @@ impl Gpu {
         // one kernel to the next (created for all SMs on first use).
         let mut mem = match self.mem.take() {
             Some(m) if m.is_hierarchy() == self.mem_hierarchy => m,
-            _ => memsys::MemModel::new(&self.cfg, self.cfg.gpu.num_sms as usize, self.mem_hierarchy),
+            _ => memsys::MemModel::new(&self.cfg, self.cfg.gpu.num_sms as usize, self.mem_hierarchy)
+                .map_err(SimError::Exec)?,
         };
         mem.begin_kernel();
         // SMs are grouped in GPCs as in the preset; CTAs are spread over the GPCs first
@@ -344,7 +363,6 @@ impl Gpu {
         let mut sms: Vec<Sm<S::Writes>> = (0..num_sms)
             .map(|s| {
                 let mut sm = Sm::new(self.core.clone(), mem.sm_memory(phys[s]));
-                sm.set_start_cycle(self.now);
                 sm.record = opts.record;
                 sm.set_kernel(code.clone(), code_base, opts.has_control_bits);
                 sm
@@ -352,40 +370,56 @@ impl Gpu {
             .collect();
         let start_pc = kernel.instructions.first().map_or(0, |i| i.pc);
         let mut cs = CtaSched {
-            next_cta: 0,
-            num_ctas,
             per_sm,
             ctas_on_sm: vec![0; num_sms],
             warp_cta: BTreeMap::new(),
             cta_left: BTreeMap::new(),
             start_pc,
             slot_by_warp_index: opts.slot_by_warp_index,
-            active_warps: active_warps.map(<[u32]>::to_vec),
-            warps_per_cta: src.warps_per_cta(),
+            need: active_warps.map_or(src.warps_per_cta() as usize, <[u32]>::len),
         };
-        let mut done_ctas = 0u32;
-        // Initial placement: round-robin over the SMs.
-        'fill: loop {
-            let mut any = false;
-            for s in 0..num_sms {
-                if cs.next_cta >= num_ctas {
-                    break 'fill;
-                }
-                any |= cs.launch(s, &mut sms, src);
-            }
-            if !any {
-                break;
-            }
-        }
-        // `cycle` is the GPU's clock; the kernel's own cycles count from `start`.
+        // The kernel starts when the previous one of the stream has ended.
         let start = self.now;
+        let timing = launch::LaunchTiming::from_config(&self.cfg.launch);
+        let mut disp = launch::Dispatcher::new(timing, num_sms, per_sm, num_ctas, start);
+        let mut launchers = vec![launch::SmLauncher::default(); num_sms];
+        let mut sent = Vec::new();
+        let mut done_ctas = 0u32;
         let mut cycle: u64 = start;
+        let mut first_warp: Option<u64> = None;
         let mut last_progress = start;
         let mut last_issued = 0u64;
         let mut occ_sum: u64 = 0;
         let mut sample_insts = 0u64;
         let max_warps = self.core.max_warps as u64;
         while done_ctas < num_ctas {
+            // The dispatcher sends CTAs; SMs start the CTAs that arrived and launch warps.
+            sent.clear();
+            disp.step(cycle, &mut sent);
+            for d in &sent {
+                launchers[d.sm].arrive(&timing, d);
+            }
+            for (s, l) in launchers.iter_mut().enumerate() {
+                if l.is_empty() {
+                    continue;
+                }
+                while let Some(cta) = l.ready_cta(cycle) {
+                    let Some(warps) = cs.start(s, cta, l.warps_pending(), &sms[s], src) else {
+                        break;
+                    };
+                    l.start_cta(&timing, cycle, &warps);
+                }
+                while let Some(w) = l.launch_due(cycle) {
+                    if !sms[s].start_at(cycle) {
+                        return Err(SimError::Exec(format!(
+                            "SM {s} is at cycle {} when a warp is launched at {cycle}",
+                            sms[s].now()
+                        )));
+                    }
+                    cs.add_warp(&mut sms[s], &w)?;
+                    first_warp.get_or_insert(cycle);
+                }
+            }
             for (s, sm) in sms.iter_mut().enumerate() {
                 if sm.is_idle() {
                     continue;
@@ -397,21 +431,18 @@ impl Gpu {
                         let left = cs.cta_left.entry(cta).or_insert(1);
                         *left -= 1;
                         if *left == 0 {
+                            cs.cta_left.remove(&cta);
                             src.retire_cta(w);
                             done_ctas += 1;
                             cs.ctas_on_sm[s] -= 1;
+                            disp.cta_finished(cycle + 1, s);
                         }
                     }
                 }
             }
-            // Refill SMs that have room.
-            if cs.next_cta < num_ctas {
-                for s in 0..num_sms {
-                    while cs.launch(s, &mut sms, src) {}
-                }
-            }
             mem.tick(cycle, &mut sms, &phys);
             cycle += 1;
+            let elapsed = cycle - start;
             if src.progress() != last_issued {
                 last_issued = src.progress();
                 last_progress = cycle;
@@ -430,20 +461,20 @@ impl Gpu {
                     waiting.join("; ")
                 )));
             }
-            if opts.ipc_sample_interval > 0 && (cycle - start).is_multiple_of(opts.ipc_sample_interval) {
+            if opts.ipc_sample_interval > 0 && elapsed.is_multiple_of(opts.ipc_sample_interval) {
                 let total: u64 = sms.iter().map(|s| s.stats.thread_insts).sum();
                 run.ipc_timeline.push((
-                    cycle - start,
+                    elapsed,
                     (total - sample_insts) as f64 / opts.ipc_sample_interval as f64,
                 ));
                 sample_insts = total;
             }
             if let Some(p) = &opts.progress {
-                if opts.progress_interval > 0 && (cycle - start).is_multiple_of(opts.progress_interval) {
-                    (p.0)(cycle - start, done_ctas, num_ctas, src.issued());
+                if opts.progress_interval > 0 && elapsed.is_multiple_of(opts.progress_interval) {
+                    (p.0)(elapsed, done_ctas, num_ctas, src.issued());
                 }
             }
-            if opts.max_cycles > 0 && cycle - start >= opts.max_cycles {
+            if opts.max_cycles > 0 && elapsed >= opts.max_cycles {
                 run.stopped = Some(format!(
                     "stopped at the cycle limit of {} ({done_ctas} of {num_ctas} CTAs finished)",
                     opts.max_cycles
@@ -451,10 +482,9 @@ impl Gpu {
                 break;
             }
             if let Some(d) = opts.deadline {
-                if (cycle - start).is_multiple_of(1024) && std::time::Instant::now() >= d {
+                if elapsed.is_multiple_of(1024) && std::time::Instant::now() >= d {
                     run.stopped = Some(format!(
-                        "stopped by the wall-clock limit at cycle {} ({done_ctas} of {num_ctas} CTAs finished)",
-                        cycle - start
+                        "stopped by the wall-clock limit at cycle {elapsed} ({done_ctas} of {num_ctas} CTAs finished)"
                     ));
                     break;
                 }
@@ -463,7 +493,7 @@ impl Gpu {
         // A kernel is complete when its memory operations are (HW: the membar at kernel
         // end): requests still in flight (stores, their acknowledgements) drain before the
         // next kernel starts, so that none of them reaches the next kernel's L1s. (A kernel
-        // stopped by a limit is abandoned as it is.)
+        // stopped by a limit is abandoned as it is.) The drain is part of the bare kernel.
         let drain_start = cycle;
         let drain_limit = if opts.deadlock_cycles > 0 {
             opts.deadlock_cycles
@@ -481,9 +511,19 @@ impl Gpu {
                 )));
             }
         }
-        self.now = cycle;
-        let cycle = cycle - start;
-        run.cycles = cycle;
+        let first = first_warp.unwrap_or(cycle);
+        let end = if run.stopped.is_some() {
+            cycle
+        } else {
+            disp.finish(start).max(cycle)
+        };
+        run.start_cycle = start;
+        run.end_cycle = end;
+        run.first_warp_cycle = first;
+        run.cycles = end - start;
+        run.bare_cycles = cycle - first;
+        run.dispatch = disp.stats;
+        self.now = end;
         for (s, sm) in sms.iter_mut().enumerate() {
             run.stats.add(&sm.stats);
             if opts.record {
@@ -492,7 +532,7 @@ impl Gpu {
                 }
             }
         }
-        run.stats.cycles = cycle;
+        run.stats.cycles = run.bare_cycles;
         if run.stats.stale_reads > 0 {
             let ex: Vec<String> = run
                 .stats
@@ -509,10 +549,10 @@ impl Gpu {
         }
         run.mem = mem.report(&mut sms);
         self.mem = Some(mem);
-        run.occupancy = if cycle == 0 {
+        run.occupancy = if run.bare_cycles == 0 {
             0.0
         } else {
-            occ_sum as f64 / (cycle * num_sms as u64 * max_warps) as f64
+            occ_sum as f64 / (run.bare_cycles * num_sms as u64 * max_warps) as f64
         };
         Ok(run)
     }
@@ -539,10 +579,8 @@ pub fn sm_placement_order(num_sms: u32, num_gpcs: u32) -> Vec<usize> {
     order
 }
 
-/// CTA placement state of one kernel launch.
+/// CTA residency of one kernel launch: which CTAs run on which SM.
 struct CtaSched {
-    next_cta: u32,
-    num_ctas: u32,
     per_sm: u32,
     ctas_on_sm: Vec<u32>,
     /// executor warp id -> CTA
@@ -550,41 +588,53 @@ struct CtaSched {
     cta_left: BTreeMap<u32, u32>,
     start_pc: u64,
     slot_by_warp_index: bool,
-    active_warps: Option<Vec<u32>>,
-    warps_per_cta: u32,
+    /// Warps a CTA occupies (its active warps).
+    need: usize,
 }
 
 impl CtaSched {
-    /// Launch the next CTA on SM `sm` if it has room.
-    fn launch<S: KernelSource>(&mut self, sm: usize, sms: &mut [Sm<S::Writes>], src: &mut S) -> bool {
-        if self.next_cta >= self.num_ctas || self.ctas_on_sm[sm] >= self.per_sm {
-            return false;
-        }
-        let need = self
-            .active_warps
-            .as_ref()
-            .map_or(self.warps_per_cta as usize, Vec::len);
-        if sms[sm].free_warp_slots() < need {
-            return false;
+    /// Start CTA `cta` on SM `sm` if it has room (CTA slots, and warp slots beyond the
+    /// `pending` warps of started CTAs not launched yet): its warps are created in the
+    /// executor and returned (executor id, index in the CTA) for the warp launcher.
+    fn start<S: KernelSource>(
+        &mut self,
+        sm: usize,
+        cta: u32,
+        pending: usize,
+        s: &Sm<S::Writes>,
+        src: &mut S,
+    ) -> Option<Vec<(u32, u32)>> {
+        if self.ctas_on_sm[sm] >= self.per_sm || s.free_warp_slots() < self.need + pending {
+            return None;
         }
         // Warps placed in the slot of their index within the CTA (microbenchmarks): a
         // second CTA would want the same slots, so an SM runs one such CTA at a time.
-        if self.slot_by_warp_index && sms[sm].active_warps() > 0 {
-            return false;
+        if self.slot_by_warp_index && s.active_warps() > 0 {
+            return None;
         }
-        let id = self.next_cta;
-        self.next_cta += 1;
-        let warps = src.start_cta(id);
-        for &(w, in_cta) in &warps {
-            if self.slot_by_warp_index {
-                sms[sm].add_warp_at(in_cta as usize, w, self.start_pc);
-            } else {
-                sms[sm].add_warp(w, self.start_pc);
-            }
-            self.warp_cta.insert(w, id);
+        let warps = src.start_cta(cta);
+        for &(w, _) in &warps {
+            self.warp_cta.insert(w, cta);
         }
-        self.cta_left.insert(id, warps.len() as u32);
+        self.cta_left.insert(cta, warps.len() as u32);
         self.ctas_on_sm[sm] += 1;
-        true
+        Some(warps)
+    }
+
+    /// Place a launched warp on its SM.
+    fn add_warp<W>(&self, sm: &mut Sm<W>, w: &launch::WarpStart) -> Result<(), SimError> {
+        let placed = if self.slot_by_warp_index {
+            sm.add_warp_at(w.in_cta as usize, w.warp, self.start_pc)
+        } else {
+            sm.add_warp(w.warp, self.start_pc).is_some()
+        };
+        if placed {
+            Ok(())
+        } else {
+            Err(SimError::Exec(format!(
+                "no free warp slot for warp {} of CTA {} (slot {})",
+                w.warp, w.cta, w.in_cta
+            )))
+        }
     }
 }

@@ -40,6 +40,8 @@ pub struct L1Report {
     pub hits: u64,
     pub misses: u64,
     pub sector_misses: u64,
+    /// Lines whose missing sectors were already being fetched (HIT_RESERVED).
+    pub hit_reserved: u64,
     pub mshr_merges: u64,
     pub reservation_fails: u64,
     pub fail_mshr: u64,
@@ -84,6 +86,8 @@ pub struct L2Report {
     pub atomic_hits: u64,
     pub atomic_misses: u64,
     pub mshr_merges: u64,
+    /// Reads/atomics that found all their missing sectors in flight (HIT_RESERVED).
+    pub hit_reserved: u64,
     /// Cycles a slice's head request stalled (MSHR, way, DRAM queue, output queue).
     pub reservation_fails: u64,
     pub read_hit_rate: f64,
@@ -113,9 +117,11 @@ pub struct DramReport {
 pub struct MemReport {
     pub l1d: L1Report,
     pub shared: SharedReport,
-    /// L0 VL constant cache (LDC), summed over SMs.
+    /// L0 VL constant cache (LDC), summed over SMs: hits, misses, and lookups that found
+    /// their line still being fetched (they wait for it, Accel-Sim's HIT_RESERVED).
     pub const_hits: u64,
     pub const_misses: u64,
+    pub const_hit_reserved: u64,
     pub l2: L2Report,
     pub dram: DramReport,
     /// Packets through the request / response crossbars.
@@ -163,6 +169,7 @@ pub fn fill_report(m: &MemReport, k: &mut sassim_report::KernelReport) {
     let extra = [
         ("const_l0vl_hits", m.const_hits),
         ("const_l0vl_misses", m.const_misses),
+        ("const_l0vl_hit_reserved", m.const_hit_reserved),
         ("shared_atomics", m.shared.atomics),
         ("shared_bank_conflict_accesses", m.shared.bank_conflict_accesses),
         ("l2_reservation_fails", m.l2.reservation_fails),
@@ -321,14 +328,18 @@ pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
 }
 
 impl MemModel {
-    pub fn new(cfg: &GpuConfig, num_sms: usize, hierarchy: bool) -> Self {
+    /// The memory model of `cfg`; an error when the preset maps onto a memory hierarchy
+    /// `sassim-memory` cannot build (its cross-checks, e.g. DRAM burst = L2 sector).
+    pub fn new(cfg: &GpuConfig, num_sms: usize, hierarchy: bool) -> Result<Self, String> {
         if !hierarchy {
-            return MemModel::Fixed(hit_latencies(cfg));
+            return Ok(MemModel::Fixed(hit_latencies(cfg)));
         }
         let mcfg = memory_config(cfg);
+        mcfg.validate()
+            .map_err(|e| format!("{}: the memory hierarchy cannot be built: {e}", cfg.gpu.name))?;
         let sys = mm::MemorySystem::new(&mcfg, num_sms.max(1));
         let c = &cfg.const_cache;
-        MemModel::Hierarchy(Box::new(Hierarchy {
+        Ok(MemModel::Hierarchy(Box::new(Hierarchy {
             sys,
             cfg: mcfg,
             lat: hit_latencies(cfg),
@@ -341,7 +352,7 @@ impl MemModel {
             },
             local_bytes_per_thread: sassim_functional::LOCAL_BYTES as u64,
             threads_per_sm: cfg.gpu.max_warps_per_sm as u64 * cfg.gpu.warp_size as u64,
-        }))
+        })))
     }
 
     pub fn is_hierarchy(&self) -> bool {
@@ -416,6 +427,7 @@ impl MemModel {
                 add_l1(&mut l1, st);
                 r.const_hits += m.const_hits;
                 r.const_misses += m.const_misses;
+                r.const_hit_reserved += m.const_hit_reserved;
             }
         }
         let mut by_kind = Breakdown::new();
@@ -434,6 +446,9 @@ impl MemModel {
                 if r.const_misses > 0 {
                     row.insert("MISS".into(), r.const_misses);
                 }
+                if r.const_hit_reserved > 0 {
+                    row.insert("HIT_RESERVED".into(), r.const_hit_reserved);
+                }
             }
             if !row.is_empty() {
                 by_kind.insert(name.to_string(), row);
@@ -446,6 +461,7 @@ impl MemModel {
             hits: l1.hits,
             misses: l1.misses,
             sector_misses: l1.sector_misses,
+            hit_reserved: l1.hit_reserved,
             mshr_merges: l1.mshr_merges,
             reservation_fails: l1.reservation_fails,
             fail_mshr: l1.fail_mshr,
@@ -482,6 +498,7 @@ impl MemModel {
             (s2.read_misses + s2.atomic_misses).saturating_sub(s2.sector_misses),
         );
         put("GLOBAL_ACC_R", "SECTOR_MISS", s2.sector_misses);
+        put("GLOBAL_ACC_R", "HIT_RESERVED", s2.hit_reserved);
         put("GLOBAL_ACC_R", "MSHR_HIT", s2.mshr_merges);
         put("GLOBAL_ACC_R", "RESERVATION_FAIL", s2.reservation_fails);
         put("GLOBAL_ACC_W", "HIT", s2.write_hits);
@@ -497,6 +514,7 @@ impl MemModel {
             atomic_hits: s2.atomic_hits,
             atomic_misses: s2.atomic_misses,
             mshr_merges: s2.mshr_merges,
+            hit_reserved: s2.hit_reserved,
             reservation_fails: s2.reservation_fails,
             read_hit_rate: ms.l2_read_hit_rate,
         };
@@ -531,6 +549,7 @@ fn add_l1(a: &mut mm::L1Stats, b: &mm::L1Stats) {
     a.hits += b.hits;
     a.misses += b.misses;
     a.sector_misses += b.sector_misses;
+    a.hit_reserved += b.hit_reserved;
     a.mshr_merges += b.mshr_merges;
     a.reservation_fails += b.reservation_fails;
     a.fail_mshr += b.fail_mshr;
@@ -571,11 +590,13 @@ pub struct SmDataMemory {
     pub l1: mm::SmMemory,
     lat: HitLatencies,
     consts: ConstGeom,
-    /// L0 VL tags (sets × assoc) with LRU stamps.
-    ctags: Vec<(u64, u64)>,
+    /// L0 VL ways (sets × assoc): tag, LRU stamp, and the cycle the line's data is there
+    /// (later than now while its fetch is in flight).
+    ctags: Vec<ConstWay>,
     cstamp: u64,
     pub const_hits: u64,
     pub const_misses: u64,
+    pub const_hit_reserved: u64,
     l1_latency: u64,
     sh_latency: u64,
     local_base: u64,
@@ -593,10 +614,18 @@ impl SmDataMemory {
             l1: mm::SmMemory::new(&h.cfg),
             lat: h.lat,
             consts: h.consts,
-            ctags: vec![(u64::MAX, 0); n],
+            ctags: vec![
+                ConstWay {
+                    line: u64::MAX,
+                    stamp: 0,
+                    ready: 0,
+                };
+                n
+            ],
             cstamp: 0,
             const_hits: 0,
             const_misses: 0,
+            const_hit_reserved: 0,
             l1_latency: h.cfg.l1d.latency as u64,
             sh_latency: h.cfg.shared.latency as u64,
             local_base: (1u64 << 44) + sm as u64 * region,
@@ -605,23 +634,44 @@ impl SmDataMemory {
         }
     }
 
-    /// L0 VL constant cache lookup; fills on a miss. Returns hit.
-    fn const_lookup(&mut self, addr: u64) -> bool {
-        if self.consts.perfect {
-            return true;
-        }
-        let line = addr >> self.consts.line_shift;
+    /// The L0 VL ways of the set of `line`.
+    fn const_set(&self, line: u64) -> std::ops::Range<usize> {
         let a = self.consts.assoc as usize;
         let set = (line % self.consts.sets as u64) as usize;
-        let ways = &mut self.ctags[set * a..(set + 1) * a];
-        self.cstamp += 1;
-        if let Some(w) = ways.iter_mut().find(|w| w.0 == line) {
-            w.1 = self.cstamp;
-            return true;
+        set * a..(set + 1) * a
+    }
+
+    /// L0 VL constant cache lookup at `now` of an LDC whose data would be ready at `hit`
+    /// on a hit; a miss fills the line, whose data then arrives at `miss`. Returns when the
+    /// data is there: a line still in flight is waited for (HIT_RESERVED), not a hit.
+    fn const_lookup(&mut self, addr: u64, hit: u64, miss: u64) -> u64 {
+        if self.consts.perfect {
+            self.const_hits += 1;
+            return hit;
         }
-        let victim = ways.iter_mut().min_by_key(|w| w.1).expect("assoc >= 1");
-        *victim = (line, self.cstamp);
-        false
+        let line = addr >> self.consts.line_shift;
+        let r = self.const_set(line);
+        self.cstamp += 1;
+        let stamp = self.cstamp;
+        let ways = &mut self.ctags[r];
+        if let Some(w) = ways.iter_mut().find(|w| w.line == line) {
+            w.stamp = stamp;
+            return if w.ready > hit {
+                self.const_hit_reserved += 1;
+                w.ready
+            } else {
+                self.const_hits += 1;
+                hit
+            };
+        }
+        let victim = ways.iter_mut().min_by_key(|w| w.stamp).expect("assoc >= 1");
+        *victim = ConstWay {
+            line,
+            stamp,
+            ready: miss,
+        };
+        self.const_misses += 1;
+        miss
     }
 
     fn local_addr(&self, warp: u32, lane: usize, off: u64, gran: u64) -> u64 {
@@ -639,18 +689,14 @@ impl DataMemory for SmDataMemory {
     fn access(&mut self, now: u64, req: &MemReq) -> Access {
         let acc = match (&req.access, req.space) {
             (_, MemSpace::Const) => {
-                let hit = match req.const_addr {
-                    Some(a) => self.const_lookup(a),
-                    None => true,
-                };
-                let l = self.lat.constant as u64;
-                return if hit {
-                    self.const_hits += 1;
-                    Access::ReadyAt(now + l)
-                } else {
-                    self.const_misses += 1;
-                    Access::ReadyAt(now + l + self.consts.miss_penalty)
-                };
+                let hit = now + self.lat.constant as u64;
+                return Access::ReadyAt(match req.const_addr {
+                    Some(a) => self.const_lookup(a, hit, hit + self.consts.miss_penalty + req.const_l1_extra),
+                    None => {
+                        self.const_hits += 1;
+                        hit
+                    }
+                });
             }
             (Some(a), _) if a.space != MemSpace::Const => a,
             // No addresses (trace without them): hit latencies.
@@ -707,4 +753,21 @@ impl DataMemory for SmDataMemory {
             out.push(id);
         }
     }
+
+    fn const_line_absent(&self, addr: u64) -> bool {
+        if self.consts.perfect {
+            return false;
+        }
+        let line = addr >> self.consts.line_shift;
+        !self.ctags[self.const_set(line)].iter().any(|w| w.line == line)
+    }
+}
+
+/// One way of the L0 VL constant cache.
+#[derive(Debug, Clone, Copy)]
+struct ConstWay {
+    line: u64,
+    stamp: u64,
+    /// The cycle the line's data is there (its fetch may still be in flight).
+    ready: u64,
 }

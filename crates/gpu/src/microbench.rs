@@ -48,7 +48,11 @@ pub struct WarpResult {
 #[derive(Debug, Clone, Serialize)]
 pub struct MicrobenchResult {
     pub gpu: String,
+    /// Cycles from the first warp's launch to the end of the last warp (the bare kernel).
     pub total_cycles: u64,
+    /// The kernel's duration with the launch cost and CTA dispatch (`[launch]`), as a
+    /// profiler reports it.
+    pub kernel_cycles: u64,
     /// L0 instruction-cache hits and misses and stream-buffer hits, all sub-cores.
     pub l0i_hits: u64,
     pub l0i_misses: u64,
@@ -75,6 +79,50 @@ fn init_vals(v: &InitValue, warp: u32, block_x: u32) -> [u32; 32] {
         };
     }
     out
+}
+
+/// Run a parsed microbenchmark-dialect kernel on `gpu` with `ropts` (its global memory
+/// mapped and filled, `.init` registers set in every CTA, `shared_bytes` of shared memory per
+/// CTA, at least 48 KB): the kernel run, for tests and tools that want the GPU's own
+/// statistics rather than [`MicrobenchResult`].
+pub fn run_parsed(
+    gpu: &mut Gpu,
+    mb: &Microbench,
+    shared_bytes: u32,
+    ropts: &RunOptions,
+) -> Result<crate::KernelRun, SimError> {
+    let kernel = Arc::new(mb.kernel.clone());
+    let launch = Launch {
+        shared_bytes: shared_bytes.max(48 * 1024),
+        ..Launch::new(mb.grid, mb.block, Vec::new())
+    };
+    let opts = ExecOptions {
+        active_warps: mb.active_warps.clone(),
+        yield_as_nop: !gpu.cfg.issue.yield_enabled,
+        ..ExecOptions::default()
+    };
+    let cf = ControlFlowKind::Hanoi;
+    let mut exec = KernelExec::new(kernel.clone(), &gpu.cfg.gpu.arch, launch, cf, opts)
+        .map_err(|e| SimError::Exec(e.to_string()))?;
+    for g in &mb.global {
+        exec.memory().map_at(g.addr, g.bytes.len() as u64);
+        exec.memory().write(g.addr, &g.bytes);
+    }
+    let block_x = mb.block[0];
+    let inits = mb.inits.clone();
+    let mut on_cta = |k: &mut KernelExec, warps: &[WarpId]| {
+        for &w in warps {
+            let (_, in_cta) = k.warp_location(w);
+            for i in &inits {
+                let reg = match i.reg.file {
+                    sassim_isa::RegFile::R => ArchReg::R(i.reg.idx),
+                    sassim_isa::RegFile::UR => ArchReg::UR(i.reg.idx),
+                };
+                k.set_reg(w, reg, init_vals(&i.value, in_cta, block_x));
+            }
+        }
+    };
+    gpu.run_kernel(&mut exec, &kernel, ropts, &mut on_cta)
 }
 
 /// Run a microbenchmark on `cfg`. Functional errors (an illegal address…) are returned
@@ -225,7 +273,8 @@ pub fn run_microbench_with(
     }
     Ok(MicrobenchResult {
         gpu: cfg.gpu.name.clone(),
-        total_cycles: run.as_ref().map_or(0, |r| r.cycles),
+        total_cycles: run.as_ref().map_or(0, |r| r.bare_cycles),
+        kernel_cycles: run.as_ref().map_or(0, |r| r.cycles),
         l0i_hits: run.as_ref().map_or(0, |r| r.stats.l0i_hits),
         l0i_misses: run.as_ref().map_or(0, |r| r.stats.l0i_misses),
         stream_buffer_hits: run.as_ref().map_or(0, |r| r.stats.stream_buffer_hits),

@@ -19,6 +19,8 @@ pub fn kernel_report(
         grid,
         block,
         cycles: run.cycles,
+        bare_cycles: run.bare_cycles,
+        start_cycle: run.start_cycle,
         warp_insts: s.warp_insts,
         thread_insts: s.thread_insts,
         occupancy: run.occupancy,
@@ -32,6 +34,30 @@ pub fn kernel_report(
         warnings: run.warnings.clone(),
         ..Default::default()
     };
+    // The SM's L1 instruction/constant cache: instruction lines and the constant lines the
+    // L0 constant caches fetch.
+    {
+        use sassim_report::{AccessKind, CacheStatus};
+        for (kind, hit, reserved, miss) in [
+            (AccessKind::InstRead, s.l1i_hits, s.l1i_hit_reserved, s.l1i_misses),
+            (
+                AccessKind::ConstRead,
+                s.l1c_hits,
+                s.l1c_hit_reserved,
+                s.l1c_misses,
+            ),
+        ] {
+            for (status, n) in [
+                (CacheStatus::Hit, hit),
+                (CacheStatus::HitReserved, reserved),
+                (CacheStatus::Miss, miss),
+            ] {
+                if n > 0 {
+                    k.l1i.record(kind, status, n);
+                }
+            }
+        }
+    }
     for r in StallReason::ALL {
         k.stall_breakdown
             .insert(r.name().to_string(), s.stall_slots[r as usize]);
@@ -43,6 +69,7 @@ pub fn kernel_report(
         ("allocate_stall_cycles", s.allocate_stall_cycles),
         ("stream_buffer_hits", s.stream_buffer_hits),
         ("l1i_requests", s.l1i_requests),
+        ("l0i_hit_reserved", s.l0i_hit_reserved),
         ("l0c_hits", s.l0c_hits),
         ("l0c_misses", s.l0c_misses),
         ("mem_insts", s.mem_insts),
@@ -50,6 +77,7 @@ pub fn kernel_report(
         ("load_wb_conflicts", s.load_wb_conflicts),
         ("stale_reads", s.stale_reads),
         ("sms_used", run.sms_used as u64),
+        ("dispatch_no_room_cycles", run.dispatch.no_room_cycles),
         ("ctas_per_sm", run.ctas_per_sm as u64),
     ];
     for (n, v) in extra {

@@ -48,6 +48,9 @@ pub const MODE_CONTROL_BITS: &str = "trace-driven (control bits)";
 pub const MODE_HYBRID: &str = "trace-driven (hybrid: scoreboard, no SASS listing)";
 /// `mode` when the preset's dependence mode is `scoreboard` (control bits ignored).
 pub const MODE_SCOREBOARD: &str = "trace-driven (scoreboard)";
+/// Mode of a trace kernel without a listing whose control bits were inferred
+/// (`--control-bits infer`, `crate::ctlbits`).
+pub const MODE_INFERRED: &str = "trace-driven (control bits inferred from the opcode tables)";
 
 /// Largest static instruction index accepted: 2^19 instructions, 8 MiB of code (real
 /// kernels are a few hundred thousand instructions at most). The static code is indexed
@@ -500,6 +503,13 @@ impl TraceKernel {
     pub fn has_control_bits(&self) -> bool {
         self.has_control_bits
     }
+    /// Give the kernel's instructions control bits inferred for `gpu`'s opcode tables
+    /// (a trace without its listing); afterwards it runs as with control bits.
+    pub fn infer_control_bits(&mut self, gpu: &Gpu) {
+        let k = crate::ctlbits::with_inferred_control_bits(&self.kernel, &gpu.cfg, &gpu.core);
+        self.kernel = Arc::new(k);
+        self.has_control_bits = true;
+    }
     /// Warnings found while reading the trace.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
@@ -819,6 +829,10 @@ pub fn run_trace_kernel(
         ));
     }
     warnings.extend(tk.warnings().iter().cloned());
+    let inferred = opts.infer_control_bits && !tk.has_control_bits();
+    if inferred {
+        tk.infer_control_bits(gpu);
+    }
     let (prepared, unknown) = tk.prepare(gpu);
     warnings.extend(unknown);
     let has_cb = tk.has_control_bits();
@@ -833,6 +847,7 @@ pub fn run_trace_kernel(
     }
     let mode = match (gpu.core.dependence, has_cb) {
         (DepMode::Scoreboard, _) => MODE_SCOREBOARD,
+        (_, true) if inferred => MODE_INFERRED,
         (_, true) => MODE_CONTROL_BITS,
         (_, false) => MODE_HYBRID,
     };

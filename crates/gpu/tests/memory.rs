@@ -3,70 +3,21 @@
 //! bandwidth a streaming kernel reaches on the RTX A6000 preset.
 
 use sassim_config::GpuConfig;
-use sassim_functional::{ControlFlowKind, ExecOptions, KernelExec, Launch, WarpId};
 use sassim_gpu::memsys::MemReport;
+use sassim_gpu::microbench::run_parsed;
 use sassim_gpu::{Gpu, KernelRun, RunOptions};
-use sassim_isa::ArchReg;
-use sassim_sass::microbench::{parse, InitValue};
-use std::sync::Arc;
+use sassim_sass::microbench::parse;
 
 /// Run a microbenchmark-dialect kernel with the memory hierarchy on.
 fn run(src: &str, preset: &str) -> KernelRun {
     let mb = parse(src, "test.sass").expect("parse");
-    let cfg = GpuConfig::preset(preset).expect("preset");
-    let kernel = Arc::new(mb.kernel.clone());
-    let launch = Launch {
-        shared_bytes: 48 * 1024,
-        ..Launch::new(mb.grid, mb.block, Vec::new())
-    };
-    let opts = ExecOptions {
-        active_warps: mb.active_warps.clone(),
-        ..ExecOptions::default()
-    };
-    let mut exec = KernelExec::new(
-        kernel.clone(),
-        &cfg.gpu.arch,
-        launch,
-        ControlFlowKind::Hanoi,
-        opts,
-    )
-    .expect("exec");
-    for g in &mb.global {
-        exec.memory().map_at(g.addr, g.bytes.len() as u64);
-        exec.memory().write(g.addr, &g.bytes);
-    }
-    let inits = mb.inits.clone();
-    let block_x = mb.block[0];
-    let mut on_cta = |k: &mut KernelExec, warps: &[WarpId]| {
-        for &w in warps {
-            let (_, in_cta) = k.warp_location(w);
-            for i in &inits {
-                let reg = match i.reg.file {
-                    sassim_isa::RegFile::R => ArchReg::R(i.reg.idx),
-                    sassim_isa::RegFile::UR => ArchReg::UR(i.reg.idx),
-                };
-                let mut v = [0u32; 32];
-                for (lane, o) in v.iter_mut().enumerate() {
-                    *o = match &i.value {
-                        InitValue::Int(x) => *x as u32,
-                        InitValue::Lane => lane as u32,
-                        InitValue::TidX => (in_cta * 32 + lane as u32) % block_x.max(1),
-                        InitValue::Warp => in_cta,
-                        InitValue::Float(f) => (*f as f32).to_bits(),
-                    };
-                }
-                k.set_reg(w, reg, v);
-            }
-        }
-    };
-    let mut gpu = Gpu::new(cfg);
+    let mut gpu = Gpu::new(GpuConfig::preset(preset).expect("preset"));
     assert!(gpu.mem_hierarchy, "the hierarchy is on by default");
     let ropts = RunOptions {
         ipc_sample_interval: 0,
         ..RunOptions::default()
     };
-    gpu.run_kernel(&mut exec, &kernel, &ropts, &mut on_cta)
-        .expect("run")
+    run_parsed(&mut gpu, &mb, 0, &ropts).expect("run")
 }
 
 fn mem(r: &KernelRun) -> &MemReport {

@@ -45,3 +45,29 @@ fn producers_delayed_by_port_conflicts_are_visible_on_the_compilers_schedule() {
     assert_eq!(two.run.stats.allocate_stall_cycles, 0);
     assert!(two.run.cycles < one.run.cycles);
 }
+
+/// A latency-2 producer (`ULDC UR6` at stall 2 in the sm_90 `flops` listing) is still in
+/// Allocate when its consumer issues, in the cycle it entered it: the consumer must see the
+/// value on the compiler's schedule all the same. Before, 24 warps read the stale UR6 on the
+/// H100 and stored their results at the wrong place (768 of 2,048 outputs wrong).
+#[test]
+fn consumer_of_a_producer_still_in_allocate_reads_its_result() {
+    let cfg = sassim_config::GpuConfig::preset("h100").expect("preset");
+    let b = sassim_workload::builtin()
+        .into_iter()
+        .find(|b| b.name == "flops")
+        .expect("flops");
+    let (w, listing, smem) = sassim_gpu::workload::load_builtin(&b, "sm_90").expect("listing");
+    let mut gpu = sassim_gpu::Gpu::new(cfg);
+    let r = sassim_gpu::workload::run_workload_timed(
+        &mut gpu,
+        &w,
+        &listing,
+        "sm_90",
+        smem,
+        sassim_functional::ControlFlowKind::Hanoi,
+        &sassim_gpu::RunOptions::default(),
+    )
+    .expect("run");
+    assert!(r.check.is_ok(), "{:?}", r.check);
+}

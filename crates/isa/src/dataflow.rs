@@ -113,7 +113,7 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
     let is_dest = i < nd;
     let src_slot = i.saturating_sub(nd);
     match base {
-        "LDG" | "LDS" | "LDL" | "LD" | "LDC" | "ULDC" | "LDSM" | "ULDC64" if is_dest => size_regs(mods),
+        "LDG" | "LDS" | "LDL" | "LD" | "LDC" | "ULDC" | "ULDC64" if is_dest => size_regs(mods),
         "STG" | "STS" | "STL" | "ST" => {
             // The data operand follows the address.
             if i + 1 == ins.operands.len() {
@@ -140,7 +140,7 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
                 1
             }
         }
-        "DADD" | "DMUL" | "DFMA" | "DMNMX" | "DSETP" | "DMMA" => {
+        "DADD" | "DMUL" | "DFMA" | "DMNMX" | "DSETP" => {
             if base == "DSETP" && is_dest {
                 1
             } else {
@@ -149,6 +149,9 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
         }
         "MOV" | "UMOV" | "CS2R" | "SEL" | "IMNMX" if has("64") => 2,
         "CS2R" if !has("32") => 2,
+        // RET.REL.NODEC R2 and BRX/JMX R4: the target is a 64-bit register pair (R2, R3),
+        // as the functional engine reads it.
+        "RET" | "BRX" | "JMX" => 2,
         "F2F" | "F2I" | "I2F" | "F2FP" => {
             // Modifiers name destination type then source type (F2F.F64.F32).
             let ty: Vec<&str> = mods
@@ -187,29 +190,22 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
                 1
             }
         }
-        "HMMA" | "IMMA" | "BMMA" => {
-            // D, A, B, C. Shapes: 16816 uses 4 A registers and 2 B registers; 1688 uses 2 and 1.
-            let big = mods
-                .iter()
-                .any(|m| m.starts_with("168") && m.len() == 5 && m.ends_with("16"));
-            let acc32 = has("F32") || base == "IMMA";
-            let acc = if acc32 { 4 } else { 2 };
+        "HMMA" | "IMMA" | "DMMA" => match crate::mma::MmaSpec::parse(&ins.opcode) {
+            // D, A, B, C [, sparsity metadata, selector]: widths of the PTX fragments.
+            Some(s) => match (is_dest, src_slot) {
+                (true, _) | (false, 2) => s.c_regs(),
+                (false, 0) => s.a_regs(),
+                (false, 1) => s.b_regs(),
+                _ => 1,
+            },
+            None if base == "DMMA" => 2,
+            None => 1,
+        },
+        "LDSM" if is_dest => crate::mma::ldsm_matrices(&ins.opcode).map_or(1, |(n, _)| n),
+        "BMMA" => {
+            // D, A, B, C: 1-bit inputs, S32 accumulator (m8n8k128: 1, 1, 2 registers).
             match (is_dest, src_slot) {
-                (true, _) | (false, 2) => acc,
-                (false, 0) => {
-                    if big {
-                        4
-                    } else {
-                        2
-                    }
-                }
-                (false, 1) => {
-                    if big {
-                        2
-                    } else {
-                        1
-                    }
-                }
+                (true, _) | (false, 2) => 2,
                 _ => 1,
             }
         }
@@ -386,5 +382,21 @@ mod tests {
             regs_read(&i),
             vec![ArchReg::R(40), ArchReg::R(41), ArchReg::R(6), ArchReg::R(7)]
         );
+    }
+
+    /// `RET.REL.NODEC R2 0x0` returns to the 64-bit address in R2:R3 (spinlock's `__syncwarp`
+    /// call writes R3 right before it): scoreboards must see both registers read.
+    #[test]
+    fn return_and_indirect_branch_targets_are_pairs() {
+        let i = ins(
+            "RET.REL.NODEC",
+            vec![OperandKind::Reg(Reg::r(2)), OperandKind::Imm(Imm::Int(0))],
+        );
+        assert_eq!(regs_read(&i), vec![ArchReg::R(2), ArchReg::R(3)]);
+        let i = ins(
+            "BRX",
+            vec![OperandKind::Reg(Reg::r(4)), OperandKind::Imm(Imm::Int(-0x40))],
+        );
+        assert_eq!(regs_read(&i), vec![ArchReg::R(4), ArchReg::R(5)]);
     }
 }

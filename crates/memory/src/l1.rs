@@ -28,6 +28,9 @@ pub struct L1Stats {
     pub misses: u64,
     /// Lines present with some requested sectors missing.
     pub sector_misses: u64,
+    /// Lines whose missing sectors were all being fetched for an earlier miss: the request
+    /// waits for that fill (Accel-Sim's HIT_RESERVED; not a miss).
+    pub hit_reserved: u64,
     /// Requested sectors that missed (line or sector misses).
     pub sectors_missed: u64,
     /// Missing lines merged into an outstanding MSHR entry.
@@ -515,7 +518,9 @@ impl SmMemory {
                 .mshr
                 .get(l.line)
                 .is_some_and(|e| missing & !self.mshr.entry(e).pending == 0);
-            if way.is_some() {
+            if reserved {
+                self.stats.hit_reserved += 1;
+            } else if way.is_some() {
                 self.stats.sector_misses += 1;
             } else {
                 self.stats.misses += 1;

@@ -24,6 +24,9 @@ pub struct L2Stats {
     pub atomic_misses: u64,
     /// Misses merged into an outstanding MSHR entry.
     pub mshr_merges: u64,
+    /// Reads/atomics whose missing sectors were all being fetched for an earlier miss: they
+    /// wait for that fill (Accel-Sim's HIT_RESERVED; not counted as misses).
+    pub hit_reserved: u64,
     /// Cycles the head request could not be processed (MSHR, way, DRAM queue, output).
     pub reservation_fails: u64,
     pub evictions: u64,
@@ -323,14 +326,19 @@ impl L2Slice {
                         self.stats.reservation_fails += 1;
                         return false;
                     }
-                    // Commit.
-                    if way.is_some() {
-                        self.stats.sector_misses += 1;
-                    }
-                    if is_atomic {
-                        self.stats.atomic_misses += 1;
+                    // Commit. A request whose sectors are all in flight already is a
+                    // reserved hit: it waits for the fill of the earlier miss.
+                    if entry.is_some() && new == 0 {
+                        self.stats.hit_reserved += 1;
                     } else {
-                        self.stats.read_misses += 1;
+                        if way.is_some() {
+                            self.stats.sector_misses += 1;
+                        }
+                        if is_atomic {
+                            self.stats.atomic_misses += 1;
+                        } else {
+                            self.stats.read_misses += 1;
+                        }
                     }
                     let w = match (way, victim) {
                         (Some(w), _) => w,

@@ -320,6 +320,7 @@ impl MemorySystem {
             l.atomic_hits += a.atomic_hits;
             l.atomic_misses += a.atomic_misses;
             l.mshr_merges += a.mshr_merges;
+            l.hit_reserved += a.hit_reserved;
             l.reservation_fails += a.reservation_fails;
             l.evictions += a.evictions;
             l.dirty_evictions += a.dirty_evictions;
@@ -352,7 +353,7 @@ impl MemorySystem {
         if m.core_cycles > 0 {
             m.dram_bytes_per_core_cycle = m.dram.bytes as f64 / m.core_cycles as f64;
         }
-        let reads = m.l2.read_hits + m.l2.read_misses;
+        let reads = m.l2.read_hits + m.l2.read_misses + m.l2.hit_reserved;
         if reads > 0 {
             m.l2_read_hit_rate = m.l2.read_hits as f64 / reads as f64;
         }

@@ -1,20 +1,15 @@
 //! Correlation of simulated kernel cycles with hardware measurements.
 //!
-//! Input: a simple CSV (`kernel,launch_id,cycles`) or an Nsight Compute CSV export (raw
-//! page, one column per metric, or details page, one row per metric); see
-//! `docs/report.md`. Matching, error metrics and the percentile method are documented on
-//! [`correlate`] and [`Metrics`].
+//! Input: the measurements read by [`crate::hwdata`] (simple CSV, Nsight Compute, Nsight
+//! Systems, nvprof, Accel-Sim's hardware statistics; `docs/report.md`). Matching, error
+//! metrics and the percentile method are documented on [`correlate`] and [`Metrics`].
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::csv::{self, Record};
 use crate::model::RunReport;
 use crate::svg::CorrelationPoint;
-use crate::ReportError;
 
 /// One measured kernel launch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,331 +22,6 @@ pub struct HwKernel {
     pub order: usize,
     /// Measured cycles.
     pub cycles: f64,
-}
-
-/// Cycle metrics recognised in Nsight Compute exports, most preferred first.
-pub const NCU_CYCLE_METRICS: [&str; 6] = [
-    "gpu__cycles_elapsed.max",
-    "gpc__cycles_elapsed.max",
-    "sm__cycles_elapsed.avg",
-    "sm__cycles_elapsed.max",
-    "gpu__cycles_elapsed.avg",
-    // Details page (SpeedOfLight section) display name of gpc__cycles_elapsed.max.
-    "Elapsed Cycles",
-];
-
-/// Reads measured kernel cycles from `path` (format detected from the header).
-pub fn read_hw_csv(path: impl AsRef<Path>) -> Result<Vec<HwKernel>, ReportError> {
-    let path = path.as_ref();
-    let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| ReportError::Io {
-        path: shown.clone(),
-        source,
-    })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        // Line of the first invalid byte.
-        let good = e.as_bytes().get(..e.utf8_error().valid_up_to()).unwrap_or(&[]);
-        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
-        ReportError::Parse {
-            path: shown.clone(),
-            line,
-            message: "not valid UTF-8".to_string(),
-        }
-    })?;
-    parse_hw_csv(&text, &shown)
-}
-
-/// Parses measured kernel cycles from CSV `text`; `source` names the file in errors.
-pub fn parse_hw_csv(text: &str, source: &str) -> Result<Vec<HwKernel>, ReportError> {
-    let err = |line: usize, message: String| ReportError::Parse {
-        path: source.to_string(),
-        line,
-        message,
-    };
-    // Blank out tool log lines (`==PROF== …`, `==WARNING== …`) and `#` comments, keeping
-    // line numbers.
-    let cleaned: String = text
-        .split_inclusive('\n')
-        .map(|l| {
-            let t = l.trim_start_matches('\u{feff}').trim_start();
-            if t.starts_with("==") || t.starts_with('#') {
-                "\n"
-            } else {
-                l
-            }
-        })
-        .collect();
-    let records = csv::parse(&cleaned).map_err(|(line, m)| err(line, m))?;
-    let Some((header, rows)) = records.split_first() else {
-        return Err(err(1, "empty file: no header line".to_string()));
-    };
-    let cols: Vec<String> = header.fields.iter().map(|f| f.trim().to_string()).collect();
-    let find = |names: &[&str]| -> Option<usize> {
-        cols.iter()
-            .position(|c| names.iter().any(|n| c.eq_ignore_ascii_case(n)))
-    };
-    let kernel_name = find(&["Kernel Name"]);
-    let metric_name = find(&["Metric Name"]);
-    let metric_value = find(&["Metric Value"]);
-    if let (Some(kn), Some(mn), Some(mv)) = (kernel_name, metric_name, metric_value) {
-        let unit = find(&["Metric Unit"]);
-        let id = find(&["ID"]);
-        return parse_ncu_long(rows, kn, mn, mv, unit, id, &err);
-    }
-    if let Some(kn) = kernel_name {
-        let metric = NCU_CYCLE_METRICS.iter().find_map(|m| find(&[m])).ok_or_else(|| {
-            err(
-                header.line,
-                format!(
-                    "Nsight Compute CSV without a cycle metric column (expected one of {})",
-                    NCU_CYCLE_METRICS.join(", ")
-                ),
-            )
-        })?;
-        let id = find(&["ID"]);
-        return parse_ncu_wide(rows, kn, metric, id, &err);
-    }
-    let kernel = find(&["kernel", "kernel_name", "name"]);
-    let cycles = find(&["cycles"]);
-    if let (Some(k), Some(c)) = (kernel, cycles) {
-        let id = find(&["launch_id", "launch_uid", "id"]);
-        return parse_simple(rows, k, id, c, &err);
-    }
-    Err(err(
-        header.line,
-        format!(
-            "unrecognised header {:?}: expected `kernel,launch_id,cycles` or an Nsight Compute \
-             CSV with \"Kernel Name\" and a cycle metric",
-            header.fields.join(",")
-        ),
-    ))
-}
-
-fn field<'a>(r: &'a Record, i: usize, what: &str) -> Result<&'a str, (usize, String)> {
-    r.fields.get(i).map(|s| s.trim()).ok_or_else(|| {
-        (
-            r.line,
-            format!(
-                "missing {what} column: expected at least {} fields, found {}",
-                i + 1,
-                r.fields.len()
-            ),
-        )
-    })
-}
-
-/// Parses a non-negative number, allowing thousands separators (`,`, spaces, `'`).
-fn parse_number(s: &str) -> Option<f64> {
-    let t = s.trim();
-    let v = match t.parse::<f64>() {
-        Ok(v) => v,
-        Err(_) => {
-            let cleaned: String = t
-                .chars()
-                .filter(|c| !matches!(c, ',' | ' ' | '\'' | '\u{a0}' | '\u{202f}'))
-                .collect();
-            if cleaned.is_empty() || !cleaned.chars().all(|c| c.is_ascii_digit() || c == '.') {
-                return None;
-            }
-            cleaned.parse::<f64>().ok()?
-        }
-    };
-    (v.is_finite() && v >= 0.0).then_some(v)
-}
-
-/// Scale of an ncu cycle unit (`cycle`, `Kcycle`, `Mcycle`, `Gcycle`); `None` for other
-/// units. Empty means unscaled.
-fn unit_scale(u: &str) -> Option<f64> {
-    match u.trim().to_ascii_lowercase().as_str() {
-        "" | "cycle" | "cycles" => Some(1.0),
-        "kcycle" | "kcycles" => Some(1e3),
-        "mcycle" | "mcycles" => Some(1e6),
-        "gcycle" | "gcycles" => Some(1e9),
-        _ => None,
-    }
-}
-
-type ErrFn<'a> = dyn Fn(usize, String) -> ReportError + 'a;
-
-fn parse_simple(
-    rows: &[Record],
-    k: usize,
-    id: Option<usize>,
-    c: usize,
-    err: &ErrFn<'_>,
-) -> Result<Vec<HwKernel>, ReportError> {
-    let mut out = Vec::new();
-    for r in rows {
-        let e = |(l, m): (usize, String)| err(l, m);
-        let name = field(r, k, "kernel").map_err(e)?.to_string();
-        let launch_id =
-            match id {
-                Some(i) => {
-                    let s = field(r, i, "launch_id").map_err(e)?;
-                    if s.is_empty() {
-                        None
-                    } else {
-                        Some(s.parse::<u32>().map_err(|_| {
-                            err(r.line, format!("launch_id {s:?} is not a non-negative integer"))
-                        })?)
-                    }
-                }
-                None => None,
-            };
-        if name.is_empty() && launch_id.is_none() {
-            return Err(err(
-                r.line,
-                "kernel has neither a name nor a launch_id".to_string(),
-            ));
-        }
-        let cs = field(r, c, "cycles").map_err(e)?;
-        let cycles = parse_number(cs)
-            .ok_or_else(|| err(r.line, format!("cycles {cs:?} is not a non-negative number")))?;
-        out.push(HwKernel {
-            name,
-            launch_id,
-            order: out.len(),
-            cycles,
-        });
-    }
-    Ok(out)
-}
-
-fn ncu_id(s: &str, line: usize, err: &ErrFn<'_>) -> Result<Option<u32>, ReportError> {
-    let id = s
-        .parse::<u32>()
-        .map_err(|_| err(line, format!("ID {s:?} is not a non-negative integer")))?;
-    Ok(id.checked_add(1))
-}
-
-fn parse_ncu_wide(
-    rows: &[Record],
-    kn: usize,
-    metric: usize,
-    id: Option<usize>,
-    err: &ErrFn<'_>,
-) -> Result<Vec<HwKernel>, ReportError> {
-    let mut out = Vec::new();
-    let mut scale = 1.0;
-    for (ri, r) in rows.iter().enumerate() {
-        let e = |(l, m): (usize, String)| err(l, m);
-        let value = field(r, metric, "metric").map_err(e)?;
-        let id_s = match id {
-            Some(i) => Some(field(r, i, "ID").map_err(e)?),
-            None => None,
-        };
-        let name_s = field(r, kn, "Kernel Name").map_err(e)?;
-        // The units row (`--page raw` prints it after the header): empty ID/name, unit text.
-        if ri == 0 && name_s.is_empty() && !matches!(id_s, Some(s) if !s.is_empty()) {
-            scale = unit_scale(value)
-                .ok_or_else(|| err(r.line, format!("metric unit {value:?} is not a cycle unit")))?;
-            continue;
-        }
-        let launch_id = match id_s {
-            Some(s) => ncu_id(s, r.line, err)?,
-            None => None,
-        };
-        let cycles = parse_number(value)
-            .ok_or_else(|| err(r.line, format!("metric value {value:?} is not a number")))?
-            * scale;
-        out.push(HwKernel {
-            name: name_s.to_string(),
-            launch_id,
-            order: out.len(),
-            cycles,
-        });
-    }
-    Ok(out)
-}
-
-fn parse_ncu_long(
-    rows: &[Record],
-    kn: usize,
-    mn: usize,
-    mv: usize,
-    unit: Option<usize>,
-    id: Option<usize>,
-    err: &ErrFn<'_>,
-) -> Result<Vec<HwKernel>, ReportError> {
-    // Kernels in order of first appearance: (first line, id, name, metric -> (line, value, unit)).
-    struct K {
-        line: usize,
-        id: Option<u32>,
-        name: String,
-        metrics: BTreeMap<String, (usize, String, String)>,
-    }
-    let mut ks: Vec<K> = Vec::new();
-    let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
-    for r in rows {
-        let e = |(l, m): (usize, String)| err(l, m);
-        let name = field(r, kn, "Kernel Name").map_err(e)?;
-        let id_s = match id {
-            Some(i) => Some(field(r, i, "ID").map_err(e)?),
-            None => None,
-        };
-        let launch_id = match id_s {
-            Some(s) => ncu_id(s, r.line, err)?,
-            None => None,
-        };
-        // Rows of one ID form one kernel; without an ID column, consecutive rows of the
-        // same name do.
-        let existing = match id_s {
-            Some(s) => by_key.get(s).copied(),
-            None => ks.last().filter(|k| k.name == name).map(|_| ks.len() - 1),
-        };
-        let idx = match existing {
-            Some(i) => i,
-            None => {
-                ks.push(K {
-                    line: r.line,
-                    id: launch_id,
-                    name: name.to_string(),
-                    metrics: BTreeMap::new(),
-                });
-                if let Some(s) = id_s {
-                    by_key.insert(s.to_string(), ks.len() - 1);
-                }
-                ks.len() - 1
-            }
-        };
-        let m = field(r, mn, "Metric Name").map_err(e)?;
-        let v = field(r, mv, "Metric Value").map_err(e)?;
-        let u = match unit {
-            Some(i) => field(r, i, "Metric Unit").map_err(e)?,
-            None => "",
-        };
-        ks[idx]
-            .metrics
-            .entry(m.to_string())
-            .or_insert((r.line, v.to_string(), u.to_string()));
-    }
-    let mut out = Vec::new();
-    for k in ks {
-        let Some((line, v, u)) = NCU_CYCLE_METRICS
-            .iter()
-            .find_map(|m| k.metrics.get(*m))
-            .filter(|(_, _, u)| unit_scale(u).is_some())
-        else {
-            return Err(err(
-                k.line,
-                format!(
-                    "kernel {:?} has no cycle metric (expected one of {} in cycles)",
-                    k.name,
-                    NCU_CYCLE_METRICS.join(", ")
-                ),
-            ));
-        };
-        let scale = unit_scale(u).unwrap_or(1.0);
-        let cycles =
-            parse_number(v).ok_or_else(|| err(*line, format!("metric value {v:?} is not a number")))? * scale;
-        out.push(HwKernel {
-            name: k.name,
-            launch_id: k.id,
-            order: out.len(),
-            cycles,
-        });
-    }
-    Ok(out)
 }
 
 /// The base identifier of a kernel name, mangled (`_Z6vecAddIfEvPT_…` → `vecAdd`,
@@ -506,6 +176,9 @@ pub struct CorrelationReport {
     pub unmatched_sim: Vec<UnmatchedSim>,
     pub unmatched_hw: Vec<HwKernel>,
     pub metrics: Metrics,
+    /// The metrics of each kernel (by [`base_name`]), when more than one kernel was matched.
+    #[serde(default)]
+    pub by_kernel: Vec<(String, Metrics)>,
     pub warnings: Vec<String>,
 }
 
@@ -608,6 +281,20 @@ pub fn correlate(sim: &RunReport, hw: &[HwKernel]) -> CorrelationReport {
     let s: Vec<f64> = rep.kernels.iter().map(|k| k.sim_cycles as f64).collect();
     let h: Vec<f64> = rep.kernels.iter().map(|k| k.hw_cycles).collect();
     rep.metrics = Metrics::compute(&s, &h);
+    let mut names: Vec<String> = rep.kernels.iter().map(|k| base_name(&k.name)).collect();
+    names.sort();
+    names.dedup();
+    if names.len() > 1 {
+        for n in names {
+            let (s, h): (Vec<f64>, Vec<f64>) = rep
+                .kernels
+                .iter()
+                .filter(|k| base_name(&k.name) == n)
+                .map(|k| (k.sim_cycles as f64, k.hw_cycles))
+                .unzip();
+            rep.by_kernel.push((n, Metrics::compute(&s, &h)));
+        }
+    }
     rep
 }
 
@@ -655,6 +342,16 @@ pub fn render_correlation(c: &CorrelationReport) -> String {
         let _ = writeln!(o, "warning: {w}");
     }
     let f = |x: Option<f64>, d: usize| x.map_or("-".to_string(), |v| format!("{v:.d$}"));
+    for (n, m) in &c.by_kernel {
+        let _ = writeln!(
+            o,
+            "kernel {n}: {} matched, MAPE {}%, p90 APE {}%, Pearson r {}",
+            m.kernels,
+            f(m.mape, 2),
+            f(m.p90_ape, 2),
+            f(m.pearson, 4)
+        );
+    }
     let m = &c.metrics;
     let _ = writeln!(
         o,
@@ -685,16 +382,6 @@ mod tests {
             "void vecAdd<float>(float *, float *, float *, int)"
         ));
         assert!(!names_match("_Z3fooi", "bar(int)"));
-    }
-
-    #[test]
-    fn numbers() {
-        assert_eq!(parse_number("1,234,567"), Some(1234567.0));
-        assert_eq!(parse_number("1 234.5"), Some(1234.5));
-        assert_eq!(parse_number("12.5"), Some(12.5));
-        assert_eq!(parse_number("n/a"), None);
-        assert_eq!(parse_number("-3"), None);
-        assert_eq!(parse_number("inf"), None);
     }
 
     #[test]

@@ -17,14 +17,18 @@
 mod accelsim;
 mod correlate;
 mod csv;
+pub mod hwdata;
 mod model;
 mod svg;
 mod text;
 
 pub use accelsim::accelsim_lines;
 pub use correlate::{
-    base_name, correlate, names_match, parse_hw_csv, read_hw_csv, render_correlation, CorrelationReport,
-    HwKernel, KernelMatch, Metrics, UnmatchedSim, NCU_CYCLE_METRICS,
+    base_name, correlate, names_match, render_correlation, CorrelationReport, HwKernel, KernelMatch, Metrics,
+    UnmatchedSim,
+};
+pub use hwdata::{
+    parse_hw, parse_hw_csv, read_hw, read_hw_csv, HwData, HwOptions, NCU_CYCLE_METRICS, NCU_TIME_METRICS,
 };
 pub use model::{
     AccessKind, CacheCounters, CacheStatus, CacheSubStats, HostStats, KernelReport, RunReport, TotalReport,
@@ -34,7 +38,7 @@ pub use svg::{
     bar_chart_svg, correlation_svg, ipc_svg, plot_correlation, plot_ipc, plot_stalls, stalls_svg, BarChart,
     CorrelationPoint,
 };
-pub use text::{summary, table};
+pub use text::{summary, table, table_with};
 
 /// Errors of this crate. `Display` gives `file:line: problem` for parse errors.
 #[derive(Debug, thiserror::Error)]

@@ -267,15 +267,20 @@ pub struct KernelReport {
     pub block: [u32; 3],
     /// Cycle of the GPU clock at which the kernel started (0 for the first kernel).
     pub start_cycle: u64,
-    /// Core cycles from launch to the completion of the last CTA.
+    /// Core cycles from the kernel's start to its end timestamp, as a hardware profiler's
+    /// kernel duration: launch cost, CTA dispatch and the CTAs.
     pub cycles: u64,
+    /// The bare kernel: core cycles from the first warp's launch to the end of the last
+    /// warp, without the launch cost (0 in reports of older sassim versions).
+    pub bare_cycles: u64,
     /// Warp instructions issued.
     pub warp_insts: u64,
     /// Thread instructions (active lanes summed over issued warp instructions).
     pub thread_insts: u64,
-    /// `thread_insts / cycles` (Accel-Sim's `gpu_ipc`).
+    /// `thread_insts / bare_cycles` (over `cycles` when `bare_cycles` is 0): the SMs' IPC
+    /// while the kernel runs. (Accel-Sim's `gpu_ipc` line divides by `cycles`.)
     pub ipc: f64,
-    /// Achieved occupancy, 0..=1: resident warps averaged over the kernel's cycles and
+    /// Achieved occupancy, 0..=1: resident warps averaged over the bare kernel's cycles and
     /// SMs, divided by the maximum warps per SM (Accel-Sim's `gpu_occupancy` / 100).
     pub occupancy: f64,
     /// CTAs launched.
@@ -312,9 +317,18 @@ pub struct KernelReport {
 }
 
 impl KernelReport {
-    /// Sets `ipc` from `thread_insts` and `cycles` (0 when `cycles` is 0).
+    /// Sets `ipc` from `thread_insts` and [`KernelReport::busy_cycles`] (0 when those are 0).
     pub fn compute_ipc(&mut self) {
-        self.ipc = ratio(self.thread_insts, self.cycles);
+        self.ipc = ratio(self.thread_insts, self.busy_cycles());
+    }
+
+    /// `bare_cycles`, or `cycles` when the bare kernel is not known (older reports).
+    pub fn busy_cycles(&self) -> u64 {
+        if self.bare_cycles > 0 {
+            self.bare_cycles
+        } else {
+            self.cycles
+        }
     }
 
     /// Total issue slots in `stall_breakdown` (issued + all stall reasons).
@@ -349,11 +363,13 @@ pub struct TotalReport {
     pub kernels: u64,
     /// Sum of the kernels' cycles (kernels run one after the other).
     pub cycles: u64,
+    /// Sum of the kernels' [`KernelReport::busy_cycles`].
+    pub bare_cycles: u64,
     pub warp_insts: u64,
     pub thread_insts: u64,
-    /// `thread_insts / cycles`.
+    /// `thread_insts / bare_cycles`.
     pub ipc: f64,
-    /// Cycle-weighted mean of the kernels' occupancy.
+    /// Bare-cycle-weighted mean of the kernels' occupancy.
     pub occupancy: f64,
     pub ctas: u64,
     pub stall_breakdown: BTreeMap<String, u64>,
@@ -382,10 +398,11 @@ impl TotalReport {
         let mut occ_weighted = 0.0f64;
         for k in kernels {
             t.cycles = t.cycles.saturating_add(k.cycles);
+            t.bare_cycles = t.bare_cycles.saturating_add(k.busy_cycles());
             t.warp_insts = t.warp_insts.saturating_add(k.warp_insts);
             t.thread_insts = t.thread_insts.saturating_add(k.thread_insts);
             t.ctas = t.ctas.saturating_add(k.ctas);
-            occ_weighted += finite(k.occupancy) * k.cycles as f64;
+            occ_weighted += finite(k.occupancy) * k.busy_cycles() as f64;
             for (r, v) in &k.stall_breakdown {
                 let e = t.stall_breakdown.entry(r.clone()).or_default();
                 *e = e.saturating_add(*v);
@@ -404,11 +421,11 @@ impl TotalReport {
             t.shared_accesses = t.shared_accesses.saturating_add(k.shared_accesses);
             t.shared_bank_conflicts = t.shared_bank_conflicts.saturating_add(k.shared_bank_conflicts);
         }
-        t.ipc = ratio(t.thread_insts, t.cycles);
-        t.occupancy = if t.cycles == 0 {
+        t.ipc = ratio(t.thread_insts, t.bare_cycles);
+        t.occupancy = if t.bare_cycles == 0 {
             0.0
         } else {
-            occ_weighted / t.cycles as f64
+            occ_weighted / t.bare_cycles as f64
         };
         t
     }

@@ -34,11 +34,12 @@ pub fn summary(report: &RunReport) -> String {
         );
         let _ = writeln!(
             o,
-            "  cycles {}, warp insts {}, thread insts {}, IPC {:.4}, occupancy {:.2}%",
+            "  cycles {} (bare kernel {}), warp insts {}, thread insts {}, IPC {:.4}, occupancy {:.2}%",
             k.cycles,
+            k.busy_cycles(),
             k.warp_insts,
             k.thread_insts,
-            ratio(k.thread_insts, k.cycles),
+            ratio(k.thread_insts, k.busy_cycles()),
             pct(k.occupancy)
         );
         write_slots(&mut o, k);
@@ -69,12 +70,13 @@ pub fn summary(report: &RunReport) -> String {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "total: {} kernel(s), cycles {}, warp insts {}, thread insts {}, IPC {:.4}, occupancy {:.2}%",
+        "total: {} kernel(s), cycles {} (bare {}), warp insts {}, thread insts {}, IPC {:.4}, occupancy {:.2}%",
         report.kernels.len(),
         t.cycles,
+        t.bare_cycles,
         t.warp_insts,
         t.thread_insts,
-        ratio(t.thread_insts, t.cycles),
+        ratio(t.thread_insts, t.bare_cycles),
         pct(t.occupancy)
     );
     write_mem(
@@ -166,51 +168,67 @@ fn write_mem(o: &mut String, m: MemView<'_>) {
 
 /// The end-of-run table: one row per kernel (uid, name, cycles, IPC, the three largest
 /// stall reasons in percent of all issue slots), a total row, and the simulator's speed.
+/// `cycles` is the kernel's duration with its launch cost (a profiler's kernel duration);
+/// IPC is over the bare kernel.
 pub fn table(report: &RunReport, host: &HostStats) -> String {
+    table_with(report, host, false)
+}
+
+/// [`table`] with a column of the bare kernel's cycles (no launch cost) when `bare`.
+pub fn table_with(report: &RunReport, host: &HostStats, bare: bool) -> String {
     const NAME_MAX: usize = 40;
-    let header = ["#", "kernel", "cycles", "IPC", "top stalls (% of issue slots)"];
-    let mut rows: Vec<[String; 5]> = Vec::new();
-    for k in &report.kernels {
+    let mut header = vec!["#", "kernel", "cycles"];
+    if bare {
+        header.push("bare cycles");
+    }
+    header.extend(["IPC", "top stalls (% of issue slots)"]);
+    let stalls_of = |k: &KernelReport| {
         let stalls: Vec<String> = k
             .top_stalls(3)
             .iter()
             .map(|(n, p)| format!("{n} {p:.1}%"))
             .collect();
-        rows.push([
+        if stalls.is_empty() {
+            "-".to_string()
+        } else {
+            stalls.join(", ")
+        }
+    };
+    let row = |uid: String, name: String, cycles: u64, busy: u64, insts: u64, stalls: String| {
+        let mut r = vec![uid, name, cycles.to_string()];
+        if bare {
+            r.push(busy.to_string());
+        }
+        r.push(format!("{:.4}", ratio(insts, busy)));
+        r.push(stalls);
+        r
+    };
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for k in &report.kernels {
+        rows.push(row(
             k.launch_uid.to_string(),
             truncate(&k.name, NAME_MAX),
-            k.cycles.to_string(),
-            format!("{:.4}", ratio(k.thread_insts, k.cycles)),
-            if stalls.is_empty() {
-                "-".to_string()
-            } else {
-                stalls.join(", ")
-            },
-        ]);
+            k.cycles,
+            k.busy_cycles(),
+            k.thread_insts,
+            stalls_of(k),
+        ));
     }
     let t = &report.total;
     let total_k = KernelReport {
         stall_breakdown: t.stall_breakdown.clone(),
         ..KernelReport::default()
     };
-    let tstalls: Vec<String> = total_k
-        .top_stalls(3)
-        .iter()
-        .map(|(n, p)| format!("{n} {p:.1}%"))
-        .collect();
-    let total_row = [
+    let total_row = row(
         String::new(),
         "total".to_string(),
-        t.cycles.to_string(),
-        format!("{:.4}", ratio(t.thread_insts, t.cycles)),
-        if tstalls.is_empty() {
-            "-".to_string()
-        } else {
-            tstalls.join(", ")
-        },
-    ];
-
-    let mut w = [0usize; 5];
+        t.cycles,
+        t.bare_cycles,
+        t.thread_insts,
+        stalls_of(&total_k),
+    );
+    let n = header.len();
+    let mut w = vec![0usize; n];
     for (i, h) in header.iter().enumerate() {
         w[i] = h.chars().count();
     }
@@ -220,38 +238,32 @@ pub fn table(report: &RunReport, host: &HostStats) -> String {
         }
     }
     let mut o = String::new();
-    let fmt_row = |o: &mut String, r: [&str; 5]| {
-        let _ = writeln!(
-            o,
-            "{:>w0$}  {:<w1$}  {:>w2$}  {:>w3$}  {}",
-            r[0],
-            r[1],
-            r[2],
-            r[3],
-            r[4],
-            w0 = w[0],
-            w1 = w[1],
-            w2 = w[2],
-            w3 = w[3]
-        );
+    let fmt_row = |o: &mut String, r: &[&str]| {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            if i == n - 1 {
+                line.push_str(c);
+            } else if i == 1 {
+                let _ = write!(line, "{:<width$}", c, width = w[i]);
+            } else {
+                let _ = write!(line, "{:>width$}", c, width = w[i]);
+            }
+        }
+        let _ = writeln!(o, "{line}");
     };
-    fmt_row(&mut o, header);
-    let rule = w.iter().sum::<usize>() + 8;
+    fmt_row(&mut o, &header);
+    let rule = w[..n - 1].iter().sum::<usize>() + 2 * (n - 1) + w[n - 1];
     let _ = writeln!(o, "{}", "-".repeat(rule));
     for r in &rows {
-        fmt_row(&mut o, [&r[0], &r[1], &r[2], &r[3], &r[4]]);
+        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+        fmt_row(&mut o, &cells);
     }
     let _ = writeln!(o, "{}", "-".repeat(rule));
-    fmt_row(
-        &mut o,
-        [
-            &total_row[0],
-            &total_row[1],
-            &total_row[2],
-            &total_row[3],
-            &total_row[4],
-        ],
-    );
+    let cells: Vec<&str> = total_row.iter().map(String::as_str).collect();
+    fmt_row(&mut o, &cells);
     let _ = writeln!(o, "{}", host_line(host));
     o
 }

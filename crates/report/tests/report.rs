@@ -509,7 +509,7 @@ fn malformed_csv_errors_name_file_and_line() {
         ),
         (
             "\"ID\",\"Kernel Name\",\"gpu__cycles_elapsed.max\"\n\"\",\"\",\"cycle\"\n\"0\",\"k\",\"n/a\"\n",
-            "not a number",
+            "not a non-negative number",
             3,
         ),
     ];

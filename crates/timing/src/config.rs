@@ -47,7 +47,11 @@ pub struct CoreConfig {
     pub stream_buffer_entries: u32,
     pub perfect_icache: bool,
     pub l1i: CacheGeom,
+    /// L0 → L1 → L0 round trip of an L1 I/C hit (request + reply latency).
     pub l1i_latency: u32,
+    /// The reply part of `l1i_latency` (L1 → L0).
+    pub l1i_reply_latency: u32,
+    /// Round trip of an L1 I/C miss (`l1i_latency` + the L2 latency).
     pub l1i_miss_latency: u32,
     pub l1i_requests_per_cycle: u32,
     // Issue (§5.1).
@@ -137,6 +141,7 @@ impl CoreConfig {
                 assoc: f.l1i_assoc,
             },
             l1i_latency: f.l1i_latency + f.l1i_reply_latency,
+            l1i_reply_latency: f.l1i_reply_latency,
             l1i_miss_latency: f.l1i_latency + f.l1i_reply_latency + g.l2.latency,
             l1i_requests_per_cycle: f.l1i_requests_per_cycle,
             scheduler: i.scheduler,
@@ -221,7 +226,14 @@ pub fn classify(
             unit: unit.to_string(),
             fixed: l.info.kind == LatencyKind::Fixed,
             latency: l.info.latency,
-            latch_cycles: Some(l.info.issue_cycles),
+            // The tensor unit is busy for the instruction's initiation interval (by opcode,
+            // shape and type, `units.tensor.latency_table`); other units for their issue cycles.
+            latch_cycles: Some(if l.info.unit == UnitKind::Tensor {
+                l.info.initiation_interval
+            } else {
+                l.info.issue_cycles
+            }),
+            initiation: Some(l.info.initiation_interval),
             read_delay: l.info.read_delay,
         },
         l.known,

@@ -80,18 +80,27 @@ impl<W> Sm<W> {
                     return;
                 }
                 Some(_) => {
+                    // The prefetch of the line is in flight: wait for it.
+                    self.stats.l0i_hit_reserved += 1;
                     self.warps[slot].fetch_wait_line = Some(line);
                     self.sync_room(slot);
                     return;
                 }
                 None => {
-                    self.stats.l0i_misses += 1;
-                    if !s.demand.iter().any(|d| d.0 == line) {
+                    if s.demand.iter().any(|d| d.0 == line) {
+                        // Another warp's miss of this line is in flight: wait for it.
+                        self.stats.l0i_hit_reserved += 1;
+                    } else {
+                        self.stats.l0i_misses += 1;
                         s.demand.push((line, u64::MAX));
                         s.l1_queue.push_front(line);
                         // Restart the stream buffer after the missing line.
                         s.sbuf.lines.clear();
-                        s.l1_queue.retain(|&l| l == line);
+                        // (Prefetches not sent yet are dropped; demand misses of other
+                        // warps that wait for the arbiter stay queued.)
+                        let demand = &s.demand;
+                        s.l1_queue
+                            .retain(|&l| demand.iter().any(|d| d.0 == l && d.1 == u64::MAX));
                         for k in 1..=s.sbuf.entries as u64 {
                             s.sbuf.lines.push_back((line + k, u64::MAX));
                             s.l1_queue.push_back(line + k);
@@ -130,20 +139,54 @@ impl<W> Sm<W> {
             };
             granted += 1;
             self.stats.l1i_requests += 1;
-            let lat = if self.l1i.probe(line) {
-                self.cfg.l1i_latency
-            } else {
-                self.l1i.fill(line);
-                self.cfg.l1i_miss_latency
-            } as u64;
+            let reply = self.cfg.l1i_reply_latency as u64;
+            let request = (self.cfg.l1i_latency as u64).saturating_sub(reply);
+            let ready = self.l1ic_lookup(now + request, line) + reply;
             let s = &mut self.subcores[sc];
             for d in s.demand.iter_mut().filter(|d| d.0 == line) {
-                d.1 = now + lat;
+                d.1 = ready;
             }
-            self.schedule(now + lat, Event::ILine { sc, line });
+            self.schedule(ready, Event::ILine { sc, line });
             self.l1i_rr = (sc + 1) % n;
         }
     }
+    /// The SM's shared L1 instruction/constant cache: a request for `line` (an instruction
+    /// line, or a constant line with `CONST_LINE_TAG`) reaches it at cycle `at`; returns the
+    /// cycle its data is there. A hit has it at once; a miss fetches it from L2 (the L2
+    /// latency of `l1i_miss_latency`); a line still being fetched for an earlier miss is not
+    /// a hit: the request waits for the fill (Accel-Sim's HIT_RESERVED).
+    pub(crate) fn l1ic_lookup(&mut self, at: u64, line: u64) -> u64 {
+        let is_const = line & crate::sm::CONST_LINE_TAG != 0;
+        self.l1i_inflight.retain(|&(_, fill)| fill > at);
+        if let Some(&(_, fill)) = self.l1i_inflight.iter().find(|x| x.0 == line) {
+            if is_const {
+                self.stats.l1c_hit_reserved += 1;
+            } else {
+                self.stats.l1i_hit_reserved += 1;
+            }
+            self.l1i.probe(line);
+            return fill;
+        }
+        if self.l1i.probe(line) {
+            if is_const {
+                self.stats.l1c_hits += 1;
+            } else {
+                self.stats.l1i_hits += 1;
+            }
+            return at;
+        }
+        if is_const {
+            self.stats.l1c_misses += 1;
+        } else {
+            self.stats.l1i_misses += 1;
+        }
+        // The tag is reserved now; the data arrives after the L2 round trip.
+        self.l1i.fill(line);
+        let fill = at + self.cfg.l1i_miss_latency.saturating_sub(self.cfg.l1i_latency) as u64;
+        self.l1i_inflight.push((line, fill));
+        fill
+    }
+
     /// Flush the instruction buffer when the engine's next PC is not what was fetched.
     pub(crate) fn redirect_if_needed<E: Executor<Writes = W>>(&mut self, ex: &E, slot: usize) {
         let w = &self.warps[slot];

@@ -14,6 +14,9 @@ pub struct InstClass {
     pub latency: u32,
     /// Input-latch occupancy override; `None` = derived from the unit's lanes.
     pub latch_cycles: Option<u32>,
+    /// Cycles a variable-latency unit of the sub-core needs between two instructions
+    /// (at least the latch cycles); `None` = the latch cycles.
+    pub initiation: Option<u32>,
     /// Cycles after issue at which sources are read, beyond fixed-latency consumers.
     pub read_delay: u32,
 }
@@ -77,6 +80,9 @@ pub struct StaticInst {
     pub fixed: bool,
     pub latency: u32,
     pub latch_cycles: u32,
+    /// A variable-latency unit of the sub-core accepts the next instruction this many cycles
+    /// after this one started (≥ `latch_cycles`).
+    pub initiation: u32,
     pub mem: Option<MemOp>,
     pub special: Special,
     /// Up to 4 source slots (reuse bit k = slot k).
@@ -97,9 +103,18 @@ pub struct StaticInst {
     /// Cycles after issue at which the sources are read beyond fixed-latency consumers
     /// (the opcode table's `read_delay`, e.g. sm_90 IMAD.WIDE's high addend word).
     pub read_delay: u32,
+    /// Cycles a variable-latency tensor-core instruction occupies its sub-core's tensor unit
+    /// once its operands are read (its initiation interval); 0 for every other instruction.
+    pub unit_ii: u32,
 }
 
 impl StaticInst {
+    /// Reads its sources outside the in-order fixed-latency pipeline (memory and other
+    /// variable-latency instructions): a later writer of a source must wait for the read.
+    pub fn reads_outside_fixed_pipeline(&self) -> bool {
+        !self.fixed || self.mem.is_some()
+    }
+
     /// Whether the instruction reads its source registers one cycle after fixed-latency
     /// consumers would (M25 rule 24, Listing 3): the load/store instructions of the memory
     /// pipeline. LDC is not one of them: ptxas 13.5 places an indexed `LDC R6, c[0x3][R10]`
@@ -269,12 +284,18 @@ pub fn decode_kernel(
                 fixed: class.fixed,
                 latency: class.latency.max(1),
                 latch_cycles: latch_cycles.max(1),
+                initiation: class.initiation.unwrap_or(latch_cycles).max(latch_cycles).max(1),
                 mem: mem_op(ins),
                 special: special(ins),
                 srcs,
                 const_operand,
                 ldc_const,
                 read_delay: class.read_delay,
+                unit_ii: if class.unit == "tensor" && !class.fixed {
+                    latch_cycles.max(1)
+                } else {
+                    0
+                },
                 uniform_dest: {
                     let w = sassim_isa::regs_written(ins);
                     !w.is_empty()

@@ -5,7 +5,7 @@
 use crate::config::{SchedPolicy, StallExpiry};
 use crate::exec::{Executor, Issued};
 use crate::inst::Special;
-use crate::sm::{reg_index, Sm, Stage, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR};
+use crate::sm::{reg_index, Sm, Stage, COMMITTED, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR};
 use crate::stats::StallReason;
 
 impl<W> Sm<W> {
@@ -71,7 +71,7 @@ impl<W> Sm<W> {
             let check = || {
                 let raw = inst.reads.iter().any(|r| w.sb_write[reg_index(r)] > 0)
                     || inst.writes.iter().any(|r| w.sb_write[reg_index(r)] > 0);
-                let war = inst.writes.iter().any(|r| w.sb_read[reg_index(r)] > 0);
+                let war = inst.writes.iter().any(|r| w.sb_read_late[reg_index(r)] > 0);
                 let full = max > 0 && inst.reads.iter().any(|r| w.sb_read[reg_index(r)] as u32 >= max);
                 raw || war || full
             };
@@ -350,6 +350,37 @@ impl<W> Sm<W> {
         // Commit results that are visible to this consumer.
         {
             let id = self.warps[slot].exec_id;
+            // A fixed-latency producer of this warp may still sit in Control or Allocate when
+            // its result is due (a latency-2 `ULDC` whose consumer issues two cycles later, in
+            // the cycle the producer enters Allocate): its value is visible on the compiler's
+            // schedule all the same (docs/model.md, "Results delayed in Allocate").
+            let sc = self.warps[slot].subcore;
+            let extra = if fixed {
+                0
+            } else {
+                self.cfg.var_consumer_extra_cycles as u64
+            };
+            for which in 0..2 {
+                let s = &self.subcores[sc];
+                let Some(st) = (if which == 0 { s.control } else { s.allocate }) else {
+                    continue;
+                };
+                let p = &self.code[st.sidx];
+                let due = st.issue + p.latency as u64 + if p.uniform_dest { 0 } else { extra };
+                if st.slot == slot && p.fixed && p.mem.is_none() && due <= now + read_delay {
+                    self.commit_slot(ex, id, st.writes);
+                    // Committed: the pending entry Allocate makes for it commits nothing.
+                    let s = &mut self.subcores[sc];
+                    let latch = if which == 0 {
+                        &mut s.control
+                    } else {
+                        &mut s.allocate
+                    };
+                    if let Some(l) = latch {
+                        l.writes = COMMITTED;
+                    }
+                }
+            }
             let mut i = 0;
             while i < self.warps[slot].pending.len() {
                 let p = self.warps[slot].pending[i];
@@ -378,7 +409,8 @@ impl<W> Sm<W> {
                 }
             }
         }
-        let clock = now + self.cfg.control_stage_cycles as u64;
+        // The SM's clock counter counts from its first CTA (`Sm::start_at`).
+        let clock = now - self.clock_origin + self.cfg.control_stage_cycles as u64;
         let id = self.warps[slot].exec_id;
         let issued: Issued<W> = ex.issue(id, clock)?;
         let inst = &self.code[sidx];
@@ -397,7 +429,7 @@ impl<W> Sm<W> {
         if self.record {
             let op = inst.op.clone();
             let w = &mut self.warps[slot];
-            w.log.issues.push((now, issued.pc, op));
+            w.log.issues.push((now - self.clock_origin, issued.pc, op));
             if special == Special::ClockRead {
                 w.log.clocks.push(clock);
             }
@@ -474,15 +506,23 @@ impl<W> Sm<W> {
             for r in &writes_regs {
                 w.sb_write[reg_index(r)] += 1;
             }
+            let late = !is_fixed || is_mem;
             for r in &reads {
                 let c = &mut w.sb_read[reg_index(r)];
                 *c = c.saturating_add(1);
+                if late {
+                    let c = &mut w.sb_read_late[reg_index(r)];
+                    *c = c.saturating_add(1);
+                }
             }
         }
         if issued.exited {
             w.exited = true;
             self.hot[slot] &= !HOT_LIVE;
             self.exited_warps += 1;
+            if let Err(at) = self.exited_slots.binary_search(&slot) {
+                self.exited_slots.insert(at, slot);
+            }
         }
         self.warps[slot].maybe_blocked = ex.blocked(id);
         self.hot[slot] &= !(HOT_DEP_WAIT | HOT_SB_CLEAR);

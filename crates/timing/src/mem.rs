@@ -20,6 +20,9 @@ pub struct MemReq<'a> {
     /// LDC: the constant bank and offset of the operand when known at decode
     /// (`bank << 32 | offset`).
     pub const_addr: Option<u64>,
+    /// LDC whose line misses the L0 VL cache: cycles the SM's L1 I/C needs beyond a hit to
+    /// have the line (an L1 miss, or the rest of a fetch in flight), 0 otherwise.
+    pub const_l1_extra: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +42,11 @@ pub trait DataMemory: Send {
     fn tick(&mut self, _now: u64) {}
     /// Ids of pending accesses that completed by `now`.
     fn completed(&mut self, _now: u64, _out: &mut Vec<u64>) {}
+    /// Whether an LDC of constant address `addr` (`bank << 32 | offset`) would miss the L0
+    /// VL constant cache and fetch its line from the L1 I/C (not present, not in flight).
+    fn const_line_absent(&self, _addr: u64) -> bool {
+        false
+    }
 }
 
 /// Hit latencies of the SM-shared structures, from arbiter grant to data ready.

@@ -116,11 +116,16 @@ impl<W> Sm<W> {
                     let a = e.access.as_ref().filter(|a| a.space == MemSpace::Const)?;
                     (a.active != 0).then(|| a.addrs[a.active.trailing_zeros() as usize] & 0xffff_ffff)
                 });
-            // LDC's line passes through the shared L1 instruction/constant cache, which backs
-            // both L0 constant caches (a later fixed-latency read of it then hits there).
-            if let Some(a) = const_addr {
+            // An LDC that misses the L0 VL cache fetches its line from the shared L1
+            // instruction/constant cache, which backs both L0 constant caches (a later
+            // fixed-latency read of it then hits there); an L1 miss, or a fetch of the line
+            // already in flight, adds to the VL miss penalty.
+            let mut const_l1_extra = 0;
+            if let Some(a) = const_addr.filter(|&a| self.mem.const_line_absent(a)) {
                 let line = self.const_l1_line((a >> 32) as u32, a & 0xffff_ffff);
-                self.l1i.fill(line);
+                let reply = self.cfg.l1i_reply_latency as u64;
+                let at = now + (self.cfg.l1i_latency as u64).saturating_sub(reply);
+                const_l1_extra = self.l1ic_lookup(at, line) - at;
             }
             let id = self.next_mem_id;
             // The request borrows the queue entry's addresses (no copy).
@@ -132,6 +137,7 @@ impl<W> Sm<W> {
                 access: self.subcores[sc].mem_q.front().and_then(|e| e.access.as_ref()),
                 warp: st.slot as u32,
                 const_addr,
+                const_l1_extra,
             };
             match self.mem.access(now, &req) {
                 Access::Retry => continue,

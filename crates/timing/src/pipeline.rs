@@ -2,10 +2,25 @@
 //! (register-file read ports and the RFC for fixed-latency instructions) and the
 //! register reads of variable-latency instructions (M25 A5.2, A8, rules 16–29).
 
+use crate::config::CoreConfig;
 use crate::sm::{Event, MemEntry, Sm, Stage};
 use sassim_isa::ArchReg;
 
 impl<W> Sm<W> {
+    /// Port-cycles per bank for `need` register reads per bank (scaled in place: an operand
+    /// costs warp-width / port-width port-cycles) and the cycles the reads take: at least
+    /// `read_cycles`, longer when one bank needs more port-cycles than its ports give.
+    fn read_window(cfg: &CoreConfig, need: &mut [u8; 8]) -> u32 {
+        let per_op = (cfg.warp_size * 32).div_ceil(cfg.rf_port_width_bits.max(32)) as u8;
+        let ports = cfg.rf_read_ports_per_bank.max(1);
+        let mut window = cfg.rf_read_cycles;
+        for n in need.iter_mut().take(cfg.rf_banks as usize) {
+            *n = n.saturating_mul(per_op);
+            window = window.max((*n as u32).div_ceil(ports));
+        }
+        window
+    }
+
     pub(crate) fn allocate_stage(&mut self, sc: usize, now: u64) {
         let Some(st) = self.subcores[sc].allocate else {
             return;
@@ -29,15 +44,7 @@ impl<W> Sm<W> {
                     need[b as usize] += 1;
                 }
             }
-            // An operand costs warp-width / port-width port-cycles; the reads take at least
-            // `read_cycles` and longer when one bank needs more port-cycles than that.
-            let per_op = (self.cfg.warp_size * 32).div_ceil(self.cfg.rf_port_width_bits.max(32)) as u8;
-            let ports = self.cfg.rf_read_ports_per_bank.max(1);
-            let mut window = read_cycles;
-            for n in need.iter_mut().take(banks as usize) {
-                *n = n.saturating_mul(per_op);
-                window = window.max((*n as u32).div_ceil(ports));
-            }
+            let window = Self::read_window(&self.cfg, &mut need);
             if !s.ports.fits(now + 1, window, &need[..banks as usize]) {
                 self.stats.allocate_stall_cycles += 1;
                 return;
@@ -126,20 +133,43 @@ impl<W> Sm<W> {
         for (_, b, _) in inst.bank_reads(banks) {
             need[b as usize] += 1;
         }
+        // Multi-register operands (tensor-core fragments: up to 10 registers for an
+        // HMMA.16816.F32) are read through the same ports as every operand, one 32-bit
+        // register of the warp per port-cycle (M25 §6: "we accurately model the timing for
+        // reading/writing operands that use multiple registers"): the read takes as many
+        // cycles as the busiest bank needs, at least `read_cycles`.
+        let window = Self::read_window(&self.cfg, &mut need);
         let s = &mut self.subcores[sc];
         if !self.cfg.rf_ideal {
-            if !s.ports.fits(now, read_cycles, &need[..banks as usize]) {
+            if !s.ports.fits(now, window, &need[..banks as usize]) {
                 return;
             }
-            s.ports.reserve(now, read_cycles, &need[..banks as usize]);
+            s.ports.reserve(now, window, &need[..banks as usize]);
         }
+        let read_cycles = if self.cfg.rf_ideal { read_cycles } else { window };
         s.var_q.pop_front();
         let unit = inst.unit;
         let lat = inst.latency as u64;
+        let initiation = inst.initiation as u64;
         let mut start = now + read_cycles as u64;
         if self.cfg.units.get(unit).is_some_and(|u| u.shared_by_sm) {
             start = start.max(self.shared_unit_free[unit]);
-            self.shared_unit_free[unit] = start + self.cfg.units[unit].initiation_interval.max(1) as u64;
+            // One SM-wide unit (FP64 on consumer parts): a warp takes its initiation interval
+            // or its lanes' cycles (2 lanes: 16 cycles per warp), whichever is longer.
+            let ii = (self.cfg.units[unit].initiation_interval as u64).max(inst.latch_cycles as u64);
+            self.shared_unit_free[unit] = start + ii.max(1);
+        } else if inst.unit_ii > 0 {
+            // A variable-latency tensor-core instruction waits for the sub-core's tensor unit
+            // (also taken by fixed-latency MMAs at issue) and holds it for its initiation interval.
+            let s = &mut self.subcores[sc];
+            start = start.max(s.unit_free[unit]);
+            s.unit_free[unit] = start + inst.unit_ii as u64;
+        } else if inst.mem.is_none() {
+            // The sub-core's unit (SFU, tensor core…) accepts one instruction per initiation
+            // interval: its lanes (a 4-lane SFU takes 8 cycles per warp) or the opcode's own.
+            let s = &mut self.subcores[sc];
+            start = start.max(s.var_unit_free[unit]);
+            s.var_unit_free[unit] = start + initiation;
         }
         self.schedule(
             now + read_cycles as u64 - 1,

@@ -58,6 +58,12 @@ pub(crate) struct Warp {
     // Scoreboards (DepMode::Scoreboard): pending writes and in-flight consumers per register.
     pub(crate) sb_write: Vec<u8>,
     pub(crate) sb_read: Vec<u8>,
+    /// In-flight readers of each register that read it outside the in-order fixed-latency
+    /// pipeline (memory and other variable-latency instructions): only these make a later
+    /// writer wait (WAR). A fixed-latency reader has read its sources before any later
+    /// instruction can write them, as with control bits, where such readers set no read
+    /// counter.
+    pub(crate) sb_read_late: Vec<u8>,
     pub(crate) log: WarpLog,
 }
 
@@ -154,6 +160,7 @@ impl Warp {
             inflight_ops: 0,
             sb_write: Vec::new(),
             sb_read: Vec::new(),
+            sb_read_late: Vec::new(),
             log: WarpLog::default(),
         }
     }
@@ -213,6 +220,8 @@ pub(crate) struct SubCore {
     pub(crate) ports: PortSchedule,
     pub(crate) rfc: Rfc,
     pub(crate) unit_free: Vec<u64>,
+    /// Variable-latency units of the sub-core: free to start an instruction from this cycle.
+    pub(crate) var_unit_free: Vec<u64>,
     pub(crate) mem_q: VecDeque<MemEntry>,
     pub(crate) mem_occupancy: u32,
     pub(crate) addr_free: u64,
@@ -260,6 +269,8 @@ pub struct Sm<W> {
     pub(crate) events: BinaryHeap<Reverse<(u64, u64, Event)>>,
     pub(crate) event_seq: u64,
     pub(crate) l1i: TagCache,
+    /// Lines of the L1 I/C being fetched from L2: (line, cycle it is in the L1).
+    pub(crate) l1i_inflight: Vec<(u64, u64)>,
     pub(crate) l1i_rr: usize,
     pub(crate) shared_unit_free: Vec<u64>,
     pub(crate) arb_free: u64,
@@ -274,15 +285,20 @@ pub struct Sm<W> {
     pub(crate) finished: Vec<u32>,
     pub(crate) uses_control_bits: bool,
     pub(crate) now: u64,
-    /// The GPU's cycle when this SM's kernel started (the SM's clock continues the GPU's,
-    /// so that the memory system behind it sees one continuous time across kernels).
-    pub(crate) start: u64,
+    /// The cycle the SM's clock counter (SR_CLOCKLO) and its issue logs count from: when its
+    /// first CTA started (`Sm::start_at`).
+    pub(crate) clock_origin: u64,
+    /// Whether `clock_origin` was set.
+    pub(crate) started: bool,
     /// Warps with counter increments staged this cycle.
     pub(crate) staged: Vec<usize>,
     /// Readiness of a sub-core's warps, reused every cycle by the issue stage.
     pub(crate) ready_buf: Vec<(usize, bool)>,
     /// Warps that exited and are not retired yet.
     pub(crate) exited_warps: u32,
+    /// Slots of the warps that exited and are not retired yet, in slot order (retirement
+    /// looks at these only, not at every slot every cycle).
+    pub(crate) exited_slots: Vec<usize>,
     /// Per warp slot, `HOT_*` flags: what the readiness check of every warp every cycle
     /// looks at first, kept apart from the large `Warp` records so that idle and waiting
     /// warps cost no cache miss.
@@ -293,6 +309,10 @@ pub struct Sm<W> {
     pub(crate) fp32_unit: Option<usize>,
     pub(crate) int_unit: Option<usize>,
 }
+
+/// A latch's results slot after its results were committed early (`issue.rs`): committing
+/// it again does nothing.
+pub(crate) const COMMITTED: usize = usize::MAX;
 
 impl<W> Sm<W> {
     pub fn new(cfg: CoreConfig, mem: Box<dyn DataMemory>) -> Self {
@@ -312,6 +332,7 @@ impl<W> Sm<W> {
                 ports: PortSchedule::new(cfg.rf_banks, cfg.rf_read_ports_per_bank),
                 rfc: Rfc::new(cfg.rf_banks, cfg.rfc_slots),
                 unit_free: vec![0; cfg.units.len()],
+                var_unit_free: vec![0; cfg.units.len()],
                 mem_q: VecDeque::new(),
                 mem_occupancy: 0,
                 addr_free: 0,
@@ -330,6 +351,7 @@ impl<W> Sm<W> {
         let int_unit = cfg.units.iter().position(|u| u.name == "int");
         Sm {
             l1i: TagCache::new(&cfg.l1i),
+            l1i_inflight: Vec::with_capacity(16),
             shared_unit_free: vec![0; cfg.units.len()],
             cfg,
             code: std::sync::Arc::from(Vec::new()),
@@ -354,10 +376,12 @@ impl<W> Sm<W> {
             finished: Vec::new(),
             uses_control_bits: true,
             now: 0,
-            start: 0,
+            clock_origin: 0,
+            started: false,
             staged: Vec::with_capacity(8),
             ready_buf: Vec::with_capacity(64),
             exited_warps: 0,
+            exited_slots: Vec::with_capacity(max_warps),
             hot: vec![0; max_warps],
             used_warps: 0,
             fp32_unit,
@@ -394,10 +418,25 @@ impl<W> Sm<W> {
         self.now
     }
 
-    /// Start this SM's clock at the GPU's cycle `c` (before its first tick).
-    pub fn set_start_cycle(&mut self, c: u64) {
-        self.now = c;
-        self.start = c;
+    /// Bring an idle SM to GPU cycle `cycle` before warps are added to it (an idle SM is not
+    /// ticked, so its clock stays behind). The first call also fixes the origin of the SM's
+    /// clock counter and issue logs: the cycle its first CTA started. Returns false (and does
+    /// nothing) when the SM is busy or already past `cycle`.
+    pub fn start_at(&mut self, cycle: u64) -> bool {
+        if !self.is_idle() || cycle < self.now {
+            return cycle == self.now && self.started;
+        }
+        self.now = cycle;
+        if !self.started {
+            self.started = true;
+            self.clock_origin = cycle;
+        }
+        true
+    }
+
+    /// The cycle the SM's clock counter counts from (see [`Sm::start_at`]).
+    pub fn clock_origin(&self) -> u64 {
+        self.clock_origin
     }
 
     /// The SM's data memories (L1/shared), for the GPU-level memory system.
@@ -424,6 +463,7 @@ impl<W> Sm<W> {
         if !self.uses_control_bits {
             w.sb_write = vec![0; SB_REGS];
             w.sb_read = vec![0; SB_REGS];
+            w.sb_read_late = vec![0; SB_REGS];
         }
         self.warps[slot] = w;
         self.hot[slot] = HOT_LIVE;
@@ -526,7 +566,8 @@ impl<W> Sm<W> {
         }
     }
 
-    /// Commit the results stored in slab slot `i` (borrowed, not moved) and free the slot.
+    /// Commit the results stored in slab slot `i` (borrowed, not moved) and free the slot
+    /// (nothing for [`COMMITTED`]).
     pub(crate) fn commit_slot<E: Executor<Writes = W>>(&mut self, ex: &mut E, id: u32, i: usize) {
         let present = match self.slab.get(i) {
             Some(Some(w)) => {
@@ -591,7 +632,7 @@ impl<W> Sm<W> {
             self.retire_warps(ex);
         }
         self.now += 1;
-        self.stats.cycles = self.now - self.start;
+        self.stats.cycles = self.now - self.clock_origin;
         Ok(())
     }
 
@@ -608,9 +649,14 @@ impl<W> Sm<W> {
                         self.sb_dec(slot, rs);
                     } else {
                         let w = &mut self.warps[slot];
+                        let late = self.code[sidx].reads_outside_fixed_pipeline();
                         for r in &self.code[sidx].reads {
                             let c = &mut w.sb_read[reg_index(r)];
                             *c = c.saturating_sub(1);
+                            if late {
+                                let c = &mut w.sb_read_late[reg_index(r)];
+                                *c = c.saturating_sub(1);
+                            }
                         }
                         if self.sb_release_wakes(slot, &self.code[sidx].reads) {
                             self.hot[slot] &= !HOT_DEP_WAIT;
@@ -754,9 +800,17 @@ impl<W> Sm<W> {
     }
 
     fn retire_warps<E: Executor<Writes = W>>(&mut self, ex: &mut E) {
-        for slot in 0..self.warps.len() {
+        let mut k = 0;
+        while k < self.exited_slots.len() {
+            let slot = self.exited_slots[k];
             let w = &self.warps[slot];
-            if !w.used || !w.exited || w.finished || w.inflight_ops > 0 {
+            if !w.used || !w.exited || w.finished {
+                // Not a live exited warp any more: forget it.
+                self.exited_slots.remove(k);
+                continue;
+            }
+            k += 1;
+            if w.inflight_ops > 0 {
                 continue;
             }
             let sc = w.subcore;
@@ -769,6 +823,8 @@ impl<W> Sm<W> {
                 self.commit_slot(ex, id, idx);
             }
             self.exited_warps = self.exited_warps.saturating_sub(1);
+            k -= 1;
+            self.exited_slots.remove(k);
             let w = &mut self.warps[slot];
             w.finished = true;
             w.used = false;

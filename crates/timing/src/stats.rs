@@ -75,8 +75,19 @@ pub struct CoreStats {
     pub allocate_stall_cycles: u64,
     pub l0i_hits: u64,
     pub l0i_misses: u64,
+    /// L0 I-cache lookups that found their line in flight (a demand miss or a prefetch not
+    /// yet back): they wait for it (Accel-Sim's HIT_RESERVED).
+    pub l0i_hit_reserved: u64,
     pub stream_buffer_hits: u64,
     pub l1i_requests: u64,
+    /// The SM's L1 instruction/constant cache: instruction and constant lines, by outcome
+    /// (`HIT_RESERVED`: the line was being fetched from L2; the request waits for it).
+    pub l1i_hits: u64,
+    pub l1i_misses: u64,
+    pub l1i_hit_reserved: u64,
+    pub l1c_hits: u64,
+    pub l1c_misses: u64,
+    pub l1c_hit_reserved: u64,
     pub l0c_hits: u64,
     pub l0c_misses: u64,
     pub mem_insts: u64,
@@ -104,8 +115,15 @@ impl CoreStats {
         self.allocate_stall_cycles += o.allocate_stall_cycles;
         self.l0i_hits += o.l0i_hits;
         self.l0i_misses += o.l0i_misses;
+        self.l0i_hit_reserved += o.l0i_hit_reserved;
         self.stream_buffer_hits += o.stream_buffer_hits;
         self.l1i_requests += o.l1i_requests;
+        self.l1i_hits += o.l1i_hits;
+        self.l1i_misses += o.l1i_misses;
+        self.l1i_hit_reserved += o.l1i_hit_reserved;
+        self.l1c_hits += o.l1c_hits;
+        self.l1c_misses += o.l1c_misses;
+        self.l1c_hit_reserved += o.l1c_hit_reserved;
         self.l0c_hits += o.l0c_hits;
         self.l0c_misses += o.l0c_misses;
         self.mem_insts += o.mem_insts;

@@ -660,3 +660,22 @@ pub unsafe extern "C" fn cudaPointerGetAttributes(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::abi::cudaErrorMemoryAllocation;
+
+    /// `gpu.memory_mb` is the device memory programs may allocate (cudaMalloc and
+    /// cudaGetDeviceProperties' totalGlobalMem): the preset key's effect
+    /// (crates/gpu/tests/preset_keys.rs names this test for it).
+    #[test]
+    fn device_memory_is_the_presets_memory_mb() {
+        let mut rt = crate::runtime::Runtime::new();
+        assert!(rt.alloc_device(2 << 20).is_ok(), "the default preset has GBs");
+        rt.gpu_cfg.gpu.memory_mb = 3;
+        let e = rt.alloc_device(2 << 20).expect_err("3 MB with 2 MB in use");
+        assert_eq!(e.code, cudaErrorMemoryAllocation);
+        assert!(e.message.contains("3145728 bytes"), "{}", e.message);
+        assert!(rt.alloc_device(1 << 20).is_ok(), "1 MB of 3 MB is still free");
+    }
+}

@@ -793,6 +793,7 @@ impl Ex<'_> {
                 }
             }
             Op::Nop => {}
+            Op::Tensor(t) => self.tensor_op(t)?,
             Op::Unsupported(ref what) => {
                 return Err(ExecError::unsupported(what.clone(), self.d.pc));
             }

@@ -13,7 +13,7 @@ fn space_of(space: MemSpace) -> Space {
 
 impl Ex<'_> {
     /// Per-lane address of a memory operand.
-    fn address(&self, m: &MemAddr, lane: usize, space: MemSpace) -> u64 {
+    pub(super) fn address(&self, m: &MemAddr, lane: usize, space: MemSpace) -> u64 {
         let global = matches!(space, MemSpace::Global | MemSpace::Generic);
         let mut a: u64 = m.offset as u64;
         for t in &m.terms[..m.n as usize] {
@@ -42,7 +42,7 @@ impl Ex<'_> {
         }
     }
 
-    fn mem_operand(&self, i: usize) -> Res<MemAddr> {
+    pub(super) fn mem_operand(&self, i: usize) -> Res<MemAddr> {
         match &self.op(i)?.k {
             K::Mem(m) => Ok(*m),
             _ => Err(self.unsup(&format!("operand {} is not an address", i + 1))),
@@ -92,7 +92,7 @@ impl Ex<'_> {
         }
     }
 
-    fn load(&mut self, space: MemSpace, lane: usize, addr: u64, out: &mut [u8]) -> Res<()> {
+    pub(super) fn load(&mut self, space: MemSpace, lane: usize, addr: u64, out: &mut [u8]) -> Res<()> {
         let (space, addr) = Self::resolve(space, addr);
         let n = out.len() as u32;
         if addr & (n as u64 - 1) != 0 {
@@ -166,7 +166,7 @@ impl Ex<'_> {
     /// Record the access for the timing model. A generic access is recorded in the space
     /// of its first lane's address (a warp whose lanes point into different spaces is
     /// timed as that space; the functional result is exact either way).
-    fn record(&mut self, space: MemSpace, kind: MemKind, bytes: u32, addrs: [u64; 32]) {
+    pub(super) fn record(&mut self, space: MemSpace, kind: MemKind, bytes: u32, addrs: [u64; 32]) {
         let mut addrs = addrs;
         let mut space = space;
         if space == MemSpace::Generic {

@@ -53,6 +53,7 @@ pub fn classify(ins: &sassim_isa::Instruction) -> InstClass {
         fixed,
         latency,
         latch_cycles: Some(1),
+        initiation: None,
         read_delay: 0,
     }
 }

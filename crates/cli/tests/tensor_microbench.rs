@@ -1,0 +1,138 @@
+//! Tensor-core timing (issue 17, point 3): dependent and independent MMA chains per shape and
+//! type, timed by the hardware scoreboards (no stall counts telling the answer), on the RTX
+//! A6000 (sm_86) and the H100 (sm_90), and the same chains as Accel-Sim traces.
+//!
+//! Expected values and their sources:
+//! * latency: the distance at which ptxas 13.5 places the dependent MMA (HMMA.16816 and
+//!   IMMA.16832 → dependent MMA at stall 24, HMMA.1688 → consumer at 14) in the sm_86 and
+//!   sm_90 cubins of `workloads/programs/{wmma,mma,imma}_gemm` (`workloads/programs/sass/`);
+//! * throughput: NVIDIA's peak dense rates, as the presets cite them. GA102 whitepaper: 128
+//!   FP16 FMA per clock per sub-core's tensor core (RTX A6000: 84 SMs x 4 x 128 x 2 x 1.8 GHz =
+//!   154.8 dense TFLOPS), INT8 twice that: an HMMA.16816 (2,048 FMA) every 16 cycles, an
+//!   HMMA.1688 every 8, an IMMA.16832.S8 (4,096 MAC) every 16. H100 whitepaper: 989 dense FP16
+//!   TFLOPS and 1,979 INT8 TOPS (SXM5, 132 SMs at 1,830 MHz) = 512 FMA and 1,024 MAC per clock
+//!   per sub-core: one HMMA.16816 or IMMA.16832.S8 every 4 cycles.
+//!
+//! The issue asks for agreement within 10 %; the model reproduces these exactly.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// `n` MMAs `op` (destination/accumulator `c`), each depending on the previous one (`dep`) or
+/// all independent (accumulators R16, R20, …), one warp, control bits that do not wait.
+fn chain(gpu: &str, op: &str, dep: bool, n: usize) -> String {
+    let (a, b) = if op.starts_with("IMMA") {
+        ("R8.ROW", "R12.COL")
+    } else {
+        ("R8", "R12")
+    };
+    let mut s = format!(".gpu {gpu}\n.block 32\n");
+    for i in 0..n {
+        let c = if dep { 4 } else { 16 + 4 * i };
+        s += &format!("[B------:R-:W-:-:S01] {op} R{c}, {a}, {b}, R{c} ;\n");
+    }
+    s + "[B------:R-:W-:-:S05] EXIT ;\n"
+}
+
+/// Cycles between consecutive MMA issues of warp 0, with scoreboards.
+fn gaps(gpu: &str, op: &str, dep: bool) -> Vec<u64> {
+    let name = format!("{gpu}-{op}-{dep}.sass");
+    let (v, ok) = mb(
+        &name,
+        &chain(gpu, op, dep, 8),
+        &["--set", "issue.dependence=scoreboard"],
+    );
+    assert!(ok, "{name}: {v}");
+    let issues: Vec<u64> = warp(&v, 0)["issues"]
+        .as_array()
+        .expect("issues")
+        .iter()
+        .filter(|i| i["op"].as_str().is_some_and(|o| o.contains("MMA")))
+        .map(|i| i["cycle"].as_u64().expect("cycle"))
+        .collect();
+    assert_eq!(issues.len(), 8, "{name}");
+    issues.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+/// (GPU, opcode, latency, initiation interval).
+const EXPECTED: [(&str, &str, u64, u64); 5] = [
+    ("rtx-a6000", "HMMA.16816.F32", 24, 16),
+    ("rtx-a6000", "HMMA.1688.F32", 14, 8),
+    ("rtx-a6000", "IMMA.16832.S8.S8", 24, 16),
+    ("h100", "HMMA.16816.F32", 24, 4),
+    ("h100", "IMMA.16832.S8.S8", 24, 4),
+];
+
+#[test]
+fn mma_chains_reproduce_compiler_latencies_and_peak_rates() {
+    for (gpu, op, lat, ii) in EXPECTED {
+        let dep = gaps(gpu, op, true);
+        assert!(
+            dep.iter().all(|&g| g == lat),
+            "{gpu} {op} dependent: {dep:?}, expected {lat}"
+        );
+        let ind = gaps(gpu, op, false);
+        assert!(
+            ind.iter().all(|&g| g == ii),
+            "{gpu} {op} independent: {ind:?}, expected {ii}"
+        );
+    }
+}
+
+/// A one-warp Accel-Sim trace (format v4) of the chain, in its own directory.
+fn write_trace(dir: &Path, op: &str, dep: bool, n: usize) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("dir");
+    let mut body = String::new();
+    for i in 0..n {
+        let c = if dep { 4 } else { 16 + 4 * i };
+        // pc mask dest_num dests opcode src_num srcs mem_width
+        body += &format!("{:04x} ffffffff 1 R{c} {op} 3 R8 R12 R{c} 0 \n", 16 * i);
+    }
+    body += &format!("{:04x} ffffffff 0 EXIT 0 0 \n", 16 * n);
+    let trace = format!(
+        "-kernel name = mma_chain\n-kernel id = 1\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n\
+         -shmem = 0\n-nregs = 64\n-binary version = 86\n-cuda stream id = 0\n\
+         -shmem base_addr = 0x00007f0000000000\n-local mem base_addr = 0x00007f1000000000\n\
+         -nvbit version = 1.5.5\n-accelsim tracer version = 4\n\n\
+         #traces format = threadblock_x threadblock_y threadblock_z warpid_tb PC mask dest_num [reg_dests] opcode src_num [reg_srcs] mem_width [adrrescompress?] [mem_addresses]\n\n\
+         #BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\ninsts = {}\n{body}\n#END_TB\n",
+        n + 1
+    );
+    std::fs::write(dir.join("kernel-1.traceg"), trace).expect("trace");
+    std::fs::write(dir.join("kernelslist.g"), "kernel-1.traceg\n").expect("list");
+    dir.join("kernelslist.g")
+}
+
+fn trace_cycles(dir: &Path) -> u64 {
+    let json = dir.join("r.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sassim"))
+        .args(["run", "--trace"])
+        .arg(dir.join("kernelslist.g"))
+        .args(["--gpu", "rtx-a6000", "--json"])
+        .arg(&json)
+        .arg("--force")
+        .output()
+        .expect("sassim");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    v["kernels"][0]["cycles"].as_u64().expect("cycles")
+}
+
+/// Accel-Sim traces with MMA instructions run with the same tensor model: eight more MMAs
+/// in a chain cost eight latencies, eight more independent ones eight initiation intervals.
+#[test]
+fn mma_traces_use_the_same_tensor_model() {
+    let base = std::env::temp_dir().join(format!("sassim-mma-trace-{}", std::process::id()));
+    for (dep, per) in [(true, 24u64), (false, 16u64)] {
+        let mut c = Vec::new();
+        for n in [8usize, 16] {
+            let d = base.join(format!("{dep}-{n}"));
+            write_trace(&d, "HMMA.16816.F32", dep, n);
+            c.push(trace_cycles(&d));
+        }
+        assert_eq!(c[1] - c[0], 8 * per, "dependent {dep}: {c:?}");
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -1,0 +1,151 @@
+//! Simulator speed with the whole GPU busy (issue 15): simulated cycles/s, warp-instructions/s,
+//! wall time per SM-cycle and peak RSS, execution-driven and trace-driven.
+//!
+//! `cargo bench -p sassim-gpu --bench loaded` runs:
+//! * `vecadd-1344x256`: the built-in vecadd resized to 1,344 CTAs of 256 threads (344,064
+//!   elements, every one of the RTX A6000's 84 SMs busy), execution-driven;
+//! * `matmul-1024`: the built-in shared-memory tiled matmul resized to 1024 x 1024 (4,096 CTAs;
+//!   minutes of simulation on a laptop core);
+//! * `bfs-trace`: every kernel of the BFS Accel-Sim trace (`fixtures/traces/bfs-sm80-v3`).
+//!
+//! `SASSIM_BENCH_ONLY=vecadd-1344x256,bfs-trace` chooses benchmarks. Results and the method are
+//! in docs/performance.md. (A memory-bound random-gather trace with all SMs busy is still to be
+//! added: issue 15.)
+
+use sassim_config::GpuConfig;
+use sassim_functional::ControlFlowKind;
+use sassim_gpu::workload::{listing_arch_for, load_builtin, run_workload_timed};
+use sassim_gpu::{Gpu, RunOptions};
+use sassim_workload::Param;
+use std::path::Path;
+use std::time::Instant;
+
+fn peak_rss_mb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
+        })
+        .unwrap_or(0)
+        / 1024
+}
+
+/// What one benchmark simulated and how long it took.
+struct Measured {
+    cycles: u64,
+    warp_insts: u64,
+    sms: u64,
+    wall: f64,
+}
+
+fn report(name: &str, m: &Measured) {
+    println!(
+        "{name:<18} {:>10} {:>12} {:>10.2} {:>12.0} {:>14.0} {:>12.3}",
+        m.cycles,
+        m.warp_insts,
+        m.wall,
+        m.cycles as f64 / m.wall,
+        m.warp_insts as f64 / m.wall,
+        m.wall * 1e6 / (m.cycles * m.sms).max(1) as f64
+    );
+}
+
+/// A built-in workload with `n` elements per buffer, `grid` and the size parameter `n`.
+fn resized(cfg: &GpuConfig, name: &str, grid: Vec<u32>, elems: usize, size: u32) -> Measured {
+    let arch = listing_arch_for(&cfg.gpu.arch);
+    let b = sassim_workload::builtin()
+        .into_iter()
+        .find(|b| b.name == name)
+        .expect("built-in workload");
+    let (w, listing, smem) = load_builtin(&b, arch).expect("workload");
+    let mut spec = w.spec.clone();
+    spec.grid = grid;
+    for buf in &mut spec.buffers {
+        buf.count = elems;
+    }
+    for p in &mut spec.params {
+        if let Param::U32(v) = p {
+            *v = size;
+        }
+    }
+    let w = sassim_workload::Workload::from_spec(spec, &format!("{name} (resized)"), Some(name), None)
+        .expect("resized spec");
+    let mut gpu = Gpu::new(cfg.clone());
+    let t = Instant::now();
+    let r = run_workload_timed(
+        &mut gpu,
+        &w,
+        &listing,
+        arch,
+        smem,
+        ControlFlowKind::Hanoi,
+        &RunOptions::default(),
+    )
+    .expect("run");
+    let wall = t.elapsed().as_secs_f64();
+    if let Err(e) = &r.check {
+        panic!("{name}: outputs differ from the reference: {e}");
+    }
+    Measured {
+        cycles: r.run.cycles,
+        warp_insts: r.run.stats.warp_insts,
+        sms: u64::from(r.run.sms_used),
+        wall,
+    }
+}
+
+fn bfs_trace(cfg: &GpuConfig) -> Measured {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/traces/bfs-sm80-v3");
+    let list = std::fs::read_to_string(dir.join("kernelslist.g")).expect("kernelslist.g");
+    let mut gpu = Gpu::new(cfg.clone());
+    let mut m = Measured {
+        cycles: 0,
+        warp_insts: 0,
+        sms: u64::from(cfg.gpu.num_sms),
+        wall: 0.0,
+    };
+    let mut sm_cycles = 0u64;
+    for line in list.lines().map(str::trim).filter(|l| l.ends_with(".traceg")) {
+        let t = Instant::now();
+        let r =
+            sassim_gpu::trace_exec::run_trace_kernel(&mut gpu, &dir.join(line), &[], &RunOptions::default())
+                .expect("trace kernel");
+        m.wall += t.elapsed().as_secs_f64();
+        m.cycles += r.run.cycles;
+        m.warp_insts += r.run.stats.warp_insts;
+        sm_cycles += r.run.cycles * u64::from(r.run.sms_used);
+    }
+    // Average SMs busy over the kernels (weighted by cycles).
+    m.sms = sm_cycles / m.cycles.max(1);
+    m
+}
+
+fn main() {
+    let only = std::env::var("SASSIM_BENCH_ONLY").ok();
+    let want = |n: &str| only.as_deref().is_none_or(|o| o.split(',').any(|x| x == n));
+    let a6000 = GpuConfig::preset("rtx-a6000").expect("preset");
+    println!(
+        "{:<18} {:>10} {:>12} {:>10} {:>12} {:>14} {:>12}",
+        "benchmark", "cycles", "warp insts", "wall s", "cycles/s", "warp-insts/s", "us/SM-cycle"
+    );
+    if want("vecadd-1344x256") {
+        report(
+            "vecadd-1344x256",
+            &resized(&a6000, "vecadd", vec![1344], 1344 * 256, 1344 * 256),
+        );
+    }
+    if want("matmul-1024") {
+        report(
+            "matmul-1024",
+            &resized(&a6000, "matmul", vec![64, 64], 1024 * 1024, 1024),
+        );
+    }
+    if want("bfs-trace") {
+        // The trace was recorded on an sm_80 GPU; the A6000 (sm_86) runs it as Accel-Sim would.
+        report("bfs-trace", &bfs_trace(&a6000));
+    }
+    println!("threads: 1 (parallel simulation of one kernel is issue 15, point 3)");
+    println!("peak RSS {} MB", peak_rss_mb());
+}
