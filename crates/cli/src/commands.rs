@@ -25,12 +25,14 @@ fn parse_cf(s: &str) -> Result<ControlFlowKind> {
 pub struct RunArgs {
     /// Built-in workload names or launch-spec files (default: the whole built-in suite).
     pub workloads: Vec<String>,
-    /// Where the control bits come from: `listing` (the compiler's; traces: when a listing
-    /// is given, otherwise scoreboards), `infer` (derived from the opcode tables' latencies,
-    /// replacing the listing's; for traces without a listing), `scoreboard` (none: hardware
-    /// scoreboards, as `--set issue.dependence=scoreboard`).
-    #[arg(long, value_enum, default_value = "listing")]
-    pub control_bits: ControlBitsArg,
+    /// Where the control bits come from: `listing` (the compiler's; a trace kernel without a
+    /// listing runs on hardware scoreboards, "hybrid"), `infer` (derived the way ptxas does
+    /// from the opcode tables and the preset's `[compiler]` conventions, replacing a
+    /// listing's), `scoreboard` (none: hardware scoreboards, as `--set
+    /// issue.dependence=scoreboard`). Default: the listing where there is one, otherwise
+    /// inferred. The summary names the source each kernel used.
+    #[arg(long, value_enum)]
+    pub control_bits: Option<ControlBitsArg>,
     #[command(flatten)]
     pub gpu: GpuArgs,
     /// Control-flow manager: hanoi or simt.
@@ -161,7 +163,7 @@ pub enum ControlBitsArg {
 
 pub fn run(a: RunArgs) -> Result<ExitCode> {
     let mut cfg = load_gpu(&a.gpu)?;
-    if a.control_bits == ControlBitsArg::Scoreboard {
+    if a.control_bits == Some(ControlBitsArg::Scoreboard) {
         cfg = cfg
             .with_overrides(&["issue.dependence=scoreboard".to_string()])
             .map_err(|e| anyhow!("{e}"))?;
@@ -254,7 +256,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             );
         }
     }
-    if a.control_bits == ControlBitsArg::Infer {
+    if a.control_bits == Some(ControlBitsArg::Infer) {
         // The compiler's control bits replaced by inferred ones (to compare the two).
         let core = Gpu::new(cfg.clone()).core;
         for (_, l, _) in selected.iter_mut() {
@@ -506,7 +508,9 @@ fn run_trace(a: &RunArgs, kernelslist: &Path, cfg: GpuConfig) -> Result<ExitCode
         deadline: a.limits.deadline(),
         deadlock_cycles: a.limits.deadlock_cycles,
         progress: Some(progress_fn(bar.clone())),
-        infer_control_bits: a.control_bits == ControlBitsArg::Infer,
+        // Kernels without a listing: inferred unless `listing` (scoreboards) or `scoreboard`
+        // was asked for.
+        infer_control_bits: matches!(a.control_bits, None | Some(ControlBitsArg::Infer)),
         ..RunOptions::default()
     };
     let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, kernelslist, &listings, &opts)

@@ -140,6 +140,13 @@ pub const LIMITS: &[Limit] = &[
     r("frontend.kernel_code_base", 0, 1 << 48),
     r("frontend.kernel_code_spacing", 16, 1 << 32),
     // [issue]
+    // [compiler]
+    r("compiler.guard_predicate_latency", 0, 1000),
+    r("compiler.memory_issue_interval", 0, 1000),
+    r("compiler.memory_read_extra", 0, 1000),
+    r("compiler.control_min_stall", 1, 15),
+    r("compiler.yield_min_stall", 0, 15),
+    r("compiler.read_counter_window", 0, 1_000_000),
     r("issue.two_level_active_warps", 1, 64),
     r("issue.scoreboard_max_consumers", 0, 1023),
     r("issue.max_stall_counter", 1, 15),

@@ -180,6 +180,32 @@ pub enum StallExpiry {
     Figure4,
 }
 
+/// `[compiler]`: the code-generation conventions of the compiler (ptxas) that
+/// `--control-bits infer` reproduces for traces recorded without the kernel's SASS
+/// (`sassim_analysis::control_bits`; measured on the shipped listings, docs/validation.md).
+/// Nothing else reads them: code with the compiler's own control bits runs as compiled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompilerConfig {
+    /// Cycles from a fixed-latency predicate producer's issue to an instruction guarded by
+    /// the predicate.
+    pub guard_predicate_latency: u32,
+    /// Cycles between the issue of two memory instructions of a warp.
+    pub memory_issue_interval: u32,
+    /// Extra cycles a memory instruction waits for a fixed-latency result it reads, beyond
+    /// the producer's latency.
+    pub memory_read_extra: u32,
+    /// Smallest stall count of a control-flow instruction (branch, exit, call, return,
+    /// BSYNC, WARPSYNC).
+    pub control_min_stall: u32,
+    /// A wait of at least this many cycles for a fixed-latency result sets the yield bit
+    /// of the instruction before (0: never).
+    pub yield_min_stall: u32,
+    /// A memory instruction gets a read counter (for WAR) only when one of its source
+    /// registers is overwritten within this many instructions of its block.
+    pub read_counter_window: u32,
+}
+
 /// `[issue]`: scheduler and dependence handling.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -640,6 +666,7 @@ pub struct GpuConfig {
     pub launch: LaunchConfig,
     pub frontend: FrontendConfig,
     pub issue: IssueConfig,
+    pub compiler: CompilerConfig,
     pub regfile: RegFileConfig,
     pub units: UnitsConfig,
     pub result_queue: ResultQueueConfig,

@@ -2,6 +2,7 @@
 //! sequencing, the cycle loop, deadlock detection, and the microbenchmark runner.
 
 pub mod ctlbits;
+pub mod ctlbits_validation;
 pub mod engine;
 pub mod footprint;
 pub mod launch;

@@ -12,7 +12,8 @@
 //!   (occupancy limits, kernel launch and CTA dispatch);
 //! * `tensor`: a trace (no functional execution) of every tensor-core opcode and shape in
 //!   the presets' latency tables;
-//! * `stream`: a CTA per SM streaming from DRAM (the memory system's queues fill).
+//! * `stream`: a CTA per SM streaming from DRAM (the memory system's queues fill);
+//! * `inferred`: `core` with control bits inferred for the preset (`[compiler]` keys).
 //!
 //! A statistic is anything in the kernel run: cycles, issue and stall counters, cache,
 //! DRAM and interconnect counters, the per-warp issue logs.
@@ -214,8 +215,17 @@ fn stream_src(sms: u32) -> String {
 
 /// A fingerprint of everything a kernel run reports.
 fn run_mb(cfg: &GpuConfig, src: &str, shared: u32) -> String {
-    let mb = parse(src, "keys.sass").expect("microbenchmark");
+    run_mb_with(cfg, src, shared, false)
+}
+
+/// As [`run_mb`]; `infer`: with control bits inferred for `cfg` instead of the listing's
+/// (`--control-bits infer`: the `[compiler]` keys act there).
+fn run_mb_with(cfg: &GpuConfig, src: &str, shared: u32, infer: bool) -> String {
+    let mut mb = parse(src, "keys.sass").expect("microbenchmark");
     let mut gpu = Gpu::new(cfg.clone());
+    if infer {
+        mb.kernel = sassim_gpu::ctlbits::with_inferred_control_bits(&mb.kernel, cfg, &gpu.core);
+    }
     let opts = RunOptions {
         record: true,
         shared_per_cta: shared,
@@ -314,17 +324,19 @@ fn run_tensor(cfg: &GpuConfig) -> String {
 }
 
 /// Fingerprints of the benchmarks, computed lazily: `i` = 0 core, 1 mem, 2 launch, 3 tensor,
-/// 4 stream.
+/// 4 stream, 5 core with inferred control bits.
 struct Battery {
     cfg: GpuConfig,
-    done: [Option<String>; 5],
+    done: [Option<String>; BENCHMARKS],
 }
+
+const BENCHMARKS: usize = 6;
 
 impl Battery {
     fn new(cfg: GpuConfig) -> Self {
         Battery {
             cfg,
-            done: [None, None, None, None, None],
+            done: [None, None, None, None, None, None],
         }
     }
     fn get(&mut self, i: usize) -> &str {
@@ -335,7 +347,8 @@ impl Battery {
                 1 => run_mb(c, &mem_src(), 0),
                 2 => run_mb(c, &launch_src(c.gpu.num_sms), 10 * 1024),
                 3 => run_tensor(c),
-                _ => run_mb(c, &stream_src(c.gpu.num_sms), 0),
+                4 => run_mb(c, &stream_src(c.gpu.num_sms), 0),
+                _ => run_mb_with(c, &core_src(), 0, true),
             });
         }
         self.done[i].as_deref().unwrap_or_default()
@@ -532,7 +545,7 @@ fn keys_without_effect(preset: &str) -> Vec<String> {
                 continue;
             };
             let mut b = Battery::new(cfg);
-            for i in 0..5 {
+            for i in 0..BENCHMARKS {
                 let base_fp = match own_base.as_mut() {
                     Some(o) => o.get(i).to_string(),
                     None => baseline.get(i).to_string(),

@@ -307,6 +307,18 @@ pub fn regs_written(ins: &Instruction) -> Vec<ArchReg> {
     out
 }
 
+/// The guard predicate register (`@P0`, `@!UP1`); `None` without a guard or with `@PT`/`@!PT`.
+pub fn guard_reg(ins: &Instruction) -> Option<ArchReg> {
+    let mut out = Vec::new();
+    push_operand_regs(&mut out, &OperandKind::Pred(ins.guard?.reg));
+    out.pop()
+}
+
+/// Whether the instruction can never execute (`@!PT`, `@!UPT`: ptxas's padding).
+pub fn never_executes(ins: &Instruction) -> bool {
+    ins.guard.is_some_and(|g| g.neg && g.reg.is_true())
+}
+
 /// Registers read by the instruction, including the guard predicate and address registers.
 pub fn regs_read(ins: &Instruction) -> Vec<ArchReg> {
     let mut out = Vec::new();
