@@ -3,6 +3,7 @@
 mod commands;
 mod exec;
 mod limits;
+mod ltrf;
 mod outputs;
 mod sweep;
 
@@ -58,6 +59,9 @@ enum Cmd {
     /// Control-flow traces: compare control-flow managers (Hanoi paper's discrepancy).
     #[command(subcommand)]
     Cflow(commands::CflowCmd),
+    /// LTRF (latency-tolerant register file): register-intervals, prefetches and renumbering.
+    #[command(subcommand)]
+    Ltrf(ltrf::LtrfCmd),
     /// Compare simulated cycles (JSON from `run --json`) with hardware measurements (CSV).
     Correlate(commands::CorrelateArgs),
     /// Run an unmodified CUDA program (built with `nvcc -cudart shared`); every kernel it
@@ -79,6 +83,7 @@ fn main() -> ExitCode {
         Cmd::Gpus => commands::gpus(),
         Cmd::Trace(t) => commands::trace(t),
         Cmd::Cflow(c) => commands::cflow(c),
+        Cmd::Ltrf(c) => ltrf::ltrf(c),
         Cmd::Correlate(a) => commands::correlate(a),
         Cmd::Exec(a) => exec::exec(a),
         Cmd::Sweep(a) => sweep::sweep(a),

@@ -338,6 +338,10 @@ pub struct KernelExec {
     global: GlobalMemory,
     warps: Vec<Warp>,
     ctas: Vec<Cta>,
+    /// Slots of retired CTAs and of their warps, reused by the next CTAs started (a grid of
+    /// any size runs in the memory of the CTAs resident at once; issue 18).
+    free_ctas: Vec<usize>,
+    free_warps: Vec<WarpId>,
     nregs: usize,
     /// Bumped by every event that is progress for deadlock detection (memory change, exit,
     /// barrier release, reconvergence is not counted).
@@ -460,6 +464,8 @@ impl KernelExec {
             global: GlobalMemory::new(),
             warps: Vec::new(),
             ctas: Vec::new(),
+            free_ctas: Vec::new(),
+            free_warps: Vec::new(),
             nregs,
             progress: 0,
             printf_out: Vec::new(),
@@ -512,6 +518,8 @@ impl KernelExec {
     pub fn fault(&self) -> Option<&ExecError> {
         self.fault.as_ref()
     }
+    /// Warp slots: the most warps resident at once (a retired CTA's are reused), or every
+    /// warp started when control-flow traces are recorded.
     pub fn num_warps(&self) -> usize {
         self.warps.len()
     }
@@ -529,7 +537,7 @@ impl KernelExec {
             (cta_linear_id / g[0]) % g[1],
             cta_linear_id / (g[0] * g[1]),
         ];
-        let cidx = self.ctas.len();
+        let cidx = self.free_ctas.pop().unwrap_or(self.ctas.len());
         let shared = FlatMemory::new((self.arch.shared_base + self.launch.shared_bytes) as usize);
         let b = self.launch.block;
         let nthreads = self.launch.threads_per_cta();
@@ -560,8 +568,7 @@ impl KernelExec {
             let start_pc = self.kernel.instructions.first().map_or(0, |i| i.pc);
             let mut cf = cf;
             cf.advance(start_pc);
-            let id = WarpId(self.warps.len() as u32);
-            self.warps.push(Warp {
+            let warp = Warp {
                 cta: cidx,
                 in_cta: wi,
                 regs: vec![0; self.nregs * 32],
@@ -575,30 +582,60 @@ impl KernelExec {
                 tid,
                 trace: Vec::new(),
                 issued: 0,
-            });
+            };
+            let id = match self.free_warps.pop() {
+                Some(id) => {
+                    self.warps[id.0 as usize] = warp;
+                    id
+                }
+                None => {
+                    self.warps.push(warp);
+                    WarpId(self.warps.len() as u32 - 1)
+                }
+            };
             ids.push(id);
         }
-        self.ctas.push(Cta {
+        let cta = Cta {
             ctaid,
             linear: cta_linear_id,
             shared,
             warps: ids.clone(),
             arrived: [0; 16],
             expected: [0; 16],
-        });
+        };
+        match self.ctas.get_mut(cidx) {
+            Some(c) => *c = cta,
+            None => self.ctas.push(cta),
+        }
         ids
     }
 
-    /// Free the memory of a CTA whose warps all exited (registers, shared and local memory).
+    /// Free the memory of a CTA whose warps all exited (registers, shared and local memory)
+    /// and, unless control-flow traces are recorded (read per warp after the run), give its
+    /// slots and its warps' ids to the next CTAs started: the ids of a retired CTA's warps
+    /// must not be used afterwards.
     pub fn retire_cta_of(&mut self, w: WarpId) {
         let c = self.warps[w.0 as usize].cta;
-        if self.ctas[c].warps.iter().all(|x| self.warps[x.0 as usize].exited) {
-            self.ctas[c].shared = FlatMemory::default();
-            for x in self.ctas[c].warps.clone() {
-                let wp = &mut self.warps[x.0 as usize];
-                wp.regs = Vec::new();
-                wp.local = Vec::new();
-            }
+        let ws = &self.ctas[c].warps;
+        if ws.is_empty() || !ws.iter().all(|x| self.warps[x.0 as usize].exited) {
+            return;
+        }
+        self.ctas[c].shared = FlatMemory::default();
+        let ws = if self.opts.record_cflow_trace {
+            self.ctas[c].warps.clone()
+        } else {
+            std::mem::take(&mut self.ctas[c].warps)
+        };
+        for x in &ws {
+            let wp = &mut self.warps[x.0 as usize];
+            wp.regs = Vec::new();
+            wp.local = Vec::new();
+        }
+        if !self.opts.record_cflow_trace {
+            self.free_ctas.push(c);
+            // Reused in the order they were created (deterministic, and the same ids as
+            // before for a grid that fits at once).
+            self.free_warps.extend(ws.iter().rev());
         }
     }
 

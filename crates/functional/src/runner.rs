@@ -101,7 +101,10 @@ pub fn run_exec_with<E: From<ExecError>>(
         while (resident.len() as u32) < max_res && next_cta < nctas {
             let ws = ex.start_cta(next_cta);
             stats.warps += ws.len() as u32;
-            all.extend(&ws);
+            if ex.options().record_cflow_trace {
+                // (Without traces, retired warps' ids are reused: not kept.)
+                all.extend(&ws);
+            }
             resident.push(ws);
             next_cta += 1;
         }

@@ -72,3 +72,47 @@ fn mismatched_barriers_deadlock() {
         e => panic!("{e}"),
     }
 }
+
+/// A grid of many CTAs runs in the memory of the CTAs resident at once: retired CTAs' warp
+/// slots are reused (issue 18: a spec mutated to a 2^31-CTA grid grew ~1.6 KB per finished
+/// CTA), and every CTA still computes its own result.
+#[test]
+fn retired_ctas_slots_are_reused() {
+    let k = kernel(&[
+        "S2R R0, SR_CTAID.X",
+        "S2R R1, SR_TID.X",
+        "IMAD R2, R0, 0x40, R1",
+        "IMAD.MOV.U32 R4, RZ, RZ, c[0x0][0x160]",
+        "IMAD.MOV.U32 R5, RZ, RZ, c[0x0][0x164]",
+        "IMAD.WIDE.U32 R4, R2, 0x4, R4",
+        "STG.E [R4.64], R2",
+        "EXIT",
+    ]);
+    let ctas = 5000u32;
+    let mut ex = sassim_functional::KernelExec::new(
+        k,
+        "sm_86",
+        Launch::new([ctas, 1, 1], [64, 1, 1], Vec::new()),
+        ControlFlowKind::Hanoi,
+        Default::default(),
+    )
+    .unwrap();
+    let bytes = ctas as usize * 64 * 4;
+    let a = ex.memory().alloc(bytes as u64, 256);
+    ex.set_params(&a.to_le_bytes()).unwrap();
+    let opts = RunOptions {
+        max_resident_ctas: Some(3),
+        ..RunOptions::default()
+    };
+    let (stats, _) = sassim_functional::runner::run_exec(&mut ex, &opts).unwrap();
+    assert_eq!(stats.warps, 2 * ctas);
+    assert!(
+        ex.num_warps() <= 2 * 3,
+        "{} warp slots for 3 resident CTAs",
+        ex.num_warps()
+    );
+    let m = ex.memory().read(a, bytes).unwrap();
+    for (i, w) in m.chunks_exact(4).enumerate() {
+        assert_eq!(u32::from_le_bytes(w.try_into().unwrap()), i as u32);
+    }
+}

@@ -36,10 +36,16 @@ const PRESETS: [&str; 10] = [
 ];
 
 /// Keys that act outside the kernel statistics, with the test that shows their effect.
-const TESTED_ELSEWHERE: [(&str, &str); 1] = [(
-    "gpu.memory_mb",
-    "crates/cudart/src/api/memory.rs: device_memory_is_the_presets_memory_mb (cudaMalloc's limit)",
-)];
+const TESTED_ELSEWHERE: [(&str, &str); 2] = [
+    (
+        "gpu.memory_mb",
+        "crates/cudart/src/api/memory.rs: device_memory_is_the_presets_memory_mb (cudaMalloc's limit)",
+    ),
+    (
+        "gpu.shared_mem_per_sm_max_kb",
+        "crates/cudart/src/api/device.rs: shared_memory_per_sm_is_the_presets (cudaDeviceProp, occupancy API)",
+    ),
+];
 
 /// The presets swept by default (sm_75, sm_86). h100-pcie and rtx-5070ti have more keys
 /// without a demonstrated effect (HBM/GDDR7 DRAM timings, L2 size, …: docs/presets.md).
@@ -394,6 +400,13 @@ fn companions(key: &str, base: &GpuConfig) -> Vec<String> {
         }
         ["units", u, "initiation_interval"] => vec![format!("units.{u}.shared_by_sm=true")],
         ["launch", "sm_cta_queue"] => vec!["launch.cta_completion_latency=100".into()],
+        // DRAM data waits in the return queue when the L2 cannot send its fills on: a small
+        // L2 (misses) with a one-entry queue towards the interconnect.
+        ["dram", "return_queue_entries"] => {
+            let l = &base.l2;
+            let kb = l.partitions * l.sub_partitions_per_partition * l.line_bytes * l.assoc / 1024;
+            vec![format!("l2.size_kb={kb}"), "l2.queue_l2_to_icnt=1".into()]
+        }
         // DRAM writes, turnarounds and queues need dirty lines evicted from a small L2.
         ["dram", ..]
         | ["l2", "queue_dram_to_l2" | "queue_l2_to_dram" | "queue_l2_to_icnt" | "queue_icnt_to_l2"]
@@ -628,40 +641,4 @@ fn every_numeric_preset_key_changes_a_statistic_or_is_informational() {
 }
 
 /// (preset, key, why) of the known gaps.
-const KNOWN_GAPS: [(&str, &str, &str); 7] = [
-    (
-        "t4",
-        "dram.return_queue_entries",
-        "the stream benchmark does not fill the DRAM return queue",
-    ),
-    (
-        "rtx-a6000",
-        "dram.return_queue_entries",
-        "the stream benchmark does not fill the DRAM return queue",
-    ),
-    (
-        "t4",
-        "units.tensor.latency",
-        "every tensor opcode of the trace has a latency-table row on sm_75",
-    ),
-    (
-        "rtx-a6000",
-        "units.fp64.lanes",
-        "the core benchmark's FP64 pairs are not throughput-bound",
-    ),
-    (
-        "rtx-a6000",
-        "units.fp64.initiation_interval",
-        "the core benchmark's FP64 pairs are not throughput-bound",
-    ),
-    (
-        "rtx-a6000",
-        "gpu.shared_mem_per_sm_max_kb",
-        "smaller values conflict with l1d.shmem_carveout_options_kb",
-    ),
-    (
-        "t4",
-        "gpu.shared_mem_per_sm_max_kb",
-        "smaller values conflict with l1d.shmem_carveout_options_kb",
-    ),
-];
+const KNOWN_GAPS: [(&str, &str, &str); 0] = [];

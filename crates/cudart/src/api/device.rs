@@ -264,3 +264,22 @@ pub unsafe extern "C" fn cudaGetErrorString(e: cudaError_t) -> *const c_char {
 pub unsafe extern "C" fn cudaGetErrorName(e: cudaError_t) -> *const c_char {
     error_text(e).0.as_ptr().cast()
 }
+
+#[cfg(test)]
+mod tests {
+    /// `gpu.shared_mem_per_sm_max_kb` is the SM's shared memory programs see
+    /// (`cudaDeviceProp::sharedMemPerMultiprocessor`, and what
+    /// `cudaOccupancyAvailableDynamicSMemPerBlock` divides among the blocks): the preset key's
+    /// effect (crates/gpu/tests/preset_keys.rs names this test for it).
+    #[test]
+    fn shared_memory_per_sm_is_the_presets() {
+        let mut rt = crate::runtime::Runtime::new();
+        let kb = rt.gpu_cfg.gpu.shared_mem_per_sm_max_kb;
+        assert_eq!(rt.properties().sharedMemPerMultiprocessor, kb as usize * 1024);
+        rt.gpu_cfg.gpu.shared_mem_per_sm_max_kb = kb / 2;
+        assert_eq!(
+            rt.properties().sharedMemPerMultiprocessor,
+            (kb / 2) as usize * 1024
+        );
+    }
+}
