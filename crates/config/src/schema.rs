@@ -158,6 +158,40 @@ pub enum SchedulerPolicy {
     TwoLevel,
 }
 
+/// Organisation of the register file (`regfile.organisation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RegFileOrganisation {
+    /// Today's SM: two banks per sub-core, the reuse-based register-file cache (MICRO'25 §5.3).
+    #[default]
+    Baseline,
+    /// LTRF (Sadrosadati et al.): a per-active-warp register cache filled by a prefetch of the
+    /// interval's whole working set at each register-interval head, from a main register
+    /// file of `[regfile.ltrf]` latency and banks; operands are read from the cache.
+    Ltrf,
+    /// LTRF+: as LTRF, but a prefetch fetches only the registers live on entry and a
+    /// deactivated warp writes back only live ones.
+    LtrfPlus,
+}
+
+/// `[regfile.ltrf]`: the latency-tolerant register file (used when `organisation` is
+/// `ltrf` or `ltrf_plus`; docs/ltrf.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LtrfConfig {
+    /// N: registers of one interval's working set (a warp's register-cache partition).
+    pub registers_per_interval: u32,
+    /// Banks of the main register file (bank of register r = r mod banks).
+    pub main_banks: u32,
+    /// Cycles of one main-register-file bank access (registers in one bank are read one
+    /// after the other).
+    pub main_latency: u32,
+    /// Bits per cycle the crossbar from the main register file to the cache carries.
+    pub crossbar_bits_per_cycle: u32,
+    /// Use the paper's register renumbering (its prefetches' bank conflicts).
+    pub renumber: bool,
+}
+
 /// How data dependences are enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -278,6 +312,9 @@ pub struct RegFileConfig {
     pub uniform_predicate_regs_per_warp: u32,
     /// Cycles ahead the port reservation table looks.
     pub port_schedule_horizon: u32,
+    /// Register-file organisation: `baseline`, `ltrf` or `ltrf_plus`.
+    pub organisation: RegFileOrganisation,
+    pub ltrf: LtrfConfig,
 }
 
 /// One execution unit class.

@@ -6,6 +6,7 @@ pub mod ctlbits_validation;
 pub mod engine;
 pub mod footprint;
 pub mod launch;
+pub mod ltrf;
 pub mod memsys;
 pub mod microbench;
 pub mod report;
@@ -67,6 +68,10 @@ pub fn prepare(kernel: &Kernel, g: &GpuConfig, core: &CoreConfig) -> PreparedKer
         }
         c
     });
+    let mut code = code;
+    if g.regfile.organisation != sassim_config::RegFileOrganisation::Baseline {
+        ltrf::annotate(kernel, g, &mut code);
+    }
     let mut max_reg = 0u32;
     for ins in &kernel.instructions {
         for r in sassim_isa::regs_written(ins)

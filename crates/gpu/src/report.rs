@@ -83,6 +83,22 @@ pub fn kernel_report(
     for (n, v) in extra {
         k.extra.insert(n.to_string(), v);
     }
+    // LTRF (docs/ltrf.md): only when the register file is LTRF, so that other reports keep
+    // their keys. `ltrf_prefetches` counts dynamic interval entries: warp instructions per
+    // prefetch is the dynamic interval length.
+    if s.ltrf_cache_reads > 0 || s.ltrf_prefetches > 0 {
+        for (n, v) in [
+            ("ltrf_prefetches", s.ltrf_prefetches),
+            ("ltrf_prefetch_regs", s.ltrf_prefetch_regs),
+            ("ltrf_prefetch_conflicts", s.ltrf_prefetch_conflicts),
+            ("ltrf_prefetch_cycles", s.ltrf_prefetch_cycles),
+            ("ltrf_deactivations", s.ltrf_deactivations),
+            ("ltrf_writeback_regs", s.ltrf_writeback_regs),
+            ("ltrf_cache_reads", s.ltrf_cache_reads),
+        ] {
+            k.extra.insert(n.to_string(), v);
+        }
+    }
     // GPGPU-Sim's L1I is the first-level instruction cache fetch looks up: here the
     // sub-cores' L0 I-caches (their misses are the `l1i_requests` to the SM's L1 I/C).
     use sassim_report::{AccessKind, CacheStatus};

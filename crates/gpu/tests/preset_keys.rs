@@ -400,6 +400,8 @@ fn companions(key: &str, base: &GpuConfig) -> Vec<String> {
         }
         ["units", u, "initiation_interval"] => vec![format!("units.{u}.shared_by_sm=true")],
         ["launch", "sm_cta_queue"] => vec!["launch.cta_completion_latency=100".into()],
+        // The latency-tolerant register file's parameters act when it is the organisation.
+        ["regfile", "ltrf", _] => vec!["regfile.organisation=ltrf".into()],
         // DRAM data waits in the return queue when the L2 cannot send its fills on: a small
         // L2 (misses) with a one-entry queue towards the interconnect.
         ["dram", "return_queue_entries"] => {

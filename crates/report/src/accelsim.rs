@@ -105,6 +105,11 @@ pub fn accelsim_lines(report: &RunReport, host: &HostStats) -> String {
         // shader_core_stats::print
         let _ = writeln!(out, "gpgpu_n_tot_thrd_icount = {tot_insn}");
         let _ = writeln!(out, "gpgpu_n_tot_w_icount = {tot_winsn}");
+        // LTRF (sassim's own lines, in Accel-Sim's `name = value` form): present when the
+        // register file is LTRF.
+        for (n, v) in k.extra.iter().filter(|(n, _)| n.starts_with("ltrf_")) {
+            let _ = writeln!(out, "{n} = {v}");
+        }
 
         // memory_stats_t::memlatstat_print
         let _ = writeln!(out, "total dram reads = {dram_reads}");

@@ -74,6 +74,12 @@ pub struct CoreConfig {
     pub rf_read_cycles: u32,
     pub rf_port_width_bits: u32,
     pub rf_ideal: bool,
+    /// Register-file organisation (LTRF: operands come from the register cache).
+    pub rf_org: sassim_config::RegFileOrganisation,
+    /// LTRF: cycles per main-register-file bank access.
+    pub ltrf_main_latency: u32,
+    /// LTRF: crossbar cycles per warp register moved between main file and cache.
+    pub ltrf_xbar_cycles_per_reg: u32,
     pub rfc_enabled: bool,
     pub rfc_slots: u32,
     pub var_consumer_extra_cycles: u32,
@@ -160,7 +166,12 @@ impl CoreConfig {
             rf_read_ports_per_bank: r.read_ports_per_bank,
             rf_read_cycles: r.read_cycles,
             rf_port_width_bits: r.port_width_bits,
-            rf_ideal: r.ideal,
+            // LTRF reads every operand from its register cache: conflict-free (LTRF §5: a warp's
+            // registers are interleaved across the cache banks).
+            rf_ideal: r.ideal || r.organisation != sassim_config::RegFileOrganisation::Baseline,
+            rf_org: r.organisation,
+            ltrf_main_latency: r.ltrf.main_latency,
+            ltrf_xbar_cycles_per_reg: (g.gpu.warp_size * 32).div_ceil(r.ltrf.crossbar_bits_per_cycle.max(1)),
             rfc_enabled: r.rfc_enabled,
             rfc_slots: r.rfc_slots,
             var_consumer_extra_cycles: g.result_queue.var_latency_consumer_extra,

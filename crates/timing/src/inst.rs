@@ -71,6 +71,20 @@ pub struct SrcSlot {
     pub reuse: bool,
 }
 
+/// LTRF: the register-interval an instruction belongs to and what its prefetch moves
+/// (filled by `sassim-gpu` from `sassim_analysis::ltrf` when the register file is LTRF).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LtrfSlot {
+    pub interval: u32,
+    /// Registers of the interval's working set (LTRF fetches them all).
+    pub fetch: u16,
+    /// The part of it live on entry (LTRF+ fetches only these).
+    pub live: u16,
+    /// Main-register-file bank conflicts of fetching the working set / the live part.
+    pub conflicts: u16,
+    pub conflicts_live: u16,
+}
+
 #[derive(Debug, Clone)]
 pub struct StaticInst {
     pub pc: u64,
@@ -106,6 +120,8 @@ pub struct StaticInst {
     /// Cycles a variable-latency tensor-core instruction occupies its sub-core's tensor unit
     /// once its operands are read (its initiation interval); 0 for every other instruction.
     pub unit_ii: u32,
+    /// LTRF register-interval (None unless the register file is LTRF).
+    pub ltrf: Option<LtrfSlot>,
 }
 
 impl StaticInst {
@@ -291,6 +307,7 @@ pub fn decode_kernel(
                 const_operand,
                 ldc_const,
                 read_delay: class.read_delay,
+                ltrf: None,
                 unit_ii: if class.unit == "tensor" && !class.fixed {
                     latch_cycles.max(1)
                 } else {

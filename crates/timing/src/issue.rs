@@ -52,10 +52,14 @@ impl<W> Sm<W> {
         let Some(sidx) = self.index_of(pc) else {
             return Err(StallReason::NoInstruction);
         };
-        let inst = &self.code[sidx];
         if now < w.stall_until {
             return Err(StallReason::StallCounter);
         }
+        if self.code[sidx].ltrf.is_some() {
+            self.ltrf_ready(sc, slot, sidx, now)?;
+        }
+        let w = &self.warps[slot];
+        let inst = &self.code[sidx];
         if w.no_issue_at == now {
             return Err(StallReason::Yield);
         }
@@ -189,7 +193,7 @@ impl<W> Sm<W> {
             SchedPolicy::TwoLevel => rr(&s.two_level_pool),
         }
     }
-    pub(crate) fn update_two_level_pool<E: Executor<Writes = W>>(&mut self, ex: &E, sc: usize) {
+    pub(crate) fn update_two_level_pool<E: Executor<Writes = W>>(&mut self, ex: &E, sc: usize, now: u64) {
         if self.cfg.scheduler != SchedPolicy::TwoLevel {
             return;
         }
@@ -214,7 +218,20 @@ impl<W> Sm<W> {
                 None => false,
             }
         };
+        let before = s.two_level_pool.len();
         s.two_level_pool.retain(|&x| !long_wait(x));
+        // LTRF: a warp leaving the active set loses its register-cache partition.
+        let demoted: Vec<usize> = if before != s.two_level_pool.len()
+            && self.cfg.rf_org != sassim_config::RegFileOrganisation::Baseline
+        {
+            s.warps
+                .iter()
+                .copied()
+                .filter(|x| !s.two_level_pool.contains(x) && warps[*x].rc.interval != crate::sm::NO_INTERVAL)
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut cands: Vec<usize> = s
             .warps
             .iter()
@@ -227,6 +244,9 @@ impl<W> Sm<W> {
                 break;
             }
             s.two_level_pool.push(x);
+        }
+        for x in demoted {
+            self.ltrf_deactivate(sc, x, now);
         }
     }
     pub(crate) fn issue_stage<E: Executor<Writes = W>>(
@@ -243,7 +263,7 @@ impl<W> Sm<W> {
             self.stats.stall_slots[StallReason::AllocatePortConflict as usize] += 1;
             return Ok(());
         }
-        self.update_two_level_pool(ex, sc);
+        self.update_two_level_pool(ex, sc, now);
         // Readiness of every warp of the sub-core, in a buffer kept by the SM (no allocation
         // and no clearing cost per cycle).
         let mut buf = std::mem::take(&mut self.ready_buf);

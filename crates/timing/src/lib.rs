@@ -6,7 +6,8 @@
 //!
 //! Components (one module each): [`frontend`], [`sm`] (issue, Control, Allocate,
 //! read, write-back and the cycle loop), [`regfile`], [`mem`], [`inst`] (static decode),
-//! [`exec`] (the executor interface), [`config`], [`stats`].
+//! [`exec`] (the executor interface), [`config`], [`stats`], [`ltrf`] (the latency-tolerant
+//! register file's register cache and prefetches).
 
 pub mod config;
 pub mod exec;
@@ -14,6 +15,7 @@ pub mod fetch;
 pub mod frontend;
 pub mod inst;
 pub mod issue;
+pub mod ltrf;
 pub mod mem;
 pub mod mempipe;
 pub mod pipeline;
@@ -23,7 +25,7 @@ pub mod stats;
 
 pub use config::{CoreConfig, DepMode, SchedPolicy, StallExpiry};
 pub use exec::{Executor, Issued, MemAccess};
-pub use inst::{decode_kernel, InstClass, StaticInst};
+pub use inst::{decode_kernel, InstClass, LtrfSlot, StaticInst};
 pub use mem::{DataMemory, FixedLatencyMemory, HitLatencies};
 pub use sm::{RfcLog, Sm, WarpLog};
 pub use stats::{CoreStats, StallReason};

@@ -53,6 +53,10 @@ impl<W> Sm<W> {
         }
         let mut hits = Vec::new();
         let mut reads = Vec::new();
+        if self.cfg.rf_org != sassim_config::RegFileOrganisation::Baseline {
+            // LTRF: every operand comes from the warp's register-cache partition.
+            self.stats.ltrf_cache_reads += inst.bank_reads(banks).count() as u64;
+        }
         for (k, b, r) in inst.bank_reads(banks) {
             let reuse = inst.srcs[k].reuse;
             let hit = self.cfg.rfc_enabled && s.rfc.read(warp, b, k, r, reuse);

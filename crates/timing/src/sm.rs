@@ -64,7 +64,32 @@ pub(crate) struct Warp {
     /// instruction can write them, as with control bits, where such readers set no read
     /// counter.
     pub(crate) sb_read_late: Vec<u8>,
+    /// LTRF: the register-interval whose working set the warp's register-cache partition
+    /// holds (`NO_INTERVAL`: none), ready from `rc.ready_at`.
+    pub(crate) rc: RegCacheState,
     pub(crate) log: WarpLog,
+}
+
+/// LTRF: what a warp's register-cache partition holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RegCacheState {
+    pub(crate) interval: u32,
+    pub(crate) ready_at: u64,
+    /// Registers a deactivation writes back to the main register file.
+    pub(crate) dirty: u16,
+}
+
+/// No register-interval in the register cache.
+pub(crate) const NO_INTERVAL: u32 = u32::MAX;
+
+impl Default for RegCacheState {
+    fn default() -> Self {
+        RegCacheState {
+            interval: NO_INTERVAL,
+            ready_at: 0,
+            dirty: 0,
+        }
+    }
 }
 
 pub(crate) fn reg_index(r: &ArchReg) -> usize {
@@ -161,6 +186,7 @@ impl Warp {
             sb_write: Vec::new(),
             sb_read: Vec::new(),
             sb_read_late: Vec::new(),
+            rc: RegCacheState::default(),
             log: WarpLog::default(),
         }
     }
@@ -235,6 +261,9 @@ pub(crate) struct SubCore {
     pub(crate) fixed_wb: [u8; 64],
     pub(crate) fixed_wb_cycle: [u64; 64],
     pub(crate) two_level_pool: Vec<usize>,
+    /// LTRF: the sub-core's path from the main register file to its register cache is busy
+    /// (prefetches and write-backs, one at a time) until this cycle.
+    pub(crate) rc_fill_free: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -344,6 +373,7 @@ impl<W> Sm<W> {
                 fixed_wb: [0; 64],
                 fixed_wb_cycle: [u64::MAX; 64],
                 two_level_pool: Vec::new(),
+                rc_fill_free: 0,
             })
             .collect();
         let warps = (0..cfg.max_warps).map(|_| Warp::new()).collect();

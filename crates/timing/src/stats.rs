@@ -22,6 +22,8 @@ pub enum StallReason {
     StallCounter,
     /// Waiting at a barrier.
     Barrier,
+    /// LTRF: the warp's register-cache prefetch has not completed.
+    RegisterPrefetch,
     /// No instruction in the instruction buffer.
     NoInstruction,
     /// No warp assigned.
@@ -29,7 +31,7 @@ pub enum StallReason {
 }
 
 impl StallReason {
-    pub const ALL: [StallReason; 10] = [
+    pub const ALL: [StallReason; 11] = [
         StallReason::AllocatePortConflict,
         StallReason::ExecUnitLatch,
         StallReason::MemQueueFull,
@@ -38,6 +40,7 @@ impl StallReason {
         StallReason::Yield,
         StallReason::StallCounter,
         StallReason::Barrier,
+        StallReason::RegisterPrefetch,
         StallReason::NoInstruction,
         StallReason::Idle,
     ];
@@ -51,6 +54,7 @@ impl StallReason {
             StallReason::Yield => "yield",
             StallReason::StallCounter => "stall_counter",
             StallReason::Barrier => "barrier",
+            StallReason::RegisterPrefetch => "register_prefetch",
             StallReason::NoInstruction => "no_instruction",
             StallReason::Idle => "idle",
         }
@@ -68,7 +72,7 @@ pub struct CoreStats {
     /// Issue slots (sub-core cycles) that issued an instruction.
     pub issue_slots_used: u64,
     /// Issue slots lost, by reason (index = StallReason as usize).
-    pub stall_slots: [u64; 10],
+    pub stall_slots: [u64; 11],
     pub rfc_reads: u64,
     pub rfc_hits: u64,
     pub rf_bank_reads: u64,
@@ -98,6 +102,19 @@ pub struct CoreStats {
     pub stale_reads: u64,
     /// The first stale reads: (cycle, consumer pc, producer pc).
     pub stale_read_examples: Vec<(u64, u64, u64)>,
+    /// LTRF (docs/ltrf.md): prefetches at register-interval entries (including refetches
+    /// after a deactivation), the registers they moved, their main-register-file bank
+    /// conflicts, and the cycles from their start to the warp's register cache being ready.
+    pub ltrf_prefetches: u64,
+    pub ltrf_prefetch_regs: u64,
+    pub ltrf_prefetch_conflicts: u64,
+    pub ltrf_prefetch_cycles: u64,
+    /// Warps that lost their register-cache partition (left the two-level scheduler's active
+    /// set) and the registers they wrote back.
+    pub ltrf_deactivations: u64,
+    pub ltrf_writeback_regs: u64,
+    /// Operand reads served by the register cache.
+    pub ltrf_cache_reads: u64,
 }
 
 impl CoreStats {
@@ -130,6 +147,13 @@ impl CoreStats {
         self.ib_flushes += o.ib_flushes;
         self.load_wb_conflicts += o.load_wb_conflicts;
         self.stale_reads += o.stale_reads;
+        self.ltrf_prefetches += o.ltrf_prefetches;
+        self.ltrf_prefetch_regs += o.ltrf_prefetch_regs;
+        self.ltrf_prefetch_conflicts += o.ltrf_prefetch_conflicts;
+        self.ltrf_prefetch_cycles += o.ltrf_prefetch_cycles;
+        self.ltrf_deactivations += o.ltrf_deactivations;
+        self.ltrf_writeback_regs += o.ltrf_writeback_regs;
+        self.ltrf_cache_reads += o.ltrf_cache_reads;
         for e in &o.stale_read_examples {
             if self.stale_read_examples.len() < STALE_EXAMPLES {
                 self.stale_read_examples.push(*e);
