@@ -173,6 +173,7 @@ pub const LIMITS: &[Limit] = &[
     r("regfile.predicate_regs_per_warp", 1, 16),
     r("regfile.uniform_predicate_regs_per_warp", 1, 16),
     from("regfile.port_schedule_horizon", "regfile.read_cycles", 256),
+    r("regfile.bank_latency", 1, 1000),
     r("regfile.ltrf.registers_per_interval", 1, 255),
     r("regfile.ltrf.main_banks", 1, 256),
     r("regfile.ltrf.main_latency", 1, 1000),

@@ -312,6 +312,10 @@ pub struct RegFileConfig {
     pub uniform_predicate_regs_per_warp: u32,
     /// Cycles ahead the port reservation table looks.
     pub port_schedule_horizon: u32,
+    /// Cycles of one bank read in the baseline organisation (1: today's SM). An instruction
+    /// that reads a bank (an operand the RFC does not hold) stays `bank_latency - 1` cycles
+    /// longer in Allocate: a slower main register file behind today's RFC (LTRF §7's "RFC").
+    pub bank_latency: u32,
     /// Register-file organisation: `baseline`, `ltrf` or `ltrf_plus`.
     pub organisation: RegFileOrganisation,
     pub ltrf: LtrfConfig,

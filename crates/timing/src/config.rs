@@ -78,6 +78,8 @@ pub struct CoreConfig {
     pub rf_org: sassim_config::RegFileOrganisation,
     /// LTRF: cycles per main-register-file bank access.
     pub ltrf_main_latency: u32,
+    /// Baseline organisation: cycles of a bank read (an RFC miss holds Allocate longer).
+    pub rf_bank_latency: u32,
     /// LTRF: crossbar cycles per warp register moved between main file and cache.
     pub ltrf_xbar_cycles_per_reg: u32,
     pub rfc_enabled: bool,
@@ -171,6 +173,7 @@ impl CoreConfig {
             rf_ideal: r.ideal || r.organisation != sassim_config::RegFileOrganisation::Baseline,
             rf_org: r.organisation,
             ltrf_main_latency: r.ltrf.main_latency,
+            rf_bank_latency: r.bank_latency,
             ltrf_xbar_cycles_per_reg: (g.gpu.warp_size * 32).div_ceil(r.ltrf.crossbar_bits_per_cycle.max(1)),
             rfc_enabled: r.rfc_enabled,
             rfc_slots: r.rfc_slots,

@@ -44,6 +44,12 @@ impl<W> Sm<W> {
                     need[b as usize] += 1;
                 }
             }
+            // A slow bank (`regfile.bank_latency`): an instruction reading one stays longer.
+            let slow = u64::from(self.cfg.rf_bank_latency.saturating_sub(1));
+            if slow > 0 && need.iter().any(|&n| n > 0) && now <= st.entered + slow {
+                self.stats.allocate_stall_cycles += 1;
+                return;
+            }
             let window = Self::read_window(&self.cfg, &mut need);
             if !s.ports.fits(now + 1, window, &need[..banks as usize]) {
                 self.stats.allocate_stall_cycles += 1;

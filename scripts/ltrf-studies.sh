@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The LTRF studies of issue 14 (docs/ltrf.md), one command each; all of them without an argument.
+#   scripts/ltrf-studies.sh ipc          # Figure 14: 8x larger, 6.3x slower main RF (speed-ups)
+#   scripts/ltrf-studies.sh latency      # Figure 15: tolerable main-RF latency per design
+#   scripts/ltrf-studies.sh conflicts    # Figure 16: conflict-free prefetches, 8/16/32 registers
+#   scripts/ltrf-studies.sh sensitivity  # Figures 17-18: registers per interval, active warps
+# Results go to ltrf-results.db (SASSIM_DB to change it); runs already in it are not repeated.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+SASSIM=target/release/sassim
+DB="${SASSIM_DB:-ltrf-results.db}"
+DB="$(realpath -m "$DB")"
+study() {
+    case "$1" in
+        ipc)
+            (cd experiments && "../$SASSIM" sweep ltrf-ipc.toml --db "$DB" >/dev/null)
+            "$SASSIM" results compare ltrf-ipc --db "$DB"
+            echo
+            "$SASSIM" results compare ltrf-ipc --db "$DB" --base ideal-1x ;;
+        latency)
+            (cd experiments && "../$SASSIM" sweep ltrf-latency.toml --db "$DB" >/dev/null)
+            python3 scripts/ltrf-studies.py tolerable "$DB" ;;
+        conflicts)
+            python3 scripts/ltrf-studies.py conflicts ;;
+        sensitivity)
+            (cd experiments && "../$SASSIM" sweep ltrf-ipc.toml --db "$DB" >/dev/null)
+            (cd experiments && "../$SASSIM" sweep ltrf-sensitivity.toml --db "$DB" >/dev/null)
+            python3 scripts/ltrf-studies.py sensitivity "$DB" ;;
+        *) echo "unknown study $1 (ipc, latency, conflicts, sensitivity)" >&2; exit 2 ;;
+    esac
+}
+if [ $# -eq 0 ]; then
+    for s in ipc latency conflicts sensitivity; do echo "## $s"; study "$s"; echo; done
+else
+    study "$1"
+fi
