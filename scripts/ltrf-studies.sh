@@ -4,6 +4,7 @@
 #   scripts/ltrf-studies.sh latency      # Figure 15: tolerable main-RF latency per design
 #   scripts/ltrf-studies.sh conflicts    # Figure 16: conflict-free prefetches, 8/16/32 registers
 #   scripts/ltrf-studies.sh sensitivity  # Figures 17-18: registers per interval, active warps
+#   scripts/ltrf-studies.sh lengths      # Table 4: real and optimal interval lengths, 8/16/32
 # Results go to ltrf-results.db (SASSIM_DB to change it); runs already in it are not repeated.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,11 +28,13 @@ study() {
             (cd experiments && "../$SASSIM" sweep ltrf-ipc.toml --db "$DB" >/dev/null)
             (cd experiments && "../$SASSIM" sweep ltrf-sensitivity.toml --db "$DB" >/dev/null)
             python3 scripts/ltrf-studies.py sensitivity "$DB" ;;
-        *) echo "unknown study $1 (ipc, latency, conflicts, sensitivity)" >&2; exit 2 ;;
+        lengths)
+            for n in 8 16 32; do "$SASSIM" ltrf lengths --registers "$n"; echo; done ;;
+        *) echo "unknown study $1 (ipc, latency, conflicts, sensitivity, lengths)" >&2; exit 2 ;;
     esac
 }
 if [ $# -eq 0 ]; then
-    for s in ipc latency conflicts sensitivity; do echo "## $s"; study "$s"; echo; done
+    for s in ipc latency conflicts sensitivity lengths; do echo "## $s"; study "$s"; echo; done
 else
     study "$1"
 fi

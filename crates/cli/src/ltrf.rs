@@ -16,6 +16,21 @@ use std::process::ExitCode;
 pub enum LtrfCmd {
     /// Register-intervals, prefetches and renumbering of every kernel of a SASS listing.
     Analyze(AnalyzeArgs),
+    /// Real and optimal register-interval lengths in dynamic instructions (the paper's
+    /// Table 4) of the built-in workloads, from their functional runs.
+    Lengths(LengthsArgs),
+}
+
+#[derive(Args)]
+pub struct LengthsArgs {
+    /// Built-in workloads (default: all).
+    pub workloads: Vec<String>,
+    /// Listing architecture (sm_75, sm_86, sm_90).
+    #[arg(long, default_value = "sm_86")]
+    pub arch: String,
+    /// N: registers allowed in one interval.
+    #[arg(long, default_value_t = 16)]
+    pub registers: u32,
 }
 
 #[derive(Args)]
@@ -49,6 +64,7 @@ pub struct AnalyzeArgs {
 pub fn ltrf(c: LtrfCmd) -> Result<ExitCode> {
     match c {
         LtrfCmd::Analyze(a) => analyze_cmd(&a),
+        LtrfCmd::Lengths(a) => lengths_cmd(&a),
     }
 }
 
@@ -279,4 +295,91 @@ fn read_listing(p: &Path) -> Result<sassim_isa::Listing> {
         );
     }
     Ok(l)
+}
+
+fn lengths_cmd(a: &LengthsArgs) -> Result<ExitCode> {
+    use sassim_analysis::ltrf::{dynamic_lengths, Lengths};
+    if !(1..=255).contains(&a.registers) {
+        bail!("--registers {}: allowed 1 to 255", a.registers);
+    }
+    let all = sassim_workload::builtin();
+    let names: Vec<&str> = all.iter().map(|b| b.name).collect();
+    if let Some(bad) = a.workloads.iter().find(|w| !names.contains(&w.as_str())) {
+        bail!(
+            "unknown workload '{bad}'; the built-in workloads are {}",
+            names.join(", ")
+        );
+    }
+    let opts = LtrfOptions {
+        registers_per_interval: a.registers,
+        ..LtrfOptions::default()
+    };
+    let ropts = sassim_functional::RunOptions {
+        exec: sassim_functional::ExecOptions {
+            record_cflow_trace: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    println!(
+        "dynamic instructions per interval entry (real) and per run of at most {} registers (optimal), {}",
+        a.registers, a.arch
+    );
+    println!("{:<12} {:>8} {:>8} {:>6}", "workload", "real", "optimal", "ratio");
+    let mut means = Vec::new();
+    for b in &all {
+        if !a.workloads.is_empty() && !a.workloads.iter().any(|w| w == b.name) {
+            continue;
+        }
+        let Ok((w, listing, _)) = sassim_gpu::workload::load_builtin(b, &a.arch) else {
+            continue;
+        };
+        let Some(k) = listing.kernel(w.kernel()) else {
+            continue;
+        };
+        let run = sassim_functional::runner::run_workload_with(
+            &w,
+            &listing,
+            &a.arch,
+            sassim_functional::ControlFlowKind::Hanoi,
+            &ropts,
+        )
+        .map_err(|e| anyhow!("{}: {e}", b.name))?;
+        let streams: Vec<Vec<usize>> = run
+            .traces
+            .iter()
+            .map(|t| t.entries.iter().filter_map(|&(pc, _)| k.index_of(pc)).collect())
+            .collect();
+        let lt = analyze(k, &opts);
+        let (real, optimal): (Lengths, Lengths) = dynamic_lengths(&lt, &streams, a.registers as usize);
+        println!(
+            "{:<12} {:>8.1} {:>8.1} {:>5.0}%",
+            b.name,
+            real.mean(),
+            optimal.mean(),
+            100.0 * real.mean() / optimal.mean().max(f64::MIN_POSITIVE)
+        );
+        means.push((real.mean(), optimal.mean()));
+    }
+    if !means.is_empty() {
+        let avg = |f: fn(&(f64, f64)) -> f64| means.iter().map(f).sum::<f64>() / means.len() as f64;
+        let min = |f: fn(&(f64, f64)) -> f64| means.iter().map(f).fold(f64::INFINITY, f64::min);
+        let max = |f: fn(&(f64, f64)) -> f64| means.iter().map(f).fold(0.0, f64::max);
+        let ratio = means
+            .iter()
+            .map(|m| m.0 / m.1.max(f64::MIN_POSITIVE))
+            .sum::<f64>()
+            / means.len() as f64;
+        println!(
+            "average {:.1} / {:.1} (real is {:.0}% of optimal, mean of the ratios), minimum {:.1} / {:.1}, maximum {:.1} / {:.1} (real / optimal)",
+            avg(|m| m.0),
+            avg(|m| m.1),
+            100.0 * ratio,
+            min(|m| m.0),
+            min(|m| m.1),
+            max(|m| m.0),
+            max(|m| m.1)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

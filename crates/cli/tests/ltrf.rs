@@ -68,3 +68,33 @@ fn analyze_vecadd_reports_intervals_prefetches_and_renumbering() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--registers 0"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `sassim ltrf lengths` (the paper's Table 4): vecadd's warps run one interval of 16
+/// instructions each, as long as the optimal split; spinlock's spin loop crosses intervals
+/// (real runs of 15 instructions) though its whole stream fits in 16 registers.
+#[test]
+fn lengths_compare_real_and_optimal_intervals() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sassim"))
+        .args(["ltrf", "lengths", "vecadd", "spinlock"])
+        .output()
+        .expect("sassim");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = |w: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.starts_with(w))
+            .unwrap_or_else(|| panic!("{w}: {text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(row("vecadd")[1..], ["16.0", "16.0", "100%"]);
+    let s = row("spinlock");
+    assert_eq!(s[1], "15.1");
+    assert!(s[2].parse::<f64>().expect("optimal") > 1000.0, "{s:?}");
+    let bad = Command::new(env!("CARGO_BIN_EXE_sassim"))
+        .args(["ltrf", "lengths", "nosuch"])
+        .output()
+        .expect("sassim");
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -192,3 +192,24 @@ fn renumbered_workloads_compute_their_reference_outputs() {
     }
     assert!(renumbered >= 22, "{renumbered} renumbered workload listings");
 }
+
+/// The paper's Table 2 register files as presets (`presets/ltrf/`): each loads, is LTRF, and
+/// their main-file latencies follow the table (1, 1.25, 1.5, 1.6, 2.8, 5.3, 6.3x, rounded).
+#[test]
+fn table2_technology_presets_load() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../presets/ltrf");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("presets/ltrf")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    let lat: Vec<u32> = files
+        .iter()
+        .map(|f| {
+            let c = GpuConfig::from_file(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            assert_eq!(c.regfile.organisation, sassim_config::RegFileOrganisation::Ltrf);
+            c.regfile.ltrf.main_latency
+        })
+        .collect();
+    assert_eq!(lat, vec![1, 1, 2, 2, 3, 5, 6]);
+}

@@ -16,6 +16,7 @@
 //! timing model (`crates/timing/src/ltrf.rs`); `sassim ltrf analyze` prints this pass.
 
 pub mod intervals;
+pub mod lengths;
 pub mod renumber;
 
 use crate::cfg::{Cfg, CfgOptions};
@@ -26,6 +27,7 @@ use sassim_isa::Kernel;
 use serde::{Deserialize, Serialize};
 
 pub use intervals::{Interval, Intervals};
+pub use lengths::{dynamic_lengths, Lengths};
 pub use renumber::{renumber, RenumberReport, Renumbered};
 
 /// Labels `.LTRF_<k>` mark the interval heads of a renumbered kernel, so that the
