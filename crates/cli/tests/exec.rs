@@ -58,15 +58,24 @@ fn text(b: &[u8]) -> String {
 /// prints the same output in both modes, and the timing model reads no register before
 /// the compiler's control bits say it may (no stale reads).
 fn suite_on(gpu: &str) {
+    suite_with(gpu, &[]);
+}
+
+/// [`suite_on`] with `--set` overrides.
+fn suite_with(gpu: &str, sets: &[&str]) {
     let mut failures = Vec::new();
+    let mut extra: Vec<&str> = Vec::new();
+    for s in sets {
+        extra.extend(["--set", s]);
+    }
     for p in programs() {
-        let json = tmp(&format!("{gpu}-{p}.json"));
-        let t = exec(
-            &["--gpu", gpu, "-q", "--force", "--json", json.to_str().unwrap()],
-            &bin(&p),
-            &[],
-        );
-        let f = exec(&["--gpu", gpu, "-q", "--functional"], &bin(&p), &[]);
+        let json = tmp(&format!("{gpu}-{}-{p}.json", sets.len()));
+        let mut targs = vec!["--gpu", gpu, "-q", "--force", "--json", json.to_str().unwrap()];
+        targs.extend(&extra);
+        let t = exec(&targs, &bin(&p), &[]);
+        let mut fargs = vec!["--gpu", gpu, "-q", "--functional"];
+        fargs.extend(&extra);
+        let f = exec(&fargs, &bin(&p), &[]);
         let (ts, fs) = (text(&t.stdout), text(&f.stdout));
         if !t.status.success() || !ts.trim_end().ends_with("PASS") {
             failures.push(format!("{p} (timing): {:?}\n{ts}\n{}", t.status, text(&t.stderr)));
@@ -110,6 +119,17 @@ fn suite_passes_on_rtx_2080ti() {
 #[test]
 fn suite_passes_on_h100() {
     suite_on("h100");
+}
+
+/// LTRF's register renumbering keeps what every program computes (issue 14, point 1): with
+/// `regfile.ltrf.renumber`, every kernel the pass can renumber runs renumbered, functionally
+/// and timed, under LTRF+ — and each program still passes its own check.
+#[test]
+fn suite_passes_renumbered_under_ltrf_plus() {
+    suite_with(
+        "rtx-a6000",
+        &["regfile.organisation=ltrf_plus", "regfile.ltrf.renumber=true"],
+    );
 }
 
 #[test]

@@ -188,7 +188,8 @@ pub struct LtrfConfig {
     pub main_latency: u32,
     /// Bits per cycle the crossbar from the main register file to the cache carries.
     pub crossbar_bits_per_cycle: u32,
-    /// Use the paper's register renumbering (its prefetches' bank conflicts).
+    /// Run kernels renumbered by the paper's register renumbering (where the pass can),
+    /// functionally and timed: fewer prefetch bank conflicts.
     pub renumber: bool,
 }
 

@@ -307,6 +307,16 @@ impl Runtime {
                     })?,
                 );
             }
+            // LTRF with renumbering: the kernels run renumbered (functionally and timed).
+            if sassim_gpu::ltrf::renumbers(&self.gpu_cfg) {
+                for img in images.iter_mut() {
+                    for k in img.kernels.values_mut() {
+                        if let Some(r) = sassim_gpu::ltrf::kernel_for(&k.code, &self.gpu_cfg) {
+                            k.code = std::sync::Arc::new(r);
+                        }
+                    }
+                }
+            }
             self.modules[m].images = Some(images);
         }
         Ok(())

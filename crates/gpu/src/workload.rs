@@ -58,7 +58,8 @@ pub fn run_workload_timed(
         kernel: w.kernel().to_string(),
         why: format!("the {arch} listing has no function named {}", w.kernel()),
     })?;
-    let kernel = Arc::new(kernel.clone());
+    // LTRF with renumbering runs the renumbered kernel.
+    let kernel = Arc::new(crate::ltrf::kernel_for(kernel, &gpu.cfg).unwrap_or_else(|| kernel.clone()));
     let shared = w.shared_mem_bytes() + static_smem;
     let mut launch = Launch::new(w.grid, w.block, Vec::new());
     launch.shared_bytes = shared.max(1024);
