@@ -104,9 +104,9 @@ impl<W> Sm<W> {
             // of a result in that window waits.
             if inst.reads_late()
                 && w.pending.iter().any(|p| {
-                    p.0 <= now
-                        && now < p.1
-                        && self.code[p.3].writes.iter().any(|x| {
+                    p.visible_fixed <= now
+                        && now < p.visible_mem
+                        && self.code[p.inst].writes.iter().any(|x| {
                             let k = reg_index(x);
                             inst.reads.iter().any(|r| reg_index(r) == k)
                         })
@@ -404,10 +404,10 @@ impl<W> Sm<W> {
             let mut i = 0;
             while i < self.warps[slot].pending.len() {
                 let p = self.warps[slot].pending[i];
-                let vis = if fixed { p.0 } else { p.1 };
+                let vis = if fixed { p.visible_fixed } else { p.visible_mem };
                 if vis <= now + read_delay {
                     self.warps[slot].pending.remove(i);
-                    self.commit_slot(ex, id, p.2);
+                    self.commit_slot(ex, id, p.slab);
                 } else {
                     i += 1;
                 }
@@ -419,10 +419,10 @@ impl<W> Sm<W> {
         if !self.warps[slot].pending.is_empty() {
             let reads = &self.code[sidx].reads;
             for p in &self.warps[slot].pending {
-                if self.code[p.3].writes.iter().any(|x| reads.contains(x)) {
+                if self.code[p.inst].writes.iter().any(|x| reads.contains(x)) {
                     self.stats.stale_reads += 1;
                     if self.stats.stale_read_examples.len() < crate::stats::STALE_EXAMPLES {
-                        let e = (now, self.code[sidx].pc, self.code[p.3].pc);
+                        let e = (now, self.code[sidx].pc, self.code[p.inst].pc);
                         self.stats.stale_read_examples.push(e);
                     }
                     break;

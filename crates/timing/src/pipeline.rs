@@ -125,9 +125,12 @@ impl<W> Sm<W> {
         // counter that covers a producer is the same whatever the port conflicts (M25 5.3,
         // rule 22). Consumers execute at issue here, so they commit the value by its undelayed
         // time; the timing (write-back slot, counter release) keeps the delay.
-        self.warps[st.slot]
-            .pending
-            .push((vis_fixed - delay, vis_var - delay, st.writes, sidx));
+        self.warps[st.slot].pending.push(crate::sm::PendingResult {
+            visible_fixed: vis_fixed - delay,
+            visible_mem: vis_var - delay,
+            slab: st.writes,
+            inst: sidx,
+        });
     }
     pub(crate) fn var_read_stage(&mut self, sc: usize, now: u64) {
         let Some(st) = self.subcores[sc].var_q.front().copied() else {

@@ -51,9 +51,8 @@ pub(crate) struct Warp {
     pub(crate) sb: [u8; 6],
     pub(crate) sb_staged: [u8; 6],
     pub(crate) depbar: Option<(u64, u8, u8, u8)>,
-    /// Fixed-latency results not yet committed: (visible to fixed-latency consumers,
-    /// visible to memory instructions, slab index of the results, static instruction).
-    pub(crate) pending: Vec<(u64, u64, usize, usize)>,
+    /// Fixed-latency results not yet committed to the executor's registers.
+    pub(crate) pending: Vec<PendingResult>,
     pub(crate) inflight_ops: u32,
     // Scoreboards (DepMode::Scoreboard): pending writes and in-flight consumers per register.
     pub(crate) sb_write: Vec<u8>,
@@ -68,6 +67,20 @@ pub(crate) struct Warp {
     /// holds (`NO_INTERVAL`: none), ready from `rc.ready_at`.
     pub(crate) rc: RegCacheState,
     pub(crate) log: WarpLog,
+}
+
+/// A fixed-latency result not yet committed to the executor's registers (it is committed
+/// lazily: by the first instruction that may read it, or at write-back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PendingResult {
+    /// Cycle from which fixed-latency consumers see it.
+    pub(crate) visible_fixed: u64,
+    /// Cycle from which memory instructions see it (MICRO'25 rule 24: one cycle later).
+    pub(crate) visible_mem: u64,
+    /// Slab index of the executor's results.
+    pub(crate) slab: usize,
+    /// Static instruction that produced it.
+    pub(crate) inst: usize,
 }
 
 /// LTRF: what a warp's register-cache partition holds.
@@ -718,9 +731,9 @@ impl<W> Sm<W> {
                     let mut i = 0;
                     while i < self.warps[slot].pending.len() {
                         let p = self.warps[slot].pending[i];
-                        if p.0 <= now {
+                        if p.visible_fixed <= now {
                             self.warps[slot].pending.remove(i);
-                            self.commit_slot(ex, id, p.2);
+                            self.commit_slot(ex, id, p.slab);
                         } else {
                             i += 1;
                         }
@@ -849,8 +862,8 @@ impl<W> Sm<W> {
                 continue;
             }
             let id = w.exec_id;
-            while let Some((_, _, idx, _)) = self.warps[slot].pending.pop() {
-                self.commit_slot(ex, id, idx);
+            while let Some(p) = self.warps[slot].pending.pop() {
+                self.commit_slot(ex, id, p.slab);
             }
             self.exited_warps = self.exited_warps.saturating_sub(1);
             k -= 1;
