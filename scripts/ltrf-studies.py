@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The LTRF studies of issue 14 (docs/ltrf.md), from the results database and the listings.
 
-    scripts/ltrf-studies.py tolerable DB       # Figure 15: tolerable main-RF latency per design
+    scripts/ltrf-studies.py tolerable DB [SVG] # Figure 15: tolerable main-RF latency per design
     scripts/ltrf-studies.py sensitivity DB     # Figures 17/18: registers per interval, active warps
     scripts/ltrf-studies.py conflicts          # Figure 16: conflict-free prefetches, 8/16/32 regs
 
@@ -45,7 +45,35 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def tolerable(db):
+def line_svg(path, series, xs, xlabel, ylabel):
+    """A line chart: `series` = [(name, [y per x])]."""
+    w, h, l, r, t, b = 560, 340, 60, 150, 20, 50
+    ymax = max(max(ys) for _, ys in series) * 1.05
+    ymin = min(0.0, min(min(ys) for _, ys in series))
+    px = lambda i: l + (w - l - r) * i / max(1, len(xs) - 1)
+    py = lambda y: t + (h - t - b) * (1 - (y - ymin) / (ymax - ymin))
+    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">',
+           f'<rect width="{w}" height="{h}" fill="white"/>']
+    for k in range(6):
+        y = ymin + (ymax - ymin) * k / 5
+        out.append(f'<line x1="{l}" x2="{w - r}" y1="{py(y):.1f}" y2="{py(y):.1f}" stroke="#ddd"/>'
+                   f'<text x="{l - 6}" y="{py(y) + 4:.1f}" text-anchor="end">{y:.2f}</text>')
+    for i, x in enumerate(xs):
+        out.append(f'<text x="{px(i):.1f}" y="{h - b + 16}" text-anchor="middle">{x}</text>')
+    out.append(f'<text x="{(l + w - r) / 2}" y="{h - 10}" text-anchor="middle">{xlabel}</text>')
+    out.append(f'<text x="14" y="{(t + h - b) / 2}" transform="rotate(-90 14 {(t + h - b) / 2})" text-anchor="middle">{ylabel}</text>')
+    for n, (name, ys) in enumerate(series):
+        c = colors[n % len(colors)]
+        pts = " ".join(f"{px(i):.1f},{py(y):.1f}" for i, y in enumerate(ys))
+        out.append(f'<polyline fill="none" stroke="{c}" stroke-width="2" points="{pts}"/>')
+        out.append(f'<text x="{w - r + 8}" y="{t + 14 + 16 * n}" fill="{c}">{name}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def tolerable(db, svg=None):
     cycles = export(db, "ltrf-latency")
     by = {}
     for (config, inp), c in cycles.items():
@@ -68,6 +96,13 @@ def tolerable(db):
         if tol:
             print(f"| {design} | {sum(tol) / len(tol):.1f} | {min(tol)} | {max(tol)} | {geomean(at6):.3f} |")
     print()
+    if svg:
+        lats = sorted({l for d in by.values() for lc in d.values() for l in lc})
+        series = []
+        for design in ["rfc", "ltrf", "ltrf-renumber", "ltrf-plus-renumber"]:
+            d = by.get(design, {})
+            series.append((design, [geomean([lc[1] / lc[l] for lc in d.values() if 1 in lc and l in lc]) for l in lats]))
+        line_svg(svg, series, lats, "main register file latency (x today's)", "IPC vs the same design at 1x (geomean)")
     print("Per input, the largest swept latency with at most 5 % IPC loss:")
     print()
     designs = ["rfc", "ltrf", "ltrf-renumber", "ltrf-plus-renumber"]
@@ -131,6 +166,6 @@ if __name__ == "__main__":
     elif len(sys.argv) < 3:
         sys.exit(__doc__)
     elif sys.argv[1] == "tolerable":
-        tolerable(sys.argv[2])
+        tolerable(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
     else:
         sensitivity(sys.argv[2])

@@ -6,6 +6,7 @@
 #   scripts/ltrf-studies.sh sensitivity  # Figures 17-18: registers per interval, active warps
 #   scripts/ltrf-studies.sh lengths      # Table 4: real and optimal interval lengths, 8/16/32
 # Results go to ltrf-results.db (SASSIM_DB to change it); runs already in it are not repeated.
+# Plots (SVG) go to the current directory (SVG_DIR to change it; docs/ltrf/ holds the committed ones).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
@@ -16,12 +17,12 @@ study() {
     case "$1" in
         ipc)
             (cd experiments && "../$SASSIM" sweep ltrf-ipc.toml --db "$DB" >/dev/null)
-            "$SASSIM" results compare ltrf-ipc --db "$DB"
+            "$SASSIM" results compare ltrf-ipc --db "$DB" --svg "${SVG_DIR:-.}/ipc.svg" --force
             echo
-            "$SASSIM" results compare ltrf-ipc --db "$DB" --base ideal-1x ;;
+            "$SASSIM" results compare ltrf-ipc --db "$DB" --base ideal-1x --svg "${SVG_DIR:-.}/ipc-vs-ideal.svg" --force ;;
         latency)
             (cd experiments && "../$SASSIM" sweep ltrf-latency.toml --db "$DB" >/dev/null)
-            python3 scripts/ltrf-studies.py tolerable "$DB" ;;
+            python3 scripts/ltrf-studies.py tolerable "$DB" "${SVG_DIR:-.}/latency.svg" ;;
         conflicts)
             python3 scripts/ltrf-studies.py conflicts ;;
         sensitivity)
