@@ -78,8 +78,19 @@ fn saved_regressions_through_the_simulator() {
             if name.ends_with(".note") {
                 continue;
             }
-            // `vecadd-...`: mutated from that workload's files.
-            let seed = format!("workloads/{}/", name.split('-').next().unwrap_or("vecadd"));
+            // `vecadd-...`: mutated from that workload's files (a spec: its spec file, in
+            // workloads/<w>/ or workloads/calibration/<w>/).
+            let w = name.split('-').next().unwrap_or("vecadd");
+            let seed = match kind {
+                Kind::Spec => [
+                    format!("workloads/{w}/{w}.toml"),
+                    format!("workloads/calibration/{w}/{w}.toml"),
+                ]
+                .into_iter()
+                .find(|s| repo_root().join(s).is_file())
+                .unwrap_or_else(|| "workloads/vecadd/vecadd.toml".into()),
+                _ => format!("workloads/{w}/"),
+            };
             check(kind, &seed, &std::fs::read(&p).unwrap(), &d, &name);
             n += 1;
         }

@@ -248,6 +248,22 @@ fn architecture_notes_reach_the_json() {
         "{}",
         v["warnings"]
     );
+    // A listing whose header names an architecture that does not exist.
+    let l86 =
+        std::fs::read_to_string(root().join("workloads/vecadd/vecadd_sm86.cuobjdump-sass.txt")).unwrap();
+    let l999 = d.join("vecadd_sm999.txt");
+    std::fs::write(&l999, l86.replace("sm_86", "sm_999").replace("SM86", "SM999")).unwrap();
+    let (_, err, _) = run_within(
+        30,
+        &["run", s(&spec), "--listing", s(&l999), "--json", s(&j), "--force"],
+    );
+    assert_eq!(err.matches("a listing for sm_999").count(), 1, "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
+    assert!(
+        v["warnings"].to_string().contains("a listing for sm_999"),
+        "{}",
+        v["warnings"]
+    );
 }
 
 #[test]
@@ -364,6 +380,10 @@ fn small_rough_edges() {
     sorted.sort();
     assert!(regs.len() > 2 && regs == sorted, "{out}");
     assert!(out.contains("(6.0)"), "R5 = 6.0 shown as a float: {out}");
+    // RFC hits in the text output too (they were only in the JSON).
+    let mb = root().join("fixtures/sass-samples/microbench/listing4_rfc_ex1.sass");
+    let (out, _, _) = run_within(10, &["microbench", s(&mb)]);
+    assert!(out.contains("FFMA   RFC hit R2"), "{out}");
     // Accel-Sim lines: the L1I counts the instruction-cache lookups.
     let (out, _, _) = run_within(20, &["run", "vecadd", "--accelsim"]);
     let l1i: u64 = out
@@ -375,7 +395,14 @@ fn small_rough_edges() {
     assert!(l1i > 0, "{out}");
     assert!(out.contains("sassim_simulation_seconds = "), "{out}");
     // Positional arguments have help.
-    let o = sassim(&["trace", "convert", "--help"]);
-    let help = String::from_utf8_lossy(&o.stdout);
-    assert!(help.contains("A kernel trace"), "{help}");
+    for (cmd, want) in [
+        (&["trace", "convert", "--help"][..], "A kernel trace"),
+        (&["trace", "info", "--help"][..], "A kernel trace"),
+        (&["trace", "record", "--help"][..], "Built-in workload name"),
+        (&["cflow", "compare", "--help"][..], "First control-flow manager"),
+    ] {
+        let o = sassim(cmd);
+        let help = String::from_utf8_lossy(&o.stdout);
+        assert!(help.contains(want), "{cmd:?}: {help}");
+    }
 }

@@ -88,15 +88,21 @@ impl GpuConfig {
             overrides::apply_override(&mut value, o)?;
         }
         limits::check_value(&value)?;
-        // Round-trip through text so that toml's deserializer reports key paths.
-        let text = toml::to_string(&value).map_err(|e| ConfigError::Parse {
-            origin: origin.to_string(),
-            message: e.to_string(),
-        })?;
-        let cfg: GpuConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
-            origin: origin.to_string(),
-            message: presets::describe_de_error(&e, &text),
-        })?;
+        // Straight from the value; when that fails, again through text so that toml's
+        // deserializer reports key paths (the round trip took half of loading a preset).
+        let cfg = match <GpuConfig as serde::Deserialize>::deserialize(value.clone()) {
+            Ok(cfg) => cfg,
+            Err(_) => {
+                let text = toml::to_string(&value).map_err(|e| ConfigError::Parse {
+                    origin: origin.to_string(),
+                    message: e.to_string(),
+                })?;
+                toml::from_str(&text).map_err(|e| ConfigError::Parse {
+                    origin: origin.to_string(),
+                    message: presets::describe_de_error(&e, &text),
+                })?
+            }
+        };
         cfg.validate()?;
         Ok(cfg)
     }

@@ -293,9 +293,40 @@ pub const LIMITS: &[Limit] = &[
     r("dram.timing.*", 1, 1000),
 ];
 
-/// The row of `key` (a dotted path with concrete segments), if any.
+/// [`LIMITS`] indexed: the first row of each key without `*`, and the rows with `*`.
+struct Index {
+    exact: std::collections::HashMap<&'static str, usize>,
+    wild: Vec<usize>,
+}
+
+fn index() -> &'static Index {
+    static INDEX: std::sync::OnceLock<Index> = std::sync::OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut exact = std::collections::HashMap::new();
+        let mut wild = Vec::new();
+        for (i, l) in LIMITS.iter().enumerate() {
+            if l.key.split('.').any(|s| s == "*") {
+                wild.push(i);
+            } else {
+                exact.entry(l.key).or_insert(i);
+            }
+        }
+        Index { exact, wild }
+    })
+}
+
+/// The row of `key` (a dotted path with concrete segments), if any: the first row of
+/// [`LIMITS`] that matches it.
 pub fn limit_of(key: &str) -> Option<&'static Limit> {
-    LIMITS.iter().find(|l| matches(l.key, key))
+    let ix = index();
+    let exact = ix.exact.get(key).copied();
+    let wild = ix
+        .wild
+        .iter()
+        .copied()
+        .take_while(|&i| exact.is_none_or(|e| i < e))
+        .find(|&i| matches(LIMITS[i].key, key));
+    wild.or(exact).map(|i| &LIMITS[i])
 }
 
 fn matches(pattern: &str, key: &str) -> bool {

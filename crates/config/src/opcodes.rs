@@ -9,7 +9,8 @@
 //! Modifier overrides (`[ops.IMAD.modifiers.WIDE]`) patch single fields.
 //! Unknown opcodes resolve to the `[default]` class with `known = false`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -173,7 +174,21 @@ pub fn load_opcode_file(name: &str) -> Result<OpcodeFile> {
 }
 
 fn load_opcode_file_depth(name: &str, depth: usize) -> Result<OpcodeFile> {
+    // The embedded tables are parsed once per process.
+    static PARSED: OnceLock<Mutex<HashMap<String, OpcodeFile>>> = OnceLock::new();
     let key = name.to_ascii_lowercase();
+    let parsed = PARSED.get_or_init(Default::default);
+    if let Some(f) = parsed.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return Ok(f);
+    }
+    let file = parse_opcode_file(&key, name, depth)?;
+    if let Ok(mut m) = parsed.lock() {
+        m.insert(key, file.clone());
+    }
+    Ok(file)
+}
+
+fn parse_opcode_file(key: &str, name: &str, depth: usize) -> Result<OpcodeFile> {
     let text = EMBEDDED_OPCODE_TABLES
         .iter()
         .find(|(n, _)| *n == key)

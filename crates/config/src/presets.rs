@@ -1,6 +1,7 @@
 //! Embedded GPU presets, name/alias resolution and `inherits` merging.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 use serde::Serialize;
 use toml::Value;
@@ -139,6 +140,13 @@ fn preset_value_depth(name: &str, depth: usize) -> Result<Value> {
             name: name.to_string(),
             known: known_names(),
         })?;
+    // The embedded presets are parsed once per process (a fuzzing worker or a sweep loads
+    // thousands of configurations; parsing the preset and its parents took most of it).
+    static PARSED: OnceLock<Mutex<HashMap<&'static str, Value>>> = OnceLock::new();
+    let parsed = PARSED.get_or_init(Default::default);
+    if let Some(v) = parsed.lock().ok().and_then(|m| m.get(canon).cloned()) {
+        return Ok(v);
+    }
     let text = EMBEDDED_PRESETS
         .iter()
         .find(|(n, _)| *n == canon)
@@ -146,7 +154,11 @@ fn preset_value_depth(name: &str, depth: usize) -> Result<Value> {
         .unwrap_or_default();
     let origin = format!("presets/{canon}.toml");
     let value = parse_toml(text, &origin)?;
-    resolve_inherits(value, &origin, depth)
+    let value = resolve_inherits(value, &origin, depth)?;
+    if let Ok(mut m) = parsed.lock() {
+        m.insert(canon, value.clone());
+    }
+    Ok(value)
 }
 
 fn preset_infos() -> &'static [PresetInfo] {

@@ -194,3 +194,69 @@ fn all_presets_stay_valid() {
         GpuConfig::preset(&p.name).unwrap_or_else(|e| panic!("{}: {e}", p.name));
     }
 }
+
+/// Every numeric key of every preset (the walk of `every_numeric_field_has_a_limit`).
+fn numeric_keys(v: &toml::Value, p: &mut Vec<String>, out: &mut Vec<String>) {
+    match v {
+        toml::Value::Table(t) => t.iter().for_each(|(k, c)| {
+            p.push(k.clone());
+            numeric_keys(c, p, out);
+            p.pop();
+        }),
+        toml::Value::Array(a) => a.iter().enumerate().for_each(|(i, c)| {
+            p.push(i.to_string());
+            numeric_keys(c, p, out);
+            p.pop();
+        }),
+        toml::Value::Integer(_) | toml::Value::Float(_) => out.push(p.join(".")),
+        _ => {}
+    }
+}
+
+#[test]
+fn indexed_lookup_is_the_first_matching_row() {
+    // `limit_of` uses an index; the table's meaning is its first matching row.
+    let first = |key: &str| {
+        LIMITS.iter().find(|l| {
+            let (mut p, mut k) = (l.key.split('.'), key.split('.'));
+            loop {
+                match (p.next(), k.next()) {
+                    (None, None) => return true,
+                    (Some(a), Some(b)) if a == "*" || a == b => {}
+                    _ => return false,
+                }
+            }
+        })
+    };
+    let mut keys: Vec<String> = vec!["nosuch".into(), "units.fp32".into(), "l2.size_kb.x".into()];
+    for p in sassim_config::presets::list_presets() {
+        let v = toml::Value::try_from(GpuConfig::preset(&p.name).unwrap()).unwrap();
+        numeric_keys(&v, &mut Vec::new(), &mut keys);
+    }
+    assert!(keys.len() > 500, "{}", keys.len());
+    for k in &keys {
+        assert_eq!(limit_of(k).map(|l| l.key), first(k).map(|l| l.key), "{k}");
+    }
+}
+
+#[test]
+fn presets_load_the_same_every_time() {
+    // Embedded presets and opcode tables are parsed once per process and the merged value
+    // is deserialized directly: a second load, with overrides or through text, is equal.
+    for p in sassim_config::presets::list_presets() {
+        let a = GpuConfig::preset(&p.name).unwrap();
+        let b = GpuConfig::preset(&p.name).unwrap();
+        assert_eq!(a.to_toml(), b.to_toml(), "{}", p.name);
+        let text = a.to_toml();
+        let c = GpuConfig::from_toml_str(&text, "again.toml").unwrap();
+        assert_eq!(c.to_toml(), text, "{}", p.name);
+        // As the text round trip that loading used before gives.
+        let v = sassim_config::presets::preset_value(&p.name).unwrap();
+        let old: GpuConfig = toml::from_str(&toml::to_string(&v).unwrap()).unwrap();
+        assert_eq!(old.to_toml(), text, "{}", p.name);
+        assert_eq!(
+            format!("{:?}", a.try_opcode_table().unwrap()),
+            format!("{:?}", b.try_opcode_table().unwrap())
+        );
+    }
+}

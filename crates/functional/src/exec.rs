@@ -278,6 +278,8 @@ struct Cta {
     arrived: [u32; 16],
     /// Threads expected at each barrier (BAR with a count); 0 = all warps.
     expected: [u32; 16],
+    /// Retired: its slot and its warps' slots are free for later CTAs.
+    retired: bool,
 }
 
 /// Per-arch constants.
@@ -338,10 +340,10 @@ pub struct KernelExec {
     global: GlobalMemory,
     warps: Vec<Warp>,
     ctas: Vec<Cta>,
-    /// Slots of retired CTAs and of their warps, reused by the next CTAs started (a grid of
-    /// any size runs in the memory of the CTAs resident at once; issue 18).
-    free_ctas: Vec<usize>,
+    /// Slots of `warps` and `ctas` whose CTA retired, reused by the next CTAs so that the
+    /// records stay as many as the CTAs resident at once, however many CTAs a grid has.
     free_warps: Vec<WarpId>,
+    free_ctas: Vec<usize>,
     nregs: usize,
     /// Bumped by every event that is progress for deadlock detection (memory change, exit,
     /// barrier release, reconvergence is not counted).
@@ -464,8 +466,8 @@ impl KernelExec {
             global: GlobalMemory::new(),
             warps: Vec::new(),
             ctas: Vec::new(),
-            free_ctas: Vec::new(),
             free_warps: Vec::new(),
+            free_ctas: Vec::new(),
             nregs,
             progress: 0,
             printf_out: Vec::new(),
@@ -518,10 +520,15 @@ impl KernelExec {
     pub fn fault(&self) -> Option<&ExecError> {
         self.fault.as_ref()
     }
-    /// Warp slots: the most warps resident at once (a retired CTA's are reused), or every
-    /// warp started when control-flow traces are recorded.
+    /// Warp records held: the warps of live CTAs and the slots of retired ones, which the
+    /// next CTAs reuse (so at most the warps resident at once, unless the control-flow
+    /// trace is recorded: its records are kept until they are taken).
     pub fn num_warps(&self) -> usize {
         self.warps.len()
+    }
+    /// CTA records held (live and free for reuse; see [`KernelExec::num_warps`]).
+    pub fn num_cta_records(&self) -> usize {
+        self.ctas.len()
     }
     /// A progress counter: changes whenever memory changes, a thread exits or a barrier
     /// is released (used by deadlock detection).
@@ -529,7 +536,9 @@ impl KernelExec {
         self.progress + self.global.changes
     }
 
-    /// Create CTA `cta_linear_id`'s warps (x fastest). Returns their ids.
+    /// Create CTA `cta_linear_id`'s warps (x fastest). Returns their ids: slots of retired
+    /// CTAs' warps are reused first (an id names a warp from its CTA's start to its
+    /// retirement).
     pub fn start_cta(&mut self, cta_linear_id: u32) -> Vec<WarpId> {
         let g = self.launch.grid;
         let ctaid = [
@@ -602,40 +611,39 @@ impl KernelExec {
             warps: ids.clone(),
             arrived: [0; 16],
             expected: [0; 16],
+            retired: false,
         };
-        match self.ctas.get_mut(cidx) {
-            Some(c) => *c = cta,
-            None => self.ctas.push(cta),
+        if cidx == self.ctas.len() {
+            self.ctas.push(cta);
+        } else {
+            self.ctas[cidx] = cta;
         }
         ids
     }
 
-    /// Free the memory of a CTA whose warps all exited (registers, shared and local memory)
-    /// and, unless control-flow traces are recorded (read per warp after the run), give its
-    /// slots and its warps' ids to the next CTAs started: the ids of a retired CTA's warps
-    /// must not be used afterwards.
+    /// Retire the CTA of `w` if all its warps exited: free its registers, shared and local
+    /// memory, and make its warp and CTA records free for the next CTAs (their ids must not
+    /// be used after this). The records are kept while the control-flow trace is recorded
+    /// (it is taken by warp id after the run).
     pub fn retire_cta_of(&mut self, w: WarpId) {
         let c = self.warps[w.0 as usize].cta;
-        let ws = &self.ctas[c].warps;
-        if ws.is_empty() || !ws.iter().all(|x| self.warps[x.0 as usize].exited) {
+        if self.ctas[c].retired || !self.ctas[c].warps.iter().all(|x| self.warps[x.0 as usize].exited) {
             return;
         }
+        self.ctas[c].retired = true;
         self.ctas[c].shared = FlatMemory::default();
-        let ws = if self.opts.record_cflow_trace {
-            self.ctas[c].warps.clone()
-        } else {
-            std::mem::take(&mut self.ctas[c].warps)
-        };
-        for x in &ws {
+        let ws = std::mem::take(&mut self.ctas[c].warps);
+        for &x in &ws {
             let wp = &mut self.warps[x.0 as usize];
             wp.regs = Vec::new();
             wp.local = Vec::new();
         }
-        if !self.opts.record_cflow_trace {
-            self.free_ctas.push(c);
-            // Reused in the order they were created (deterministic, and the same ids as
-            // before for a grid that fits at once).
+        if self.opts.record_cflow_trace {
+            self.ctas[c].warps = ws;
+        } else {
+            // Reversed: the next CTA takes the ids in ascending order.
             self.free_warps.extend(ws.iter().rev());
+            self.free_ctas.push(c);
         }
     }
 

@@ -100,9 +100,9 @@ pub fn run_exec_with<E: From<ExecError>>(
         resident.retain(|ws| ws.iter().any(|w| ex.warp_state(*w) != WarpStatus::Exited));
         while (resident.len() as u32) < max_res && next_cta < nctas {
             let ws = ex.start_cta(next_cta);
-            stats.warps += ws.len() as u32;
+            stats.warps = stats.warps.saturating_add(ws.len() as u32);
             if ex.options().record_cflow_trace {
-                // (Without traces, retired warps' ids are reused: not kept.)
+                // Kept for the traces (the engine keeps these warps' records).
                 all.extend(&ws);
             }
             resident.push(ws);

@@ -121,6 +121,9 @@ enum Cmd {
         /// Runs at once.
         #[arg(long, default_value_t = 1)]
         jobs: usize,
+        /// Run only these input indices of the seed's sequence (e.g. to rerun findings).
+        #[arg(long, value_delimiter = ',')]
+        index: Vec<u64>,
     },
     /// Run one saved input through the parser of its kind.
     Replay {
@@ -407,7 +410,14 @@ fn worker(
     Ok(())
 }
 
-fn sim_mode(b: &Budget, sassim: &Path, timeout: u64, rss_mb: u64, jobs: usize) -> Result<bool> {
+fn sim_mode(
+    b: &Budget,
+    sassim: &Path,
+    timeout: u64,
+    rss_mb: u64,
+    jobs: usize,
+    index: &[u64],
+) -> Result<bool> {
     let root = sassim_fuzz::repo_root();
     if !sassim.is_file() {
         bail!(
@@ -427,16 +437,24 @@ fn sim_mode(b: &Budget, sassim: &Path, timeout: u64, rss_mb: u64, jobs: usize) -
         let base = scratch_dir(&format!("sim-{}", kind.name()));
         std::fs::create_dir_all(&base)?;
         let corpus = Corpus::load(kind, &root, &base)?;
+        // Inputs 0.. (or the given ones); runner j takes every jobs-th of them.
+        let todo: Vec<u64> = if index.is_empty() {
+            (0..b.runs).collect()
+        } else {
+            index.to_vec()
+        };
         let tallies: Vec<Tally> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..jobs.max(1))
                 .map(|j| {
-                    let (corpus, base, root) = (&corpus, &base, &root);
+                    let (corpus, base, root, todo) = (&corpus, &base, &root, &todo);
                     s.spawn(move || -> Result<Tally> {
                         let mut t = Tally::default();
                         let enc = base.join(format!("enc-{j}"));
                         std::fs::create_dir_all(&enc)?;
-                        let mut i = j as u64;
-                        while i < b.runs && deadline.is_none_or(|d| Instant::now() < d) {
+                        for &i in todo.iter().skip(j).step_by(jobs.max(1)) {
+                            if deadline.is_some_and(|d| Instant::now() >= d) {
+                                break;
+                            }
                             let (which, input) = corpus.input(b.seed, i, &enc);
                             let dir = base.join(format!("run-{j}"));
                             std::fs::remove_dir_all(&dir).ok();
@@ -480,7 +498,6 @@ fn sim_mode(b: &Budget, sassim: &Path, timeout: u64, rss_mb: u64, jobs: usize) -
                                     p.display()
                                 ));
                             }
-                            i += jobs.max(1) as u64;
                         }
                         Ok(t)
                     })
@@ -521,7 +538,8 @@ fn main() -> Result<std::process::ExitCode> {
             timeout,
             rss_mb,
             jobs,
-        } => sim_mode(&b, &sassim, timeout, rss_mb, jobs)?,
+            index,
+        } => sim_mode(&b, &sassim, timeout, rss_mb, jobs, &index)?,
         Cmd::Replay { kind, file } => {
             let kind = Kind::from_name(&kind).ok_or_else(|| anyhow!("unknown kind `{kind}`"))?;
             let scratch = scratch_dir("replay");

@@ -156,3 +156,33 @@ fn back_to_back_launches_run_one_after_the_other() {
     let alone = launch_on(&mut Gpu::new(c), 200, 64);
     assert_eq!(alone.cycles, a.cycles);
 }
+
+#[test]
+fn records_of_finished_ctas_are_reused_in_timing_mode() {
+    // 20,000 one-warp CTAs on 2 SMs: the engine holds the records of the resident warps
+    // only (before: one per CTA ever started, 1.6 KB each; a 2^31-CTA grid grew without
+    // bound).
+    let mut gpu = Gpu::new(cfg(&["gpu.num_sms=2", "gpu.num_gpcs=1"]));
+    // (A microbenchmark keeps every warp, so it allows fewer: the grid is set here.)
+    let mb = parse(&empty(1, 32), "launch.sass").expect("parse");
+    let kernel = Arc::new(mb.kernel.clone());
+    let mut exec = KernelExec::new(
+        kernel.clone(),
+        &gpu.cfg.gpu.arch,
+        Launch::new([20_000, 1, 1], mb.block, Vec::new()),
+        ControlFlowKind::Hanoi,
+        ExecOptions::default(),
+    )
+    .expect("exec");
+    let r = gpu
+        .run_kernel(&mut exec, &kernel, &RunOptions::default(), &mut |_, _| {})
+        .expect("run");
+    assert_eq!(r.stats.warp_insts, 20_000);
+    let resident = 2 * gpu.cfg.gpu.max_warps_per_sm as usize;
+    assert!(
+        exec.num_warps() <= resident,
+        "{} warp records for at most {resident} resident warps",
+        exec.num_warps()
+    );
+    assert!(exec.num_cta_records() <= resident);
+}

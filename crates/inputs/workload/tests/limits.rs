@@ -53,5 +53,16 @@ fn matmul_reference_work_is_bounded() {
         .replace("count = 4096", "count = 16777216");
     assert_ne!(big, text, "the spec changed: update this test");
     let e = err(&big);
-    assert!(e.contains("multiply-adds") && e.contains("4294967296"), "{e}");
+    assert!(e.contains("multiply-adds") && e.contains("268435456"), "{e}");
+}
+
+#[test]
+fn flops_reference_work_is_bounded() {
+    // Fuzzing (seed 2026, spec input 8976): 2,048 threads x 65,536 x 32 dependent FFMAs,
+    // 2^32, took 10 s on the host before the simulation started.
+    let text = include_str!("../../../../workloads/flops/flops.toml");
+    let big = text.replace("{ u32 = 32 }", "{ u32 = 65536 }");
+    assert_ne!(big, text, "the spec changed: update this test");
+    let e = err(&big);
+    assert!(e.contains("FFMAs") && e.contains("268435456"), "{e}");
 }
