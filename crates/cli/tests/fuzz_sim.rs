@@ -89,6 +89,8 @@ fn saved_regressions_through_the_simulator() {
                 .into_iter()
                 .find(|s| repo_root().join(s).is_file())
                 .unwrap_or_else(|| "workloads/vecadd/vecadd.toml".into()),
+                // A program's fat-binary section, mutated (the program of that name).
+                Kind::Cubin => format!("workloads/programs/bin/{w}"),
                 _ => format!("workloads/{w}/"),
             };
             check(kind, &seed, &std::fs::read(&p).unwrap(), &d, &name);

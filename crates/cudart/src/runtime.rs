@@ -167,10 +167,14 @@ impl Runtime {
                 }
             }
         }
+        let deadline = (cfg.max_wall_seconds.is_finite() && cfg.max_wall_seconds > 0.0).then(|| {
+            std::time::Instant::now() + std::time::Duration::from_secs_f64(cfg.max_wall_seconds.min(1e9))
+        });
         let sass = SassSource {
             cache_dirs,
             nvdisasm: cfg.nvdisasm.clone(),
             write_cache: cfg.write_cache.clone(),
+            deadline,
         };
         let gpu = Gpu::new(gpu_cfg.clone());
         let mut rt = Runtime {
@@ -197,9 +201,7 @@ impl Runtime {
             launches: 0,
             results,
             init_error,
-            deadline: (cfg.max_wall_seconds.is_finite() && cfg.max_wall_seconds > 0.0).then(|| {
-                std::time::Instant::now() + std::time::Duration::from_secs_f64(cfg.max_wall_seconds.min(1e9))
-            }),
+            deadline,
             stopped: None,
             cfg,
             gpu_cfg,

@@ -163,6 +163,7 @@ impl PendingWrites {
     pub fn regs(&self) -> impl Iterator<Item = ArchReg> + '_ {
         self.as_slice().iter().map(|w| w.reg)
     }
+    #[inline]
     fn slot(&mut self, reg: ArchReg) -> &mut RegWrite {
         let n = self.len as usize;
         if let Some(i) = self.w[..n].iter().position(|w| w.reg == reg) {
@@ -177,12 +178,14 @@ impl PendingWrites {
         self.len += 1;
         &mut self.w[n]
     }
+    #[inline]
     fn set(&mut self, reg: ArchReg, lane: usize, v: u32) {
         let s = self.slot(reg);
         s.mask |= 1 << lane;
         s.vals[lane] = v;
     }
     /// Write regular register `idx` (RZ ignored).
+    #[inline]
     pub(crate) fn r(&mut self, idx: u8, lane: usize, v: u32) {
         if idx != 255 {
             self.set(ArchReg::R(idx), lane, v);
@@ -966,14 +969,20 @@ struct Ex<'a> {
 
 type Res<T> = Result<T, ExecError>;
 
-impl Ex<'_> {
+impl<'a> Ex<'a> {
+    #[inline]
     fn w(&self) -> &Warp {
         &self.k.warps[self.wi]
     }
+    #[cold]
+    #[inline(never)]
     fn unsup(&self, what: &str) -> ExecError {
         ExecError::unsupported(format!("{} ({what})", self.d.name), self.d.pc)
     }
-    fn op(&self, i: usize) -> Res<&D> {
+    /// Operand `i` of the instruction (borrowed from the decoded instruction, not from
+    /// `self`: no copy per lane).
+    #[inline]
+    fn op(&self, i: usize) -> Res<&'a D> {
         self.d
             .o
             .get(i)
@@ -982,6 +991,7 @@ impl Ex<'_> {
 
     // ---------------- operand reads ----------------
 
+    #[inline]
     fn reg(&self, idx: u8, lane: usize) -> u32 {
         if idx == 255 {
             return 0;
@@ -989,6 +999,7 @@ impl Ex<'_> {
         let w = self.w();
         w.regs.get(idx as usize * 32 + lane).copied().unwrap_or(0)
     }
+    #[inline]
     fn ureg(&self, idx: u8) -> u32 {
         if idx >= 63 {
             0
@@ -1059,6 +1070,7 @@ impl Ex<'_> {
     }
 
     /// Raw 32-bit value of a source (integer view of immediates).
+    #[inline]
     fn raw(&mut self, o: &D, lane: usize) -> Res<u32> {
         Ok(match &o.k {
             K::R(i) => self.reg(*i, lane),
@@ -1075,6 +1087,7 @@ impl Ex<'_> {
         })
     }
     /// Integer source with `~` and `-` applied.
+    #[inline]
     fn int(&mut self, o: &D, lane: usize) -> Res<u32> {
         let mut v = self.raw(o, lane)?;
         if o.not {
@@ -1089,6 +1102,7 @@ impl Ex<'_> {
         Ok(v)
     }
     /// 64-bit source (register pair, constant pair, immediate).
+    #[inline]
     fn raw64(&mut self, o: &D, lane: usize) -> Res<u64> {
         Ok(match &o.k {
             K::R(i) => {
@@ -1127,6 +1141,7 @@ impl Ex<'_> {
         }
         Ok(b)
     }
+    #[inline]
     fn f32v(&mut self, o: &D, lane: usize) -> Res<f32> {
         Ok(f32::from_bits(self.f32b(o, lane)?))
     }
@@ -1144,6 +1159,7 @@ impl Ex<'_> {
         }
         Ok(f64::from_bits(b))
     }
+    #[inline]
     fn pred(&self, o: &D, lane: usize) -> bool {
         let w = self.w();
         let v = match o.k {
@@ -1153,6 +1169,7 @@ impl Ex<'_> {
         };
         v ^ o.not
     }
+    #[inline]
     fn pred_op(&self, i: usize, lane: usize) -> Res<bool> {
         let o = self.op(i)?;
         if !o.is_pred() {
@@ -1163,18 +1180,18 @@ impl Ex<'_> {
 
     // ---------------- destinations ----------------
 
+    #[inline]
     fn wr(&mut self, i: usize, lane: usize, v: u32) -> Res<()> {
-        let o = self.op(i)?.k.clone();
-        match o {
+        match self.op(i)?.k {
             K::R(r) => self.out.writes.r(r, lane, v),
             K::UR(r) => self.out.writes.ur(r, v),
             _ => return Err(self.unsup("destination is not a register")),
         }
         Ok(())
     }
+    #[inline]
     fn wr64(&mut self, i: usize, lane: usize, v: u64) -> Res<()> {
-        let o = self.op(i)?.k.clone();
-        match o {
+        match self.op(i)?.k {
             K::R(255) | K::UR(63) => {}
             K::R(r) => {
                 self.out.writes.r(r, lane, v as u32);
@@ -1189,8 +1206,7 @@ impl Ex<'_> {
         Ok(())
     }
     fn wrn(&mut self, i: usize, lane: usize, vals: &[u32]) -> Res<()> {
-        let o = self.op(i)?.k.clone();
-        match o {
+        match self.op(i)?.k {
             K::R(255) | K::UR(63) => {}
             K::R(r) => {
                 for (k, v) in vals.iter().enumerate() {
@@ -1206,9 +1222,9 @@ impl Ex<'_> {
         }
         Ok(())
     }
+    #[inline]
     fn wp(&mut self, i: usize, lane: usize, v: bool) -> Res<()> {
-        let o = self.op(i)?.k.clone();
-        match o {
+        match self.op(i)?.k {
             K::P(p) => self.out.writes.p(p, lane, v),
             K::UP(p) => self.out.writes.up(p, v),
             _ => return Err(self.unsup("destination is not a predicate")),

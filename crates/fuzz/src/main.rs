@@ -432,6 +432,12 @@ fn sim_mode(
             println!("{}: skipped (needs the sassim-cubin crate)", kind.name());
             continue;
         }
+        if kind == Kind::Cubin && sassim_cubin::find_nvdisasm(sassim.parent()).is_none() {
+            println!(
+                "cubin: NVIDIA's nvdisasm was not found (set SASSIM_NVDISASM or run scripts/install-cuda-tools.sh): \
+                 mutated cubins cannot be disassembled and most runs will end in that error"
+            );
+        }
         let t0 = Instant::now();
         let deadline = (b.seconds > 0).then(|| t0 + Duration::from_secs(b.seconds));
         let base = scratch_dir(&format!("sim-{}", kind.name()));

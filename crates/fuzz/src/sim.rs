@@ -66,11 +66,22 @@ fn wait_bounded(child: &mut std::process::Child, timeout: Duration) -> (i32, u64
     }
 }
 
-/// Run `sassim args` in `dir` (stderr kept in `dir/stderr.txt`).
+/// Run `sassim args` in `dir` (stderr kept in `dir/stderr.txt`). Mutated programs of the
+/// `cubin` kind find the suite's SASS cache (`SASSIM_SASS_CACHE`, unless set) for the cubins
+/// a mutation left intact; the listings the disassembler makes of the others go to a cache
+/// in `dir` (`XDG_CACHE_HOME`), not the user's.
 pub fn run_sassim(sassim: &Path, args: &[String], dir: &Path, timeout: Duration) -> Result<Outcome> {
     let errf = dir.join("stderr.txt");
     let start = Instant::now();
-    let mut child = Command::new(sassim)
+    let mut cmd = Command::new(sassim);
+    if std::env::var_os("SASSIM_SASS_CACHE").is_none() {
+        cmd.env(
+            "SASSIM_SASS_CACHE",
+            crate::repo_root().join("workloads/programs/sass"),
+        );
+    }
+    let mut child = cmd
+        .env("XDG_CACHE_HOME", dir.join("cache"))
         .env("RUST_BACKTRACE", "0")
         .args(args)
         .current_dir(dir)

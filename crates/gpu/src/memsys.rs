@@ -110,6 +110,11 @@ pub struct DramReport {
     pub theoretical_bytes_per_core_cycle: f64,
     /// Average read latency inside the controller (queue arrival → data), DRAM cycles.
     pub avg_read_latency_dram_cycles: f64,
+    /// DRAM cycles a channel had a read's data ready that its L2 slice's full return queue
+    /// could not take (its reads stalled meanwhile), summed over channels.
+    pub return_stall_cycles: u64,
+    /// DRAM cycles a slice had a request for a channel whose scheduler queue was full.
+    pub sched_queue_full_cycles: u64,
 }
 
 /// Memory statistics of one kernel.
@@ -531,6 +536,8 @@ impl MemModel {
             bytes_per_core_cycle: ms.dram_bytes_per_core_cycle,
             theoretical_bytes_per_core_cycle: h.sys.theoretical_bandwidth_bytes_per_core_cycle(),
             avg_read_latency_dram_cycles: ms.dram_avg_read_latency,
+            return_stall_cycles: d.return_stall_cycles,
+            sched_queue_full_cycles: d.queue_full_cycles,
         };
         r.icnt_request_packets = ms.icnt_requests.packets;
         r.icnt_response_packets = ms.icnt_responses.packets;

@@ -15,7 +15,10 @@
 //! * `stream`: a CTA per SM streaming from DRAM (the memory system's queues fill);
 //! * `inferred`: `core` with control bits inferred for the preset (`[compiler]` keys);
 //! * `scatter`: a CTA per SM reading and writing lines scattered over 32 MB (DRAM row
-//!   conflicts, write recovery and turnarounds; a footprint beyond a reduced L2).
+//!   conflicts, write recovery and turnarounds; a footprint beyond a reduced L2);
+//! * `bank`: four warps reading and writing 384 rows of one DRAM bank and 256 other lines
+//!   of its channel, chosen through the preset's address mapping (row conflicts on every
+//!   preset, however many banks; dirty evictions from a reduced L2; a burst of returns).
 //!
 //! A statistic is anything in the kernel run: cycles, issue and stall counters, cache,
 //! DRAM and interconnect counters, the per-warp issue logs.
@@ -49,8 +52,8 @@ const TESTED_ELSEWHERE: [(&str, &str); 2] = [
     ),
 ];
 
-/// The presets swept by default (sm_75, sm_86). h100, h100-pcie and rtx-5070ti have keys
-/// without a demonstrated effect (`KNOWN_GAPS`, docs/presets.md).
+/// The presets swept by default (sm_75, sm_86); `SASSIM_KEYS_PRESETS=all` sweeps every
+/// preset (docs/presets.md gives the last such run).
 const DEFAULT_PRESETS: [&str; 2] = ["t4", "rtx-a6000"];
 
 /// The `core` microbenchmark: a loop run twice of 40 blocks of FP32/INT/FP16/uniform
@@ -245,6 +248,94 @@ fn scatter_src(sms: u32) -> String {
     )
 }
 
+/// Warps of the `bank` microbenchmark, and the lines each reads of one DRAM bank (one per
+/// row) and of the bank's channel (any bank).
+const BANK_WARPS: usize = 4;
+const BANK_ROWS: usize = 96;
+const CHANNEL_LINES: usize = 64;
+
+/// The `bank` microbenchmark: four warps whose lanes read and write lines of one DRAM bank
+/// of one channel, each lane its own row (addresses chosen through the preset's address
+/// mapping, `sassim_memory::AddressMapping`): every access a row conflict
+/// (activate-to-precharge, activate-to-activate, read-to-precharge), and, behind a reduced
+/// L2 (the `dram` companion), dirty lines evicted between reads of the same bank (write
+/// recovery, turnarounds). Then lines of the same channel spread over its banks, read at once
+/// (a burst of row hits and misses that fills the return queue). 640 lines of one channel:
+/// more than one set of every slice of a partition holds on every preset (192 lines on
+/// `rtx-5070ti`), so a reduced L2 evicts.
+fn bank_src(cfg: &GpuConfig) -> String {
+    let map = sassim_memory::AddressMapping::new(&sassim_gpu::memsys::memory_config(cfg));
+    let line = u64::from(cfg.l2.line_bytes.max(32));
+    let data: u64 = 0x4000_0000;
+    let target = map.locate(data);
+    // Lines of the target bank, one per row; and lines of the target channel (any bank).
+    let (want_bank, want_chan) = (BANK_WARPS * BANK_ROWS, BANK_WARPS * CHANNEL_LINES);
+    let mut same_bank: Vec<u64> = Vec::new();
+    let mut rows = std::collections::BTreeSet::new();
+    let mut same_channel: Vec<u64> = Vec::new();
+    let mut k = 0u64;
+    while (same_bank.len() < want_bank || same_channel.len() < want_chan) && k < (1 << 23) {
+        let a = data + k * line;
+        let l = map.locate(a);
+        if l.channel == target.channel {
+            if l.bank == target.bank && same_bank.len() < want_bank && rows.insert(l.row) {
+                same_bank.push(a);
+            } else if l.bank != target.bank && same_channel.len() < want_chan && k.is_multiple_of(3) {
+                same_channel.push(a);
+            }
+        }
+        k += 1;
+    }
+    let table = |addrs: &[u64]| {
+        addrs
+            .iter()
+            .map(|a| format!("{a:#x}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut s = format!(
+        ".grid 1\n.block {}\n.init R0 = lane\n.init R20 = warp\n.init R21 = 7\n",
+        32 * BANK_WARPS
+    );
+    // Warp w's tables A, B, C (the bank's rows) and D, E (the channel's lines) at
+    // 0x100000 + 0x800 w + 0x100 t.
+    for w in 0..BANK_WARPS {
+        let bank = same_bank.chunks(BANK_ROWS).nth(w).unwrap_or_default();
+        let chan = same_channel.chunks(CHANNEL_LINES).nth(w).unwrap_or_default();
+        for (t, chunk) in bank.chunks(32).chain(chan.chunks(32)).enumerate() {
+            s += &format!(
+                ".global {:#x} = u64 [{}]\n",
+                0x10_0000 + 0x800 * w + 0x100 * t,
+                table(chunk)
+            );
+        }
+    }
+    for a in same_bank.iter().chain(&same_channel) {
+        s += &format!(".global {a:#x} = u32 [1]\n");
+    }
+    s += "[B------:R-:W-:-:S04] IMAD.SHL.U32 R1, R0, 0x8, RZ ;\n\
+          [B------:R-:W-:-:S04] IMAD R1, R20, 0x800, R1 ;\n\
+          [B------:R-:W-:-:S04] IADD3 R4, R1, 0x100000, RZ ;\n\
+          [B------:R-:W-:-:S02] MOV R5, RZ ;\n\
+          [B------:R-:W0:-:S04] LDG.E.64 R2, [R4.64] ;\n\
+          [B------:R-:W1:-:S04] LDG.E.64 R6, [R4.64+0x100] ;\n\
+          [B------:R-:W2:-:S04] LDG.E.64 R8, [R4.64+0x200] ;\n\
+          [B------:R-:W3:-:S04] LDG.E.64 R12, [R4.64+0x300] ;\n\
+          [B------:R-:W3:-:S02] LDG.E.64 R14, [R4.64+0x400] ;\n\
+          [B0-----:R-:W4:-:S02] LDG.E R10, [R2.64] ;\n\
+          [B-1----:R-:W-:-:S04] STG.E [R6.64], R21 ;\n\
+          [B--2---:R-:W5:-:S02] LDG.E R11, [R8.64] ;\n\
+          [B----4-:R-:W-:-:S04] STG.E [R2.64], R10 ;\n\
+          [B-----5:R-:W-:-:S04] STG.E [R8.64], R11 ;\n\
+          [B------:R-:W0:-:S02] LDG.E R16, [R6.64] ;\n\
+          [B0-----:R-:W-:-:S04] STG.E [R6.64], R16 ;\n\
+          [B---3--:R-:W1:-:S04] LDG.E R17, [R12.64] ;\n\
+          [B------:R-:W1:-:S02] LDG.E R18, [R14.64] ;\n\
+          [B------:R-:W2:-:S02] LDG.E R19, [R2.64] ;\n\
+          [B-12---:R-:W-:-:S05] EXIT ;\n";
+    s
+}
+
 /// A fingerprint of everything a kernel run reports.
 fn run_mb(cfg: &GpuConfig, src: &str, shared: u32) -> String {
     run_mb_with(cfg, src, shared, false)
@@ -319,14 +410,16 @@ fn run_tensor(cfg: &GpuConfig) -> String {
     }
     let mut body = String::new();
     let mut pc = 0u64;
-    let mut prev = 2;
+    let (mut prev, mut prev_indep) = (2, 2);
     for (i, op) in ops.iter().enumerate() {
-        // An independent instruction of the same kind right after (the unit's initiation
-        // interval), then each result feeds the next pair (the latency).
+        // An independent instruction of the same kind right after, then both results feed
+        // the next pair: the first (the latency) and the independent one (which starts an
+        // initiation interval after the first: without a reader, the interval of a
+        // variable-latency MMA would only show in the last pair).
         let d = 4 + 8 * i;
-        body += &format!("{pc:04x} ffffffff 1 R{d} {op} 2 R{prev} R{prev} 0 \n");
+        body += &format!("{pc:04x} ffffffff 1 R{d} {op} 2 R{prev} R{prev_indep} 0 \n");
         body += &format!("{:04x} ffffffff 1 R{} {op} 2 R2 R2 0 \n", pc + 16, d + 4);
-        prev = d;
+        (prev, prev_indep) = (d, d + 4);
         pc += 32;
     }
     body += &format!("{pc:04x} ffffffff 0 EXIT 0 0 \n");
@@ -356,19 +449,23 @@ fn run_tensor(cfg: &GpuConfig) -> String {
 }
 
 /// Fingerprints of the benchmarks, computed lazily: `i` = 0 core, 1 mem, 2 launch, 3 tensor,
-/// 4 stream, 5 core with inferred control bits, 6 scatter.
+/// 4 stream, 5 core with inferred control bits, 6 scatter, 7 bank.
 struct Battery {
     cfg: GpuConfig,
+    /// The `bank` benchmark's source, made for the preset's own address mapping (the same
+    /// program for every candidate value).
+    bank: std::rc::Rc<str>,
     done: [Option<String>; BENCHMARKS],
 }
 
-const BENCHMARKS: usize = 7;
+const BENCHMARKS: usize = 8;
 
 impl Battery {
-    fn new(cfg: GpuConfig) -> Self {
+    fn new(cfg: GpuConfig, bank: &std::rc::Rc<str>) -> Self {
         Battery {
             cfg,
-            done: [None, None, None, None, None, None, None],
+            bank: bank.clone(),
+            done: Default::default(),
         }
     }
     fn get(&mut self, i: usize) -> &str {
@@ -381,7 +478,8 @@ impl Battery {
                 3 => run_tensor(c),
                 4 => run_mb(c, &stream_src(c.gpu.num_sms), 0),
                 5 => run_mb_with(c, &core_src(), 0, true),
-                _ => run_mb(c, &scatter_src(c.gpu.num_sms), 0),
+                6 => run_mb(c, &scatter_src(c.gpu.num_sms), 0),
+                _ => run_mb(c, &self.bank, 0),
             });
         }
         self.done[i].as_deref().unwrap_or_default()
@@ -571,7 +669,8 @@ fn keys_without_effect(preset: &str) -> Vec<String> {
     let value = toml::Value::try_from(&base).expect("toml");
     let mut keys = Vec::new();
     numeric_keys(&value, "", &mut keys);
-    let mut baseline = Battery::new(base.clone());
+    let bank: std::rc::Rc<str> = bank_src(&base).into();
+    let mut baseline = Battery::new(base.clone(), &bank);
     let mut bad = Vec::new();
     // SASSIM_KEYS_ONLY=a.b,c.d limits the sweep to those keys and prints what each candidate
     // gave (while developing).
@@ -598,6 +697,7 @@ fn keys_without_effect(preset: &str) -> Vec<String> {
             Battery::new(
                 base.with_overrides(&extra)
                     .unwrap_or_else(|e| panic!("{preset} {key}: {e}")),
+                &bank,
             )
         });
         let mut changed = false;
@@ -608,7 +708,7 @@ fn keys_without_effect(preset: &str) -> Vec<String> {
             let Ok(cfg) = base.with_overrides(&sets) else {
                 continue;
             };
-            let mut b = Battery::new(cfg);
+            let mut b = Battery::new(cfg, &bank);
             for i in 0..BENCHMARKS {
                 let base_fp = match own_base.as_mut() {
                     Some(o) => o.get(i).to_string(),
@@ -656,6 +756,8 @@ fn every_numeric_preset_key_changes_a_statistic_or_is_informational() {
         std::fs::write(d.join("core.sass"), core_src()).expect("dump");
         std::fs::write(d.join("mem.sass"), mem_src()).expect("dump");
         std::fs::write(d.join("launch.sass"), launch_src(84)).expect("dump");
+        let h100 = GpuConfig::preset("h100").expect("preset");
+        std::fs::write(d.join("bank-h100.sass"), bank_src(&h100)).expect("dump");
     }
     let presets: Vec<&str> = PRESETS
         .iter()
@@ -676,112 +778,7 @@ fn every_numeric_preset_key_changes_a_statistic_or_is_informational() {
             .collect();
         hs.into_iter().flat_map(|h| h.join().expect("thread")).collect()
     });
-    // Keys still without an effect in these microbenchmarks, each a known gap (docs/presets.md,
-    // "Keys without a demonstrated effect"); the test fails when any other key stops acting.
-    let unexpected: Vec<_> = bad
-        .into_iter()
-        .map(|(p, keys)| {
-            let keys: Vec<String> = keys
-                .into_iter()
-                .filter(|k| !KNOWN_GAPS.iter().any(|(gp, gk, _)| *gp == p && gk == k))
-                .collect();
-            (p, keys)
-        })
-        .filter(|(_, k)| !k.is_empty())
-        .collect();
+    // Every key of every preset acts (no known gaps since 2026-11-26, docs/presets.md).
+    let unexpected: Vec<_> = bad.into_iter().filter(|(_, k)| !k.is_empty()).collect();
     assert!(unexpected.is_empty(), "keys that change nothing: {unexpected:#?}");
 }
-
-/// (preset, key, why) of the known gaps.
-const KNOWN_GAPS: [(&str, &str, &str); 18] = [
-    (
-        "rtx-5070ti",
-        "dram.timing.t_ras",
-        "the benchmarks cause no row conflict or write recovery on this preset's many DRAM banks (the key acts in memory/src/dram.rs)",
-    ),
-    (
-        "rtx-5070ti",
-        "dram.timing.t_rc",
-        "the benchmarks cause no row conflict or write recovery on this preset's many DRAM banks (the key acts in memory/src/dram.rs)",
-    ),
-    (
-        "rtx-5070ti",
-        "dram.timing.t_rtp",
-        "the benchmarks cause no row conflict or write recovery on this preset's many DRAM banks (the key acts in memory/src/dram.rs)",
-    ),
-    (
-        "rtx-5070ti",
-        "dram.timing.t_rtw",
-        "the benchmarks cause no row conflict or write recovery on this preset's many DRAM banks (the key acts in memory/src/dram.rs)",
-    ),
-    (
-        "rtx-5070ti",
-        "dram.timing.t_wl",
-        "the benchmarks cause no row conflict or write recovery on this preset's many DRAM banks (the key acts in memory/src/dram.rs)",
-    ),
-    (
-        "rtx-5070ti",
-        "dram.timing.t_wr",
-        "the benchmarks cause no row conflict or write recovery on this preset's many DRAM banks (the key acts in memory/src/dram.rs)",
-    ),
-    (
-        "rtx-5070ti",
-        "dram.timing.t_wtr",
-        "the benchmarks cause no row conflict or write recovery on this preset's many DRAM banks (the key acts in memory/src/dram.rs)",
-    ),
-    (
-        "rtx-5070ti",
-        "l2.size_kb",
-        "even a one-set L2 changes no statistic of the benchmarks on this preset (not understood yet)",
-    ),
-    (
-        "h100",
-        "dram.return_queue_entries",
-        "the L2 drains DRAM data faster than HBM3 returns it in the benchmarks",
-    ),
-    (
-        "h100",
-        "dram.timing.t_ras",
-        "the benchmarks cause no row conflict or write recovery on this preset's many DRAM banks (the key acts in memory/src/dram.rs)",
-    ),
-    (
-        "h100",
-        "dram.timing.t_wr",
-        "the benchmarks cause no row conflict or write recovery on this preset's many DRAM banks (the key acts in memory/src/dram.rs)",
-    ),
-    (
-        "h100",
-        "units.tensor.latency_table.9.initiation_interval",
-        "the tensor trace's HGMMA/IGMMA pairs are not limited by the row's initiation interval (not understood yet)",
-    ),
-    (
-        "h100",
-        "units.tensor.latency_table.10.initiation_interval",
-        "the tensor trace's HGMMA/IGMMA pairs are not limited by the row's initiation interval (not understood yet)",
-    ),
-    (
-        "h100-pcie",
-        "dram.return_queue_entries",
-        "the L2 drains DRAM data faster than HBM3 returns it in the benchmarks",
-    ),
-    (
-        "h100-pcie",
-        "dram.timing.t_ras",
-        "the benchmarks cause no row conflict or write recovery on this preset's many DRAM banks (the key acts in memory/src/dram.rs)",
-    ),
-    (
-        "h100-pcie",
-        "dram.timing.t_wr",
-        "the benchmarks cause no row conflict or write recovery on this preset's many DRAM banks (the key acts in memory/src/dram.rs)",
-    ),
-    (
-        "h100-pcie",
-        "units.tensor.latency_table.9.initiation_interval",
-        "the tensor trace's HGMMA/IGMMA pairs are not limited by the row's initiation interval (not understood yet)",
-    ),
-    (
-        "h100-pcie",
-        "units.tensor.latency_table.10.initiation_interval",
-        "the tensor trace's HGMMA/IGMMA pairs are not limited by the row's initiation interval (not understood yet)",
-    ),
-];

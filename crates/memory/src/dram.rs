@@ -181,9 +181,13 @@ impl DramChannel {
         self.queue.is_empty() && self.inflight.is_empty()
     }
 
-    fn col_ok(&self, r: &DramReq, now: u64) -> bool {
+    fn col_ok(&self, r: &DramReq, now: u64, reads_blocked: bool) -> bool {
         let b = &self.banks[r.bank as usize];
-        if now < b.col_ready || now < self.next_col_any || now < self.next_col_bg[r.bank_group as usize] {
+        if (reads_blocked && !r.write)
+            || now < b.col_ready
+            || now < self.next_col_any
+            || now < self.next_col_bg[r.bank_group as usize]
+        {
             return false;
         }
         if r.write {
@@ -193,8 +197,10 @@ impl DramChannel {
         }
     }
 
-    /// Issues at most one command at DRAM cycle `now`.
-    pub fn schedule(&mut self, now: u64) {
+    /// Issues at most one command at DRAM cycle `now`. `reads_blocked`: the oldest completed
+    /// read cannot enter its L2 slice's return queue (full), so no column read issues (its
+    /// data would have nowhere to go); writes, activates and precharges go on.
+    pub fn schedule(&mut self, now: u64, reads_blocked: bool) {
         self.stats.cycles += 1;
         if self.queue.is_empty() {
             return;
@@ -204,7 +210,7 @@ impl DramChannel {
         for (i, r) in self.queue.iter().enumerate() {
             if self.banks[r.bank as usize].open == r.row {
                 has_hit[r.bank as usize] = true;
-                if pick.is_none() && self.col_ok(r, now) {
+                if pick.is_none() && self.col_ok(r, now, reads_blocked) {
                     pick = Some(i);
                 }
             }

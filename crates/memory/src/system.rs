@@ -247,7 +247,9 @@ impl MemorySystem {
                 ch.stats.cycles += 1;
                 continue;
             }
-            // Completed reads back to their slices.
+            // Completed reads back to their slices. A full return queue stalls the channel's
+            // reads (the back-pressure reaches the scheduler, as Accel-Sim's returnq does).
+            let mut reads_blocked = false;
             if let Some(&(done, d)) = ch.inflight.front() {
                 if done <= now {
                     let s = &mut self.slices[d.slice as usize];
@@ -256,6 +258,7 @@ impl MemorySystem {
                         ch.inflight.pop_front();
                     } else {
                         ch.stats.return_stall_cycles += 1;
+                        reads_blocked = true;
                     }
                 }
             }
@@ -279,7 +282,7 @@ impl MemorySystem {
                     break;
                 }
             }
-            ch.schedule(now);
+            ch.schedule(now, reads_blocked);
         }
     }
 

@@ -40,11 +40,17 @@ impl<W> Sm<W> {
         };
         let s = &self.subcores[sc];
         let chosen = s.last_issued.filter(|&l| has_room(l)).or_else(|| {
-            s.warps
-                .iter()
-                .copied()
-                .filter(|&x| has_room(x))
-                .max_by_key(|&x| self.warps[x].age)
+            // The youngest warp with room (one pass over the hot flags; ages are unique).
+            let mut best: Option<(u64, usize)> = None;
+            for &x in &s.warps {
+                if has_room(x) {
+                    let age = self.warps[x].age;
+                    if best.is_none_or(|(a, _)| age > a) {
+                        best = Some((age, x));
+                    }
+                }
+            }
+            best.map(|(_, x)| x)
         });
         let Some(slot) = chosen else {
             return;

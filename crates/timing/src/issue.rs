@@ -64,7 +64,7 @@ impl<W> Sm<W> {
             return Err(StallReason::Yield);
         }
         let waits = if self.uses_control_bits {
-            (0..6).any(|k| inst.ctrl.waits_on(k) && w.sb[k] != 0)
+            (inst.ctrl.wait_mask != 0 && (0..6).any(|k| inst.ctrl.waits_on(k) && w.sb[k] != 0))
                 || w.depbar.is_some_and(|(from, sb, le, ids)| {
                     now >= from
                         && !(w.sb[sb as usize % 6] <= le
@@ -151,28 +151,22 @@ impl<W> Sm<W> {
         }
         unit
     }
-    pub(crate) fn pick(
-        &self,
-        sc: usize,
-        now: u64,
-        ready: &[(usize, bool)],
-        exclude: Option<usize>,
-    ) -> Option<usize> {
+    pub(crate) fn pick(&self, sc: usize, now: u64, ready: &[usize], exclude: Option<usize>) -> Option<usize> {
         let s = &self.subcores[sc];
-        let ok = |slot: usize| ready.iter().any(|&(x, r)| x == slot && r) && Some(slot) != exclude;
+        let ok = |slot: usize| ready.contains(&slot) && Some(slot) != exclude;
         let youngest = || {
             ready
                 .iter()
-                .filter(|&&(x, r)| r && Some(x) != exclude)
-                .max_by_key(|&&(x, _)| self.warps[x].age)
-                .map(|&(x, _)| x)
+                .copied()
+                .filter(|&x| Some(x) != exclude)
+                .max_by_key(|&x| self.warps[x].age)
         };
         let oldest = || {
             ready
                 .iter()
-                .filter(|&&(x, r)| r && Some(x) != exclude)
-                .min_by_key(|&&(x, _)| self.warps[x].age)
-                .map(|&(x, _)| x)
+                .copied()
+                .filter(|&x| Some(x) != exclude)
+                .min_by_key(|&x| self.warps[x].age)
         };
         let rr = |pool: &[usize]| {
             let n = pool.len();
@@ -263,6 +257,34 @@ impl<W> Sm<W> {
             self.stats.stall_slots[StallReason::AllocatePortConflict as usize] += 1;
             return Ok(());
         }
+        // Every warp of the sub-core exited or known to wait on its dependence counters
+        // (a flag only a release, an issue or a flush clears): nothing can issue, and the
+        // stall reason is what the full evaluation below would find (the common case of a
+        // memory-bound kernel, checked without looking at the warps' state).
+        if self.cfg.scheduler != SchedPolicy::TwoLevel && self.subcores[sc].const_wait.is_none() {
+            let mut any_waits = false;
+            let mut all_blocked = true;
+            for &slot in &self.subcores[sc].warps {
+                let h = self.hot[slot];
+                if h & HOT_LIVE == 0 {
+                    continue;
+                }
+                if h & HOT_DEP_WAIT == 0 {
+                    all_blocked = false;
+                    break;
+                }
+                any_waits = true;
+            }
+            if all_blocked {
+                let reason = if any_waits {
+                    StallReason::DependenceCounters
+                } else {
+                    StallReason::Idle
+                };
+                self.stats.stall_slots[reason as usize] += 1;
+                return Ok(());
+            }
+        }
         self.update_two_level_pool(ex, sc, now);
         // Readiness of every warp of the sub-core, in a buffer kept by the SM (no allocation
         // and no clearing cost per cycle).
@@ -271,12 +293,10 @@ impl<W> Sm<W> {
         let mut best = StallReason::Idle;
         for k in 0..self.subcores[sc].warps.len() {
             let slot = self.subcores[sc].warps[k];
+            // Only the ready warps are listed (the policies choose among them).
             match self.ready(ex, sc, slot, now) {
-                Ok(()) => buf.push((slot, true)),
-                Err(r) => {
-                    best = best.min(r);
-                    buf.push((slot, false));
-                }
+                Ok(()) => buf.push(slot),
+                Err(r) => best = best.min(r),
             }
         }
         let r = self.choose_and_issue(ex, sc, now, &buf, best);
@@ -291,7 +311,7 @@ impl<W> Sm<W> {
         ex: &mut E,
         sc: usize,
         now: u64,
-        ready: &[(usize, bool)],
+        ready: &[usize],
         best: StallReason,
     ) -> Result<(), String> {
         // L0 fixed-latency constant cache: a miss blocks issue (rule 13).
@@ -311,9 +331,9 @@ impl<W> Sm<W> {
             // Switch to the youngest ready warp.
             ready
                 .iter()
-                .filter(|&&(x, r)| r && Some(x) != exclude)
-                .max_by_key(|&&(x, _)| self.warps[x].age)
-                .map(|&(x, _)| x)
+                .copied()
+                .filter(|&x| Some(x) != exclude)
+                .max_by_key(|&x| self.warps[x].age)
         } else {
             self.pick(sc, now, ready, None)
         };
@@ -455,8 +475,6 @@ impl<W> Sm<W> {
             }
         }
         let cbits = self.uses_control_bits;
-        let reads = if cbits { Vec::new() } else { inst.reads.clone() };
-        let writes_regs = if cbits { Vec::new() } else { inst.writes.clone() };
         let unit = if is_fixed && !is_mem {
             self.latch_unit(sc, unit)
         } else {
@@ -523,11 +541,12 @@ impl<W> Sm<W> {
             }
         } else {
             w.stall_until = now + 1;
-            for r in &writes_regs {
+            let inst = &self.code[sidx];
+            for r in &inst.writes {
                 w.sb_write[reg_index(r)] += 1;
             }
             let late = !is_fixed || is_mem;
-            for r in &reads {
+            for r in &inst.reads {
                 let c = &mut w.sb_read[reg_index(r)];
                 *c = c.saturating_add(1);
                 if late {

@@ -335,7 +335,7 @@ pub struct Sm<W> {
     /// Warps with counter increments staged this cycle.
     pub(crate) staged: Vec<usize>,
     /// Readiness of a sub-core's warps, reused every cycle by the issue stage.
-    pub(crate) ready_buf: Vec<(usize, bool)>,
+    pub(crate) ready_buf: Vec<usize>,
     /// Warps that exited and are not retired yet.
     pub(crate) exited_warps: u32,
     /// Slots of the warps that exited and are not retired yet, in slot order (retirement

@@ -19,26 +19,30 @@ fn sat01(x: f32) -> f32 {
 }
 
 impl Ex<'_> {
+    #[inline]
     fn n(&self) -> usize {
         self.d.o.len()
     }
 
     /// Source operand `i` as an integer.
+    #[inline]
     fn si(&mut self, i: usize, lane: usize) -> Res<u32> {
-        let o = self.op(i)?.clone();
-        self.int(&o, lane)
+        let o = self.op(i)?;
+        self.int(o, lane)
     }
+    #[inline]
     fn sf(&mut self, i: usize, lane: usize) -> Res<f32> {
-        let o = self.op(i)?.clone();
-        self.f32v(&o, lane)
+        let o = self.op(i)?;
+        self.f32v(o, lane)
     }
     fn sd(&mut self, i: usize, lane: usize) -> Res<f64> {
-        let o = self.op(i)?.clone();
-        self.f64v(&o, lane)
+        let o = self.op(i)?;
+        self.f64v(o, lane)
     }
+    #[inline]
     fn s64(&mut self, i: usize, lane: usize) -> Res<u64> {
-        let o = self.op(i)?.clone();
-        let mut v = self.raw64(&o, lane)?;
+        let o = self.op(i)?;
+        let mut v = self.raw64(o, lane)?;
         if o.not {
             v = !v;
         }
@@ -82,8 +86,8 @@ impl Ex<'_> {
                 for l in lanes(lm) {
                     let mut parts = [(0u64, 0u64); 3];
                     for (k, p) in parts.iter_mut().enumerate() {
-                        let o = self.op(s0 + k)?.clone();
-                        let raw = self.raw(&o, l)?;
+                        let o = self.op(s0 + k)?;
+                        let raw = self.raw(o, l)?;
                         *p = if o.neg {
                             (!raw as u64, 1)
                         } else if o.not {
@@ -320,15 +324,15 @@ impl Ex<'_> {
             }
             Op::Fchk => {
                 for l in lanes(lm) {
-                    let a = self.f32v(&self.op(1)?.clone(), l)?;
-                    let b = self.f32v(&self.op(2)?.clone(), l)?;
+                    let a = self.f32v(self.op(1)?, l)?;
+                    let b = self.f32v(self.op(2)?, l)?;
                     self.wp(0, l, alu::fchk_divide(a, b))?;
                 }
             }
             Op::F2fp { bf16 } => {
                 for l in lanes(lm) {
-                    let hi = self.f32v(&self.op(1)?.clone(), l)?;
-                    let lo = self.f32v(&self.op(2)?.clone(), l)?;
+                    let hi = self.f32v(self.op(1)?, l)?;
+                    let lo = self.f32v(self.op(2)?, l)?;
                     let cvt = |x: f32| if bf16 { alu::f32_to_bf16(x) } else { alu::f32_to_f16(x) } as u32;
                     self.wr(0, l, cvt(hi) << 16 | cvt(lo))?;
                 }
@@ -395,10 +399,10 @@ impl Ex<'_> {
                     }
                 }
                 for l in lanes(lm) {
-                    let o = self.op(1)?.clone();
+                    let o = self.op(1)?;
                     let v = match o.k {
                         K::ImmF(f) if f.fract() != 0.0 || f.abs() > u32::MAX as f64 => (f as f32).to_bits(),
-                        _ => self.int(&o, l)?,
+                        _ => self.int(o, l)?,
                     };
                     self.wr(0, l, v)?;
                 }
@@ -785,8 +789,8 @@ impl Ex<'_> {
                     let id = match self.op(0)?.k {
                         K::Imm(v) => v as u32,
                         _ => {
-                            let o = self.op(0)?.clone();
-                            self.raw(&o, self.g.trailing_zeros() as usize)?
+                            let o = self.op(0)?;
+                            self.raw(o, self.g.trailing_zeros() as usize)?
                         }
                     };
                     self.out.barrier = Some(id);
@@ -836,13 +840,13 @@ impl Ex<'_> {
                     let lo = self.half_imm(oi + 1)?;
                     [lo, hi]
                 } else {
-                    let o = self.op(oi)?.clone();
+                    let o = self.op(oi)?;
                     let raw = match o.k {
                         K::ImmF(f) => {
                             let h = alu::f32_to_f16(f as f32) as u32;
                             h | h << 16
                         }
-                        _ => self.raw(&o, l)?,
+                        _ => self.raw(o, l)?,
                     };
                     let mut h = match o.h {
                         HSel::F32 => {
@@ -911,9 +915,9 @@ impl Ex<'_> {
         };
         let s = rd + 1;
         let mut src = [0u32; 32];
-        let srco = self.op(s)?.clone();
+        let srco = self.op(s)?;
         for (l, v) in src.iter_mut().enumerate() {
-            *v = self.raw(&srco, l)?;
+            *v = self.raw(srco, l)?;
         }
         for l in lanes(self.g) {
             let b = self.si(s + 1, l)? & 0x1f;
@@ -989,13 +993,13 @@ impl Ex<'_> {
         } else {
             (None, 0)
         };
-        let so = self.op(rd + 1)?.clone();
+        let so = self.op(rd + 1)?;
         let mut v = [0u64; 32];
         for l in lanes(self.g) {
             v[l] = if wide {
-                self.raw64(&so, l)?
+                self.raw64(so, l)?
             } else {
-                self.raw(&so, l)? as u64
+                self.raw(so, l)? as u64
             };
         }
         for l in lanes(self.g) {

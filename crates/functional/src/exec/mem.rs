@@ -230,7 +230,7 @@ impl Ex<'_> {
                     return Err(self.unsup("operands"));
                 }
                 let m = self.mem_operand(0)?;
-                let src = self.op(1)?.clone();
+                let src = self.op(1)?;
                 let mut addrs = [0u64; 32];
                 for l in lanes(lm) {
                     let a = self.address(&m, l, space);
@@ -246,9 +246,9 @@ impl Ex<'_> {
                         }
                         _ => {
                             let v = if nb > 4 {
-                                self.raw64(&src, l)?
+                                self.raw64(src, l)?
                             } else {
-                                self.raw(&src, l)? as u64
+                                self.raw(src, l)? as u64
                             };
                             buf[..8].copy_from_slice(&v.to_le_bytes());
                         }
@@ -313,11 +313,11 @@ impl Ex<'_> {
             self.load(space, l, a, &mut buf[..nb as usize])?;
             let old = u64::from_le_bytes(buf);
             let get = |s: &mut Self, k: usize| -> Res<u64> {
-                let o = s.op(k)?.clone();
+                let o = s.op(k)?;
                 if wide {
-                    s.raw64(&o, l)
+                    s.raw64(o, l)
                 } else {
-                    Ok(s.raw(&o, l)? as u64)
+                    Ok(s.raw(o, l)? as u64)
                 }
             };
             let b = if need_b { get(self, bi)? } else { 1 };

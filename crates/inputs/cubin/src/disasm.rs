@@ -8,12 +8,18 @@ use crate::cubin::Cubin;
 use crate::error::{CubinError, Result};
 use sassim_isa::Listing;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use wait_timeout::ChildExt;
 
 /// The command that installs the disassembler (named in errors).
 pub const INSTALL_HINT: &str = "scripts/install-cuda-tools.sh";
 /// File-name suffix of cached listings.
 pub const CACHE_SUFFIX: &str = ".nvdisasm-hex";
+/// Longest run of the disassembler on one cubin before it is stopped (the largest cubin of
+/// the program suite takes well under a second; a damaged cubin can make nvdisasm spin
+/// forever, found by the cubin fuzzer).
+pub const NVDISASM_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Where SASS comes from.
 #[derive(Debug, Clone, Default)]
@@ -24,6 +30,9 @@ pub struct SassSource {
     pub nvdisasm: Option<PathBuf>,
     /// Store listings produced by the disassembler here.
     pub write_cache: Option<PathBuf>,
+    /// The disassembler is stopped at this instant (the run's `--max-wall`), and in any
+    /// case after [`NVDISASM_TIMEOUT`].
+    pub deadline: Option<Instant>,
 }
 
 /// Find `nvdisasm`: `$SASSIM_NVDISASM`, then `PATH`, then the repository's `.venv-cuda`
@@ -96,21 +105,51 @@ impl SassSource {
         let run = (|| -> Result<String> {
             std::fs::write(&tmp, &cubin.bytes)
                 .map_err(|e| CubinError::Disassembly(format!("{}: {e}", tmp.display())))?;
-            let out = Command::new(tool)
+            // Output to files (a pipe could fill and stall the tool while we wait for it).
+            let io = |name: &str| {
+                let p = dir.join(name);
+                std::fs::File::create(&p)
+                    .map(|f| (p.clone(), f))
+                    .map_err(|e| CubinError::Disassembly(format!("{}: {e}", p.display())))
+            };
+            let ((out_path, out_file), (err_path, err_file)) = (io("stdout")?, io("stderr")?);
+            let mut child = Command::new(tool)
                 .arg("-hex")
                 .arg(&tmp)
-                .output()
+                .stdin(Stdio::null())
+                .stdout(out_file)
+                .stderr(err_file)
+                .spawn()
                 .map_err(|e| CubinError::Disassembly(format!("running {}: {e}", tool.display())))?;
-            if !out.status.success() {
+            let limit = self.deadline.map_or(NVDISASM_TIMEOUT, |d| {
+                d.saturating_duration_since(Instant::now()).min(NVDISASM_TIMEOUT)
+            });
+            let status = match child.wait_timeout(limit) {
+                Ok(Some(status)) => status,
+                Ok(None) | Err(_) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(CubinError::Disassembly(format!(
+                        "{} did not finish within {:.1} s on {} (sha256 {key}): stopped (a damaged cubin, or the run's --max-wall)",
+                        tool.display(),
+                        limit.as_secs_f64(),
+                        cubin.origin
+                    )));
+                }
+            };
+            if !status.success() {
+                let err = std::fs::read(&err_path).unwrap_or_default();
                 return Err(CubinError::Disassembly(format!(
                     "{} failed on {} ({}): {}",
                     tool.display(),
                     cubin.origin,
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
+                    status,
+                    String::from_utf8_lossy(&err).trim()
                 )));
             }
-            String::from_utf8(out.stdout)
+            let out = std::fs::read(&out_path)
+                .map_err(|e| CubinError::Disassembly(format!("{}: {e}", out_path.display())))?;
+            String::from_utf8(out)
                 .map_err(|_| CubinError::Disassembly(format!("{} printed non-UTF-8 text", tool.display())))
         })();
         let _ = std::fs::remove_dir_all(&dir);

@@ -132,3 +132,31 @@ fn cubin_attributes_of_a_program_kernel() {
         .iter()
         .any(|r| r.section == ".nv.constant4" && r.symbol == "vprintf"));
 }
+
+/// A disassembler that never finishes is stopped at the deadline (the cubin fuzzer found a
+/// damaged cubin on which nvdisasm spins forever; `sassim exec --max-wall 9` then ran past
+/// 10 s and left the tool spinning after it was killed).
+#[test]
+fn a_disassembler_that_hangs_is_stopped_at_the_deadline() {
+    use std::os::unix::fs::PermissionsExt;
+    let bytes = std::fs::read(root().join("fixtures/cuda/scale_zstd.fatbin")).unwrap();
+    let (fb, _) = FatBinary::parse(&bytes, "scale_zstd.fatbin").unwrap();
+    let e = fb.entries.iter().find(|e| e.kind == EntryKind::Cubin).unwrap();
+    let c = Cubin::parse(e.data.clone(), "scale").unwrap();
+    let dir = std::env::temp_dir().join(format!("sassim-hang-tool-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tool = dir.join("nvdisasm");
+    std::fs::write(&tool, "#!/bin/sh\nexec sleep 600\n").unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let src = sassim_cubin::SassSource {
+        nvdisasm: Some(tool.clone()),
+        deadline: Some(std::time::Instant::now() + std::time::Duration::from_millis(500)),
+        ..Default::default()
+    };
+    let t0 = std::time::Instant::now();
+    let err = src.listing_text(&c).unwrap_err().to_string();
+    let took = t0.elapsed();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+    assert!(err.contains("did not finish within 0.5 s"), "{err}");
+}
