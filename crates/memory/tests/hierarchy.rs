@@ -358,6 +358,11 @@ fn dram_row_hit_vs_miss_vs_conflict() {
 
 /// Streams sequential 128 B line reads from `sms` SMs as fast as they are accepted.
 fn stream(cfg: &MemoryConfig, sms: usize, cycles: u64, warmup: u64) -> (MemStats, f64) {
+    stream_with(cfg, sms, cycles, warmup, true)
+}
+
+/// [`stream`], the SMs taking their responses or not (`drain`).
+fn stream_with(cfg: &MemoryConfig, sms: usize, cycles: u64, warmup: u64, drain: bool) -> (MemStats, f64) {
     let mut mem = MemorySystem::new(cfg, sms);
     let mut next = vec![0u64; sms];
     let mut bytes_at_warmup = 0;
@@ -382,8 +387,10 @@ fn stream(cfg: &MemoryConfig, sms: usize, cycles: u64, warmup: u64) -> (MemStats
             }
         }
         mem.tick(now);
-        for sm in 0..sms {
-            while mem.pop_response(sm).is_some() {}
+        if drain {
+            for sm in 0..sms {
+                while mem.pop_response(sm).is_some() {}
+            }
         }
     }
     let s = mem.stats();
@@ -504,27 +511,7 @@ fn stream_unanswered(return_queue_entries: u32, cycles: u64) -> MemStats {
     let mut cfg = MemoryConfig::a6000_like();
     cfg.l2.queue_l2_to_icnt = 1;
     cfg.dram.return_queue_entries = return_queue_entries;
-    let sms = 84;
-    let mut mem = MemorySystem::new(&cfg, sms);
-    let mut next = vec![0u64; sms];
-    for now in 0..cycles {
-        for (sm, n) in next.iter_mut().enumerate() {
-            let r = L2Request {
-                addr: ((sm as u64) << 26) + (*n << 7),
-                sectors: 0xf,
-                kind: L2ReqKind::Read,
-                bytes: 0,
-                atomic_lanes: 0,
-                atomic_max_same: 0,
-                tag: 0,
-            };
-            if mem.push(now, sm, r) {
-                *n += 1;
-            }
-        }
-        mem.tick(now);
-    }
-    mem.stats()
+    stream_with(&cfg, 84, cycles, 0, false).0
 }
 
 /// A full return queue stalls the channel's reads (docs/memory.md, "DRAM channels"; the
