@@ -212,6 +212,7 @@ impl<W> Sm<W> {
             w.fetch_pc = next;
             w.fetch_wait_line = None;
             self.hot[slot] &= !(crate::sm::HOT_DEP_WAIT | crate::sm::HOT_SB_CLEAR);
+            self.sync_masks(slot);
             self.sync_room(slot);
             self.stats.ib_flushes += 1;
         }

@@ -94,6 +94,7 @@ impl<W> Sm<W> {
         // warp blocked by it is known to stay blocked only from then on.
         if waits {
             self.hot[slot] |= HOT_DEP_WAIT;
+            self.sync_masks(slot);
             return Err(StallReason::DependenceCounters);
         }
         let w = &self.warps[slot];
@@ -262,20 +263,26 @@ impl<W> Sm<W> {
         // stall reason is what the full evaluation below would find (the common case of a
         // memory-bound kernel, checked without looking at the warps' state).
         if self.cfg.scheduler != SchedPolicy::TwoLevel && self.subcores[sc].const_wait.is_none() {
-            let mut any_waits = false;
-            let mut all_blocked = true;
-            for &slot in &self.subcores[sc].warps {
-                let h = self.hot[slot];
-                if h & HOT_LIVE == 0 {
-                    continue;
+            let blocked = if self.masks_ok {
+                let m = self.subcores[sc].slot_mask;
+                (self.go & m == 0).then_some(self.waiting & m != 0)
+            } else {
+                let mut any_waits = false;
+                let mut all_blocked = true;
+                for &slot in &self.subcores[sc].warps {
+                    let h = self.hot[slot];
+                    if h & HOT_LIVE == 0 {
+                        continue;
+                    }
+                    if h & HOT_DEP_WAIT == 0 {
+                        all_blocked = false;
+                        break;
+                    }
+                    any_waits = true;
                 }
-                if h & HOT_DEP_WAIT == 0 {
-                    all_blocked = false;
-                    break;
-                }
-                any_waits = true;
-            }
-            if all_blocked {
+                all_blocked.then_some(any_waits)
+            };
+            if let Some(any_waits) = blocked {
                 let reason = if any_waits {
                     StallReason::DependenceCounters
                 } else {
@@ -558,6 +565,7 @@ impl<W> Sm<W> {
         if issued.exited {
             w.exited = true;
             self.hot[slot] &= !HOT_LIVE;
+            self.sync_masks(slot);
             self.exited_warps += 1;
             if let Err(at) = self.exited_slots.binary_search(&slot) {
                 self.exited_slots.insert(at, slot);
@@ -565,6 +573,7 @@ impl<W> Sm<W> {
         }
         self.warps[slot].maybe_blocked = ex.blocked(id);
         self.hot[slot] &= !(HOT_DEP_WAIT | HOT_SB_CLEAR);
+        self.sync_masks(slot);
         // A warp whose next PC holds no instruction ran off its code (no EXIT on that path).
         if let Some(next) = ex.next_pc(id) {
             if self.index_of(next).is_none() {

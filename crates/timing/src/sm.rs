@@ -245,6 +245,8 @@ pub(crate) struct MemEntry {
 
 pub(crate) struct SubCore {
     pub(crate) warps: Vec<usize>,
+    /// The same warps as bits of their slots (when the SM has at most 64 slots).
+    pub(crate) slot_mask: u64,
     pub(crate) last_issued: Option<usize>,
     pub(crate) last_issue_cycle: u64,
     pub(crate) l0i: TagCache,
@@ -345,6 +347,13 @@ pub struct Sm<W> {
     /// looks at first, kept apart from the large `Warp` records so that idle and waiting
     /// warps cost no cache miss.
     pub(crate) hot: Vec<u8>,
+    /// Slots whose warp is live and not known to wait on its dependence counters (`go`),
+    /// and live and known to wait (`waiting`): the `HOT_LIVE`/`HOT_DEP_WAIT` flags as bit
+    /// masks, kept in step by [`Sm::sync_masks`] (when the SM has at most 64 slots,
+    /// `masks_ok`), so the issue stage sees a sub-core with nothing to issue in one test.
+    pub(crate) go: u64,
+    pub(crate) waiting: u64,
+    pub(crate) masks_ok: bool,
     /// Warp slots in use (kept so that the per-cycle idle and occupancy queries do not
     /// scan every warp).
     pub(crate) used_warps: usize,
@@ -361,6 +370,7 @@ impl<W> Sm<W> {
         let max_warps = cfg.max_warps as usize;
         let subcores = (0..cfg.subcores as usize)
             .map(|_| SubCore {
+                slot_mask: 0,
                 warps: Vec::new(),
                 last_issued: None,
                 last_issue_cycle: u64::MAX,
@@ -426,6 +436,9 @@ impl<W> Sm<W> {
             exited_warps: 0,
             exited_slots: Vec::with_capacity(max_warps),
             hot: vec![0; max_warps],
+            go: 0,
+            waiting: 0,
+            masks_ok: max_warps <= 64,
             used_warps: 0,
             fp32_unit,
             int_unit,
@@ -510,8 +523,12 @@ impl<W> Sm<W> {
         }
         self.warps[slot] = w;
         self.hot[slot] = HOT_LIVE;
+        self.sync_masks(slot);
         self.used_warps += 1;
         self.subcores[sc].warps.push(slot);
+        if self.masks_ok {
+            self.subcores[sc].slot_mask |= 1 << slot;
+        }
         Some(slot)
     }
 
@@ -635,6 +652,7 @@ impl<W> Sm<W> {
             let w = &mut self.warps[slot];
             w.sb[s as usize % 6] = w.sb[s as usize % 6].saturating_sub(1);
             self.hot[slot] &= !HOT_DEP_WAIT;
+            self.sync_masks(slot);
         }
     }
 
@@ -703,6 +721,7 @@ impl<W> Sm<W> {
                         }
                         if self.sb_release_wakes(slot, &self.code[sidx].reads) {
                             self.hot[slot] &= !HOT_DEP_WAIT;
+                            self.sync_masks(slot);
                         }
                     }
                 }
@@ -788,7 +807,31 @@ impl<W> Sm<W> {
             }
             if self.sb_release_wakes(slot, &self.code[sidx].writes) {
                 self.hot[slot] &= !HOT_DEP_WAIT;
+                self.sync_masks(slot);
             }
+        }
+    }
+
+    /// Recompute the `go`/`waiting` bits of `slot` from its `HOT_*` flags (after any change
+    /// of `HOT_LIVE` or `HOT_DEP_WAIT`).
+    #[inline]
+    pub(crate) fn sync_masks(&mut self, slot: usize) {
+        if !self.masks_ok {
+            return;
+        }
+        let h = self.hot[slot];
+        let b = 1u64 << slot;
+        let live = h & HOT_LIVE != 0;
+        let waits = h & HOT_DEP_WAIT != 0;
+        if live && !waits {
+            self.go |= b;
+        } else {
+            self.go &= !b;
+        }
+        if live && waits {
+            self.waiting |= b;
+        } else {
+            self.waiting &= !b;
         }
     }
 
@@ -872,8 +915,12 @@ impl<W> Sm<W> {
             w.finished = true;
             w.used = false;
             self.hot[slot] = 0;
+            self.sync_masks(slot);
             self.used_warps -= 1;
             self.subcores[sc].warps.retain(|&x| x != slot);
+            if self.masks_ok {
+                self.subcores[sc].slot_mask &= !(1 << slot);
+            }
             self.subcores[sc].two_level_pool.retain(|&x| x != slot);
             if self.subcores[sc].last_issued == Some(slot) {
                 self.subcores[sc].last_issued = None;
