@@ -39,19 +39,34 @@ impl<W> Sm<W> {
             room
         };
         let s = &self.subcores[sc];
-        let chosen = s.last_issued.filter(|&l| has_room(l)).or_else(|| {
-            // The youngest warp with room (one pass over the hot flags; ages are unique).
-            let mut best: Option<(u64, usize)> = None;
-            for &x in &s.warps {
-                if has_room(x) {
-                    let age = self.warps[x].age;
-                    if best.is_none_or(|(a, _)| age > a) {
-                        best = Some((age, x));
-                    }
-                }
+        let youngest = |best: &mut Option<(u64, usize)>, x: usize| {
+            let age = self.warps[x].age;
+            if best.is_none_or(|(a, _)| age > a) {
+                *best = Some((age, x));
             }
-            best.map(|(_, x)| x)
-        });
+        };
+        let chosen = if self.masks_ok {
+            // The sub-core's warps with room, as bits of the SM's `room` mask.
+            let mut bits = self.room & s.slot_mask;
+            debug_assert!(s.warps.iter().all(|&x| has_room(x) == (bits >> x & 1 == 1)));
+            s.last_issued.filter(|&l| bits >> l & 1 == 1).or_else(|| {
+                // The youngest of them (ages are unique).
+                let mut best = None;
+                while bits != 0 {
+                    youngest(&mut best, bits.trailing_zeros() as usize);
+                    bits &= bits - 1;
+                }
+                best.map(|(_, x)| x)
+            })
+        } else {
+            s.last_issued.filter(|&l| has_room(l)).or_else(|| {
+                let mut best = None;
+                for &x in s.warps.iter().filter(|&&x| has_room(x)) {
+                    youngest(&mut best, x);
+                }
+                best.map(|(_, x)| x)
+            })
+        };
         let Some(slot) = chosen else {
             return;
         };

@@ -353,6 +353,9 @@ pub struct Sm<W> {
     /// `masks_ok`), so the issue stage sees a sub-core with nothing to issue in one test.
     pub(crate) go: u64,
     pub(crate) waiting: u64,
+    /// Slots whose warp is live and has room in its instruction buffer (`HOT_LIVE` and not
+    /// `HOT_NO_ROOM`): the fetch stage's candidates.
+    pub(crate) room: u64,
     pub(crate) masks_ok: bool,
     /// Warp slots in use (kept so that the per-cycle idle and occupancy queries do not
     /// scan every warp).
@@ -438,6 +441,7 @@ impl<W> Sm<W> {
             hot: vec![0; max_warps],
             go: 0,
             waiting: 0,
+            room: 0,
             masks_ok: max_warps <= 64,
             used_warps: 0,
             fp32_unit,
@@ -812,8 +816,8 @@ impl<W> Sm<W> {
         }
     }
 
-    /// Recompute the `go`/`waiting` bits of `slot` from its `HOT_*` flags (after any change
-    /// of `HOT_LIVE` or `HOT_DEP_WAIT`).
+    /// Recompute the `go`/`waiting`/`room` bits of `slot` from its `HOT_*` flags (after any
+    /// change of `HOT_LIVE`, `HOT_DEP_WAIT` or `HOT_NO_ROOM`).
     #[inline]
     pub(crate) fn sync_masks(&mut self, slot: usize) {
         if !self.masks_ok {
@@ -833,6 +837,11 @@ impl<W> Sm<W> {
         } else {
             self.waiting &= !b;
         }
+        if live && h & HOT_NO_ROOM == 0 {
+            self.room |= b;
+        } else {
+            self.room &= !b;
+        }
     }
 
     /// Recompute `HOT_NO_ROOM` of `slot` after its instruction buffer, fetches in flight or
@@ -845,6 +854,7 @@ impl<W> Sm<W> {
         } else {
             self.hot[slot] &= !HOT_NO_ROOM;
         }
+        self.sync_masks(slot);
     }
 
     /// Scoreboard entries of the `released` registers were released for the warp in `slot`:
