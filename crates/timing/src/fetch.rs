@@ -39,34 +39,22 @@ impl<W> Sm<W> {
             room
         };
         let s = &self.subcores[sc];
-        let youngest = |best: &mut Option<(u64, usize)>, x: usize| {
-            let age = self.warps[x].age;
-            if best.is_none_or(|(a, _)| age > a) {
-                *best = Some((age, x));
+        // The sub-core's warps with room, as bits of the SM's `room` mask.
+        let mut bits = self.room & s.slot_mask;
+        debug_assert!(s.warps.iter().all(|&x| has_room(x) == (bits >> x & 1 == 1)));
+        let chosen = s.last_issued.filter(|&l| bits >> l & 1 == 1).or_else(|| {
+            // The youngest of them (ages are unique).
+            let mut best: Option<(u64, usize)> = None;
+            while bits != 0 {
+                let x = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let age = self.warps[x].age;
+                if best.is_none_or(|(a, _)| age > a) {
+                    best = Some((age, x));
+                }
             }
-        };
-        let chosen = if self.masks_ok {
-            // The sub-core's warps with room, as bits of the SM's `room` mask.
-            let mut bits = self.room & s.slot_mask;
-            debug_assert!(s.warps.iter().all(|&x| has_room(x) == (bits >> x & 1 == 1)));
-            s.last_issued.filter(|&l| bits >> l & 1 == 1).or_else(|| {
-                // The youngest of them (ages are unique).
-                let mut best = None;
-                while bits != 0 {
-                    youngest(&mut best, bits.trailing_zeros() as usize);
-                    bits &= bits - 1;
-                }
-                best.map(|(_, x)| x)
-            })
-        } else {
-            s.last_issued.filter(|&l| has_room(l)).or_else(|| {
-                let mut best = None;
-                for &x in s.warps.iter().filter(|&&x| has_room(x)) {
-                    youngest(&mut best, x);
-                }
-                best.map(|(_, x)| x)
-            })
-        };
+            best.map(|(_, x)| x)
+        });
         let Some(slot) = chosen else {
             return;
         };

@@ -263,25 +263,8 @@ impl<W> Sm<W> {
         // stall reason is what the full evaluation below would find (the common case of a
         // memory-bound kernel, checked without looking at the warps' state).
         if self.cfg.scheduler != SchedPolicy::TwoLevel && self.subcores[sc].const_wait.is_none() {
-            let blocked = if self.masks_ok {
-                let m = self.subcores[sc].slot_mask;
-                (self.go & m == 0).then_some(self.waiting & m != 0)
-            } else {
-                let mut any_waits = false;
-                let mut all_blocked = true;
-                for &slot in &self.subcores[sc].warps {
-                    let h = self.hot[slot];
-                    if h & HOT_LIVE == 0 {
-                        continue;
-                    }
-                    if h & HOT_DEP_WAIT == 0 {
-                        all_blocked = false;
-                        break;
-                    }
-                    any_waits = true;
-                }
-                all_blocked.then_some(any_waits)
-            };
+            let m = self.subcores[sc].slot_mask;
+            let blocked = (self.go & m == 0).then_some(self.waiting & m != 0);
             if let Some(any_waits) = blocked {
                 let reason = if any_waits {
                     StallReason::DependenceCounters

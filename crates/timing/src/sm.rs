@@ -117,6 +117,8 @@ pub(crate) fn reg_index(r: &ArchReg) -> usize {
 pub(crate) const SB_REGS: usize = 352;
 
 /// `Sm::hot` flags: the slot holds a warp that has not exited (`used && !exited`).
+/// Most warp slots an SM can have (one bit each in the `go`/`waiting`/`room` masks).
+pub const MAX_WARP_SLOTS: usize = 64;
 pub(crate) const HOT_LIVE: u8 = 1;
 /// The head instruction waits on dependence counters or the scoreboard; cleared when one
 /// of the warp's counters or scoreboard entries is released, when it issues, and when its
@@ -245,7 +247,7 @@ pub(crate) struct MemEntry {
 
 pub(crate) struct SubCore {
     pub(crate) warps: Vec<usize>,
-    /// The same warps as bits of their slots (when the SM has at most 64 slots).
+    /// The same warps as bits of their slots.
     pub(crate) slot_mask: u64,
     pub(crate) last_issued: Option<usize>,
     pub(crate) last_issue_cycle: u64,
@@ -349,14 +351,13 @@ pub struct Sm<W> {
     pub(crate) hot: Vec<u8>,
     /// Slots whose warp is live and not known to wait on its dependence counters (`go`),
     /// and live and known to wait (`waiting`): the `HOT_LIVE`/`HOT_DEP_WAIT` flags as bit
-    /// masks, kept in step by [`Sm::sync_masks`] (when the SM has at most 64 slots,
-    /// `masks_ok`), so the issue stage sees a sub-core with nothing to issue in one test.
+    /// masks, kept in step by [`Sm::sync_masks`], so the issue stage sees a sub-core with
+    /// nothing to issue in one test. An SM has at most [`MAX_WARP_SLOTS`] slots.
     pub(crate) go: u64,
     pub(crate) waiting: u64,
     /// Slots whose warp is live and has room in its instruction buffer (`HOT_LIVE` and not
     /// `HOT_NO_ROOM`): the fetch stage's candidates.
     pub(crate) room: u64,
-    pub(crate) masks_ok: bool,
     /// Warp slots in use (kept so that the per-cycle idle and occupancy queries do not
     /// scan every warp).
     pub(crate) used_warps: usize,
@@ -371,6 +372,12 @@ pub(crate) const COMMITTED: usize = usize::MAX;
 impl<W> Sm<W> {
     pub fn new(cfg: CoreConfig, mem: Box<dyn DataMemory>) -> Self {
         let max_warps = cfg.max_warps as usize;
+        // The warp-slot masks have one bit per slot; presets allow at most 64 warps per SM
+        // (`gpu.max_warps_per_sm`, config/src/limits.rs), so this holds for any loaded config.
+        assert!(
+            max_warps <= MAX_WARP_SLOTS,
+            "{max_warps} warp slots per SM: at most {MAX_WARP_SLOTS}"
+        );
         let subcores = (0..cfg.subcores as usize)
             .map(|_| SubCore {
                 slot_mask: 0,
@@ -442,7 +449,6 @@ impl<W> Sm<W> {
             go: 0,
             waiting: 0,
             room: 0,
-            masks_ok: max_warps <= 64,
             used_warps: 0,
             fp32_unit,
             int_unit,
@@ -530,9 +536,7 @@ impl<W> Sm<W> {
         self.sync_masks(slot);
         self.used_warps += 1;
         self.subcores[sc].warps.push(slot);
-        if self.masks_ok {
-            self.subcores[sc].slot_mask |= 1 << slot;
-        }
+        self.subcores[sc].slot_mask |= 1 << slot;
         Some(slot)
     }
 
@@ -820,9 +824,6 @@ impl<W> Sm<W> {
     /// change of `HOT_LIVE`, `HOT_DEP_WAIT` or `HOT_NO_ROOM`).
     #[inline]
     pub(crate) fn sync_masks(&mut self, slot: usize) {
-        if !self.masks_ok {
-            return;
-        }
         let h = self.hot[slot];
         let b = 1u64 << slot;
         let live = h & HOT_LIVE != 0;
@@ -928,9 +929,7 @@ impl<W> Sm<W> {
             self.sync_masks(slot);
             self.used_warps -= 1;
             self.subcores[sc].warps.retain(|&x| x != slot);
-            if self.masks_ok {
-                self.subcores[sc].slot_mask &= !(1 << slot);
-            }
+            self.subcores[sc].slot_mask &= !(1 << slot);
             self.subcores[sc].two_level_pool.retain(|&x| x != slot);
             if self.subcores[sc].last_issued == Some(slot) {
                 self.subcores[sc].last_issued = None;
