@@ -4,6 +4,7 @@
 #
 #   workloads/programs/bin/<name>                     executables: nvcc -O3 -cudart shared with
 #                                                     cubins for sm_75, sm_86 and sm_90 in one fat binary
+#                                                     (except wgmma_gemm: sm_90a only, see below)
 #   workloads/programs/bin/refuse_<name>              the refusal tests (refuse/<name>/, own flags)
 #   workloads/programs/bin/fault_<name>               kernels that fault on purpose (faults/<name>/)
 #   workloads/programs/sass/<sha256>.nvdisasm-hex nvdisasm -hex of every cubin in every fat
@@ -52,6 +53,10 @@ for d in "$P"/*/; do
   SRC[$n]="$d$n.cu"
   FLAGS[$n]="${SUITE_FLAGS[*]}"
 done
+# wgmma_gemm: wgmma.mma_async (and its TMA/cluster code) needs the arch-specific target sm_90a;
+# its fat binary holds only an sm_90a cubin (no sm_75/86/90 cubins, no PTX).
+WGMMA_FLAGS="-cudart shared -L$LINKDIR -gencode arch=compute_90a,code=sm_90a"
+FLAGS[wgmma_gemm]=$WGMMA_FLAGS
 SRC[refuse_static_rt]=$P/refuse/static_rt/static_rt.cu # nvcc's default: -cudart static
 FLAGS[refuse_static_rt]="-gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86 -gencode arch=compute_90,code=sm_90"
 SRC[refuse_ptxonly]=$P/refuse/ptxonly/ptxonly.cu
@@ -128,6 +133,7 @@ cp "$index" "$P/sass/INDEX.txt"
   echo "# Suite:        nvcc ${COMMON[*]} ${SUITE_FLAGS[*]} <name>/<name>.cu -o bin/<name>"
   echo "# static_rt:    nvcc ${COMMON[*]} ${FLAGS[refuse_static_rt]} (nvcc's default static runtime)"
   echo "# ptxonly:      nvcc ${COMMON[*]} ${FLAGS[refuse_ptxonly]}"
+  echo "# wgmma_gemm:   nvcc ${COMMON[*]} $WGMMA_FLAGS"
   echo "# then: objcopy --redefine-sym tmpxft_<pid>_..._<name>.cudafe1.cpp=<name>.cudafe1.cpp (STT_FILE symbol)"
   echo "# SASS: cuobjdump -xelf all bin/<name>; nvdisasm -hex <cubin> > sass/<sha256 of cubin>.nvdisasm-hex"
   echo "## nvcc --version"; "$NVCC" --version

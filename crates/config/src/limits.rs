@@ -186,6 +186,7 @@ pub const LIMITS: &[Limit] = &[
     r("units.*.queue_entries", 0, 64),
     r("units.tensor.latency_table.*.latency", 1, 1000),
     r("units.tensor.latency_table.*.initiation_interval", 1, 256),
+    r("units.tensor.latency_table.*.macs_per_cycle", 1, 1 << 16),
     // [result_queue]
     r("result_queue.entries", 1, 64),
     r("result_queue.pops_per_cycle", 1, 8),

@@ -408,6 +408,9 @@ impl OpcodeTable {
             if let Some(row) = self.tensor_row(key, modifiers) {
                 latency = Some(row.latency);
                 ii = row.initiation_interval;
+                if let (Some(rate), Some(macs)) = (row.macs_per_cycle, warpgroup_macs_per_warp(modifiers)) {
+                    ii = ii.max(macs.div_ceil(u64::from(rate.max(1))).min(u64::from(u32::MAX)) as u32);
+                }
             }
         }
         let issue_cycles = issue.unwrap_or(d.issue_cycles);
@@ -433,4 +436,14 @@ impl OpcodeTable {
             .iter()
             .find(|r| r.opcode.eq_ignore_ascii_case(base) && has(&r.shape) && has(&r.acc_type))
     }
+}
+
+/// One warp's share of a warpgroup MMA (`HGMMA.64x128x16.F32`: shape modifier `MxNxK`):
+/// the four warps of the warpgroup each compute M / 4 rows, `(M / 4) · N · K` MACs.
+fn warpgroup_macs_per_warp(modifiers: &[&str]) -> Option<u64> {
+    modifiers.iter().find_map(|m| {
+        let mut it = m.split(['x', 'X']).map(|d| d.parse::<u64>().ok());
+        let (m_, n, k) = (it.next()??, it.next()??, it.next()??);
+        (it.next().is_none() && m_ > 0).then_some((m_ / 4).max(1) * n * k)
+    })
 }

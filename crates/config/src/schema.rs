@@ -352,6 +352,12 @@ pub struct TensorLatency {
     pub acc_type: String,
     pub latency: u32,
     pub initiation_interval: u32,
+    /// Multiply-accumulates per cycle of one sub-core's tensor unit. When set, a warpgroup
+    /// MMA's (`HGMMA.64x128x16`…) interval is its warp's share of the shape, `(M / 4) · N · K`,
+    /// divided by this rate (rounded up), and `initiation_interval` is its minimum: the
+    /// interval grows with N as the work does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub macs_per_cycle: Option<u32>,
     pub source: String,
 }
 

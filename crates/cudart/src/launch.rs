@@ -146,6 +146,21 @@ pub unsafe fn launch(
     launch.shared_bytes = (static_shared + shared as u64) as u32;
     launch.const_banks = k.banks.clone();
     launch.const0 = k.const0.clone();
+    if let Some(c) = k.info.cluster_dims {
+        launch.cluster = c.map(|d| d.max(1));
+        if let Some(why) = launch.cluster_error() {
+            return Err(RtError::new(
+                cudaErrorInvalidConfiguration,
+                format!("kernel {name}: {why}"),
+            ));
+        }
+        if arch.sm < 90 {
+            return Err(RtError::new(
+                cudaErrorInvalidConfiguration,
+                format!("kernel {name}: thread-block clusters need sm_90 or later ({arch_name})"),
+            ));
+        }
+    }
     let frame = (k.info.frame_size.max(k.info.min_stack) as u64).div_ceil(16) * 16;
     let eopts = ExecOptions {
         yield_as_nop: !rt.gpu_cfg.issue.yield_enabled,

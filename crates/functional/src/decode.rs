@@ -132,6 +132,8 @@ pub enum K {
     Mem(MemAddr),
     Target(u64),
     PredBits,
+    /// `gdesc[URx]`: warpgroup-MMA descriptors in URx..URx+3.
+    Gdesc(u8),
     /// Something the engine does not interpret (dependence counters, `cx[UR]` banks...).
     Other,
 }
@@ -532,6 +534,9 @@ pub enum Op {
     // ---- control flow ----
     Bra {
         conv: Option<bool>,
+        /// `BRA.U.ANY`: the whole path branches if the guard holds in any of its lanes
+        /// (ptxas's loop around a per-thread uniform-datapath instruction, e.g. TMA).
+        any: bool,
     },
     Jmp,
     /// `BRX Ra imm` (target `Ra + imm + next pc`, the function-relative offsets of a jump
@@ -552,6 +557,8 @@ pub enum Op {
     Yield,
     /// Tensor cores: MMA, LDSM, MOVM (`crate::tensor`).
     Tensor(crate::tensor::TensorOp),
+    /// Hopper: warpgroup MMA, TMA, transaction and cluster barriers, ELECT (`crate::hopper`).
+    Hopper(crate::hopper::HopperOp),
     Unsupported(String),
 }
 
@@ -654,6 +661,7 @@ fn dec_operand(o: &sassim_isa::Operand) -> Result<D, String> {
         OperandKind::Target(t) => K::Target(t.addr().ok_or_else(|| format!("unresolved branch target {t}"))?),
         OperandKind::PredBits => K::PredBits,
         OperandKind::Sb(_) | OperandKind::SbSet(_) | OperandKind::Keyword(_) => K::Other,
+        OperandKind::GmmaDesc(r) => K::Gdesc(*r),
     };
     let mut h = HSel::H1H0;
     for s in &o.suffixes {
@@ -1433,11 +1441,12 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
         }
         // ---------------- control ----------------
         "BRA" => {
-            only(&["U", "CONV", "DIV", "INC", "DEC"])?;
+            only(&["U", "CONV", "DIV", "INC", "DEC", "ANY"])?;
             if has("INC") || has("DEC") {
                 return Err(Some(full));
             }
             Op::Bra {
+                any: has("ANY"),
                 conv: if has("CONV") {
                     Some(true)
                 } else if has("DIV") {
@@ -1499,6 +1508,8 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
         "HMMA" | "IMMA" | "DMMA" | "LDSM" | "MOVM" => {
             Op::Tensor(crate::tensor::decode(ins).ok_or(Some(full))?)
         }
+        "ELECT" | "SYNCS" | "UTMALDG" | "UTMASTG" | "UCGABAR_ARV" | "UCGABAR_WAIT" | "WARPGROUP"
+        | "HGMMA" | "IGMMA" | "QGMMA" => Op::Hopper(crate::hopper::decode(ins).ok_or(Some(full))?),
         _ => return Err(Some(full)),
     })
 }

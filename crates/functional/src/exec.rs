@@ -11,6 +11,7 @@ use crate::cflow::hanoi::Hanoi;
 use crate::cflow::ipdom::Ipdom;
 use crate::cflow::simt::SimtStack;
 use crate::cflow::{CfView, ControlFlow, ControlFlowKind, PathEntry};
+use crate::cluster::ClusterGeom;
 use crate::decode::{
     self, AtomOp, AtomTy, BoolOp, Cmp, DInst, DOp, FOp, HOp, HSel, ImadKind, MemAddr, MemSpace, Mufu, Op,
     ReduxOp, Round, SReg, ShflMode, Ty, VoteMode, D, K,
@@ -57,6 +58,9 @@ pub struct Launch {
     /// The kernel's own bank-0 image (`.nv.constant0.<kernel>`) under the driver fields and
     /// the parameters; empty for hand-written launches.
     pub const0: Arc<Vec<u8>>,
+    /// Thread-block cluster dimensions (sm_90+, `__cluster_dims__` or the launch attribute);
+    /// `[1, 1, 1]` without clusters. The grid is a whole number of clusters.
+    pub cluster: [u32; 3],
 }
 
 impl Launch {
@@ -68,6 +72,7 @@ impl Launch {
             shared_bytes: DEFAULT_SHARED_BYTES,
             const_banks: Vec::new(),
             const0: Arc::new(Vec::new()),
+            cluster: [1, 1, 1],
         }
     }
     pub fn threads_per_cta(&self) -> u32 {
@@ -78,6 +83,29 @@ impl Launch {
     }
     pub fn warps_per_cta(&self) -> u32 {
         self.threads_per_cta().div_ceil(32)
+    }
+
+    /// The grid's cluster geometry.
+    pub fn clusters(&self) -> ClusterGeom {
+        ClusterGeom {
+            grid: self.grid,
+            cluster: self.cluster,
+        }
+    }
+
+    /// CTAs per cluster (1 without clusters).
+    pub fn cluster_size(&self) -> u32 {
+        self.clusters().size()
+    }
+
+    /// Why the cluster dimensions do not fit the grid, if they do not.
+    pub fn cluster_error(&self) -> Option<String> {
+        self.clusters().error()
+    }
+
+    /// The linear CTA id of the `i`-th CTA in dispatch order ([`ClusterGeom::dispatch_order`]).
+    pub fn cta_in_dispatch_order(&self, i: u32) -> u32 {
+        self.clusters().dispatch_order(i)
     }
 }
 
@@ -264,6 +292,8 @@ struct Warp {
     up: u8,
     cf: Box<dyn ControlFlow>,
     at_barrier: Option<u32>,
+    /// Cluster barrier: 1 + the phase in which the warp last arrived (0: never).
+    cga_arrived: u32,
     exited: bool,
     local: Vec<u8>,
     tid: [[u32; 3]; 32],
@@ -275,6 +305,10 @@ struct Warp {
 struct Cta {
     ctaid: [u32; 3],
     linear: u32,
+    /// Rank in its thread-block cluster (`SR_CgaCtaId`, 0 without clusters) and the
+    /// cluster's linear id.
+    rank: u32,
+    cluster: u32,
     shared: FlatMemory,
     warps: Vec<WarpId>,
     /// Warps arrived at each barrier.
@@ -357,6 +391,21 @@ pub struct KernelExec {
     assertion: Option<String>,
     /// The error that stopped execution (the first `issue` that failed).
     fault: Option<ExecError>,
+    /// Thread-block clusters: running CTAs by id, cluster barriers.
+    clusters: cluster::Clusters,
+}
+
+/// A float `r` with `trunc(y · r) = y / n` for every CTA index `y < 65536` (the reciprocal the
+/// `%clusterid.y/z` code multiplies by): 1/n rounded up, so that exact multiples of `n` do not
+/// fall just below an integer.
+fn recip_for_trunc(n: u32) -> f32 {
+    let n = n.max(1);
+    let r = 1.0f32 / n as f32;
+    if f64::from(r) * f64::from(n) >= 1.0 {
+        r
+    } else {
+        f32::from_bits(r.to_bits() + 1)
+    }
 }
 
 /// Bytes of one constant bank.
@@ -433,6 +482,25 @@ impl KernelExec {
             put(&mut cbank, off + 4, (v >> 32) as u32);
         }
         put(&mut cbank, 0x28, opts.local_bytes);
+        if arch.sm >= 90 {
+            // Driver fields of sm_90 that ptxas reads (docs/validation/hopper-isa-facts.md
+            // §6.1; H800 bank-0 dump of the cicuvc notes): 0x140 explicit-cluster flag,
+            // 0x144.. cluster shape, 0x150.. float reciprocals of it (the y/z `%clusterid`
+            // divisions multiply by them and truncate), 0x15c.. grid in clusters, 0x188 CTAs
+            // per cluster, 0x198 the generic address of the parameter block.
+            let c = launch.cluster;
+            let cg = launch.clusters().clusters_per_grid();
+            put(&mut cbank, 0x140, u32::from(launch.cluster_size() > 1));
+            for d in 0..3 {
+                put(&mut cbank, 0x144 + 4 * d, c[d]);
+                put(&mut cbank, 0x150 + 4 * d, recip_for_trunc(c[d]).to_bits());
+                put(&mut cbank, 0x15c + 4 * d, cg[d]);
+            }
+            put(&mut cbank, 0x188, launch.cluster_size());
+            let p = crate::memory::CONST_WINDOW + u64::from(arch.param_offset);
+            put(&mut cbank, 0x198, p as u32);
+            put(&mut cbank, 0x19c, (p >> 32) as u32);
+        }
         let mut banks: Vec<Option<Arc<Vec<u8>>>> = Vec::new();
         for (b, bytes) in &launch.const_banks {
             let b = *b as usize;
@@ -476,6 +544,7 @@ impl KernelExec {
             printf_out: Vec::new(),
             assertion: None,
             fault: None,
+            clusters: cluster::Clusters::default(),
         })
     }
 
@@ -589,6 +658,7 @@ impl KernelExec {
                 up: 0x80,
                 cf,
                 at_barrier: None,
+                cga_arrived: 0,
                 exited: false,
                 local: Vec::new(),
                 tid,
@@ -607,9 +677,13 @@ impl KernelExec {
             };
             ids.push(id);
         }
+        let (cluster, rank) = self.cluster_position(cta_linear_id);
+        self.cluster_started(cta_linear_id, cidx);
         let cta = Cta {
             ctaid,
             linear: cta_linear_id,
+            rank,
+            cluster,
             shared,
             warps: ids.clone(),
             arrived: [0; 16],
@@ -635,6 +709,8 @@ impl KernelExec {
         }
         self.ctas[c].retired = true;
         self.ctas[c].shared = FlatMemory::default();
+        let linear = self.ctas[c].linear;
+        self.cluster_retired(linear);
         let ws = std::mem::take(&mut self.ctas[c].warps);
         for &x in &ws {
             let wp = &mut self.warps[x.0 as usize];
@@ -949,6 +1025,7 @@ impl KernelExec {
         if out.exited {
             self.progress += 1;
             self.check_barriers(cta_idx);
+            self.cluster_warp_exited(cta_idx);
         }
         Ok(out)
     }
@@ -1053,7 +1130,7 @@ impl<'a> Ex<'a> {
             SReg::SmId => 0,
             SReg::ClockLo | SReg::GlobalTimerLo => self.clock as u32,
             SReg::ClockHi | SReg::GlobalTimerHi => (self.clock >> 32) as u32,
-            SReg::CgaCtaId => 0,
+            SReg::CgaCtaId => c.rank,
             SReg::LtMask => (1u32 << lane) - 1,
             SReg::LeMask => ((1u64 << (lane + 1)) - 1) as u32,
             SReg::EqMask => 1 << lane,
@@ -1281,8 +1358,10 @@ impl<'a> Ex<'a> {
     }
 }
 
+mod cluster;
 mod control;
 mod data;
+mod hopper;
 mod mem;
 mod mma;
 pub mod syscall;

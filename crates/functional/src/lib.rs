@@ -14,12 +14,15 @@
 
 mod alu;
 pub mod cflow;
+pub mod cluster;
 pub mod decode;
 pub mod error;
 pub mod exec;
+pub mod hopper;
 pub mod memory;
 pub mod runner;
 pub mod tensor;
+pub mod tma;
 pub mod trace;
 pub mod tracer;
 

@@ -20,6 +20,18 @@ pub const SHARED_WINDOW: u64 = 0x0001_0000_0000_0000;
 pub const LOCAL_WINDOW: u64 = 0x0001_0001_0000_0000;
 /// Size of each window.
 pub const WINDOW_BYTES: u64 = 1 << 32;
+/// Base of the constant-bank-0 window (sm_90+): `c[0x0][0x198]` holds `CONST_WINDOW` plus the
+/// parameter offset, the generic address of the kernel's parameter block, through which a
+/// kernel reads a `__grid_constant__` parameter by address (e.g. a TMA tensor map). sassim's
+/// choice, like the other windows; read-only.
+pub const CONST_WINDOW: u64 = 0x0001_0002_0000_0000;
+
+/// The offset in constant bank 0 of a generic address in [`CONST_WINDOW`].
+pub fn const_window(addr: u64) -> Option<u64> {
+    (CONST_WINDOW..CONST_WINDOW + WINDOW_BYTES)
+        .contains(&addr)
+        .then(|| addr - CONST_WINDOW)
+}
 
 /// Where a generic address points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

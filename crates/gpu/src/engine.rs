@@ -28,6 +28,9 @@ impl crate::KernelSource for EngineExec<'_> {
     fn threads_per_cta(&self) -> u32 {
         self.k.launch().threads_per_cta()
     }
+    fn clusters(&self) -> sassim_functional::cluster::ClusterGeom {
+        self.k.launch().clusters()
+    }
     fn start_cta(&mut self, id: u32) -> Vec<(u32, u32)> {
         let warps = self.k.start_cta(id);
         (self.on_cta)(self.k, &warps);

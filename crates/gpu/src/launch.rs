@@ -15,6 +15,7 @@
 //! costs (0.8 cycles per CTA) accumulate exactly and deterministically.
 
 use sassim_config::LaunchConfig;
+use sassim_functional::cluster::ClusterGeom;
 use std::collections::VecDeque;
 
 /// Fixed-point scale of the dispatcher's and warp launcher's busy times.
@@ -93,6 +94,12 @@ pub struct Dispatcher {
     rr: usize,
     /// Completions on their way: (cycle they reach the dispatcher, SM), in arrival order.
     completions: VecDeque<(u64, usize)>,
+    /// Thread-block clusters: CTAs per cluster (1 = none), the GPC of every SM, and the SMs
+    /// reserved for the rest of the cluster being sent.
+    cluster_size: u32,
+    geom: Option<ClusterGeom>,
+    gpc_of: Vec<usize>,
+    reserved: VecDeque<usize>,
     pub stats: DispatchStats,
 }
 
@@ -110,8 +117,84 @@ impl Dispatcher {
             room: vec![per_sm.saturating_add(t.sm_cta_queue); num_sms],
             rr: 0,
             completions: VecDeque::new(),
+            cluster_size: 1,
+            geom: None,
+            gpc_of: Vec::new(),
+            reserved: VecDeque::new(),
             stats: DispatchStats::default(),
         }
+    }
+
+    /// Dispatch the thread-block clusters of `geom` (CTAs in `ClusterGeom::dispatch_order`):
+    /// all CTAs of a cluster go to SMs of one GPC
+    /// (`gpc_of[sm]`), which must have room for the whole cluster at once (CUDA guarantees a
+    /// cluster's CTAs are co-scheduled on one GPC). The SMs' launch queues are not used for
+    /// cluster CTAs: only resident room counts (`per_sm`), so that no CTA of a cluster waits
+    /// behind another cluster's CTA while its siblings run. Returns false if a cluster can
+    /// never fit in any GPC.
+    pub fn set_clusters(&mut self, geom: ClusterGeom, gpc_of: Vec<usize>, per_sm: u32) -> bool {
+        self.cluster_size = geom.size().max(1);
+        if self.cluster_size == 1 {
+            return true;
+        }
+        self.geom = Some(geom);
+        for r in &mut self.room {
+            *r = per_sm;
+        }
+        self.gpc_of = gpc_of;
+        let gpcs = self.gpc_of.iter().copied().max().map_or(0, |g| g + 1);
+        (0..gpcs).any(|g| {
+            let sms = self.gpc_of.iter().filter(|&&x| x == g).count() as u64;
+            sms * u64::from(per_sm) >= u64::from(self.cluster_size)
+        })
+    }
+
+    /// The SM for the next CTA: round-robin over SMs with room; for a cluster's first CTA,
+    /// SMs for all its CTAs in the first GPC (in round-robin order) with room for all of them.
+    fn pick_sm(&mut self) -> Option<usize> {
+        let n = self.room.len();
+        if self.cluster_size <= 1 {
+            let sm = (0..n).map(|k| (self.rr + k) % n).find(|&s| self.room[s] > 0)?;
+            self.room[sm] -= 1;
+            self.rr = (sm + 1) % n;
+            return Some(sm);
+        }
+        if let Some(sm) = self.reserved.pop_front() {
+            return Some(sm);
+        }
+        let want = self.cluster_size as usize;
+        for k in 0..n {
+            let first = (self.rr + k) % n;
+            if self.room[first] == 0 {
+                continue;
+            }
+            let g = self.gpc_of.get(first).copied().unwrap_or(0);
+            // Take SMs of this GPC round-robin from `first`, one CTA per SM per pass.
+            let mut room: Vec<(usize, u32)> = (0..n)
+                .map(|j| (first + j) % n)
+                .filter(|&s| self.gpc_of.get(s).copied().unwrap_or(0) == g && self.room[s] > 0)
+                .map(|s| (s, self.room[s]))
+                .collect();
+            if room.iter().map(|&(_, r)| r as usize).sum::<usize>() < want {
+                continue;
+            }
+            let mut picked = Vec::with_capacity(want);
+            while picked.len() < want {
+                for (s, r) in room.iter_mut() {
+                    if *r > 0 && picked.len() < want {
+                        *r -= 1;
+                        picked.push(*s);
+                    }
+                }
+            }
+            for &s in &picked {
+                self.room[s] -= 1;
+            }
+            self.rr = (picked[picked.len() - 1] + 1) % n;
+            self.reserved.extend(&picked[1..]);
+            return Some(picked[0]);
+        }
+        None
     }
 
     /// The work of cycle `now`: completions that have arrived are processed first, then CTAs
@@ -138,20 +221,19 @@ impl Dispatcher {
             if self.next_cta >= self.num_ctas {
                 break;
             }
-            let n = self.room.len();
-            let Some(sm) = (0..n).map(|k| (self.rr + k) % n).find(|&s| self.room[s] > 0) else {
+            let Some(sm) = self.pick_sm() else {
                 blocked = true;
                 break;
             };
-            self.room[sm] -= 1;
-            self.rr = (sm + 1) % n;
             self.busy_until = start + self.t.dispatch_cost;
             if self.stats.ctas_dispatched == 0 {
                 self.stats.first_dispatch = now;
             }
             self.stats.ctas_dispatched += 1;
             out.push(Dispatch {
-                cta: self.next_cta,
+                cta: self
+                    .geom
+                    .map_or(self.next_cta, |g| g.dispatch_order(self.next_cta)),
                 sm,
                 arrive: self.busy_until.div_ceil(FRAC).max(now),
             });

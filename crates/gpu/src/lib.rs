@@ -179,6 +179,13 @@ pub trait KernelSource: sassim_timing::Executor {
     }
     /// Where a warp is, for deadlock reports.
     fn describe(&self, warp: u32) -> String;
+    /// Thread-block clusters of the launch (none by default).
+    fn clusters(&self) -> sassim_functional::cluster::ClusterGeom {
+        sassim_functional::cluster::ClusterGeom {
+            grid: [self.num_ctas(), 1, 1],
+            cluster: [1, 1, 1],
+        }
+    }
 }
 
 /// Result of timing one kernel.
@@ -343,8 +350,14 @@ impl Gpu {
         let num_ctas = src.num_ctas();
         run.ctas = num_ctas;
         run.ctas_per_sm = per_sm;
-        // CTAs go round-robin over all SMs (SMs beyond the CTA count would stay idle).
-        let num_sms = (self.cfg.gpu.num_sms as usize).min(num_ctas.max(1) as usize);
+        // CTAs go round-robin over all SMs (SMs beyond the CTA count would stay idle); a
+        // cluster kernel keeps every SM, so that each GPC can hold whole clusters.
+        let geom = src.clusters();
+        let num_sms = if geom.size() > 1 {
+            self.cfg.gpu.num_sms as usize
+        } else {
+            (self.cfg.gpu.num_sms as usize).min(num_ctas.max(1) as usize)
+        };
         run.sms_used = num_sms as u32;
         let code_base = self.cfg.frontend.kernel_code_base
             + self.kernels_launched * self.cfg.frontend.kernel_code_spacing;
@@ -388,6 +401,22 @@ impl Gpu {
         let start = self.now;
         let timing = launch::LaunchTiming::from_config(&self.cfg.launch);
         let mut disp = launch::Dispatcher::new(timing, num_sms, per_sm, num_ctas, start);
+        let gpc_of = phys
+            .iter()
+            .map(|&p| gpc_of_sm(p, self.cfg.gpu.num_sms, self.cfg.gpu.num_gpcs))
+            .collect();
+        if !disp.set_clusters(geom, gpc_of, per_sm) {
+            return Err(SimError::Launch {
+                kernel: kernel.name.clone(),
+                why: format!(
+                    "a cluster of {} CTAs does not fit in one GPC ({} CTAs per SM, {} GPCs of {} SMs)",
+                    geom.size(),
+                    per_sm,
+                    self.cfg.gpu.num_gpcs,
+                    self.cfg.gpu.num_sms.div_ceil(self.cfg.gpu.num_gpcs.max(1))
+                ),
+            });
+        }
         let mut launchers = vec![launch::SmLauncher::default(); num_sms];
         let mut sent = Vec::new();
         let mut done_ctas = 0u32;
@@ -572,6 +601,13 @@ const WALL_CHECK_CYCLES: u64 = 64;
 
 /// Cycles the memory system may take to drain after a kernel when deadlock detection is off.
 const DRAIN_LIMIT: u64 = 10_000_000;
+
+/// The GPC of physical SM `sm` (SMs are numbered GPC by GPC, as in [`sm_placement_order`]).
+pub fn gpc_of_sm(sm: usize, num_sms: u32, num_gpcs: u32) -> usize {
+    let n = num_sms as usize;
+    let g = (num_gpcs as usize).clamp(1, n.max(1));
+    sm / n.div_ceil(g).max(1)
+}
 
 /// Physical SM ids in CTA-placement order: SMs are numbered GPC by GPC; placement takes the
 /// first SM of each GPC, then the second of each, and so on.

@@ -82,6 +82,11 @@ pub fn dest_count(ins: &Instruction) -> usize {
         "VOTE" | "VOTEU" => 1 + usize::from(ops.len() >= 3 && is_pred(1)),
         // ATOMG.E.ADD.STRONG.GPU PT, R2, [R2.64], R5; MATCH.ALL P0, R0, R2.
         "ATOMG" | "ATOM" | "ATOMS" | "MATCH" => 1 + usize::from(is_pred(0)),
+        // ELECT P2, URZ, PT: the leader predicate and a uniform register.
+        "ELECT" => 2.min(ops.len()),
+        // Hopper's TMA and warpgroup bookkeeping write no operand (`UTMALDG.2D [UR8], [UR6]`,
+        // `WARPGROUP.DEPBAR.LE gsb0, 0x0`).
+        "UTMALDG" | "UTMASTG" | "UTMAPF" | "UTMACCTL" | "UTMACMDFLUSH" | "UBLKCP" | "WARPGROUP" => 0,
         _ if CARRY_OUT.contains(&base) => {
             let mut d = 1;
             while d < 3 && is_pred(d) && ops.len() > d + 1 {
@@ -201,7 +206,22 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
             None if base == "DMMA" => 2,
             None => 1,
         },
+        // SYNCS.EXCH.64 URZ, [UR6], UR4 (64-bit value); SYNCS.ARRIVE.TRANS64 R8, [UR6], RZ
+        // returns the 64-bit barrier state.
+        "SYNCS" if has("EXCH") || (has("ARRIVE") && is_dest) => 2,
         "LDSM" if is_dest => crate::mma::ldsm_matrices(&ins.opcode).map_or(1, |(n, _)| n),
+        "HGMMA" | "IGMMA" | "QGMMA" => match crate::mma::GmmaSpec::parse(&ins.opcode) {
+            // D, [A registers,] gdesc, C [, scale-d predicate] [, gsb0].
+            Some(s) => {
+                let rs = matches!(ins.operands.get(1).map(|o| &o.kind), Some(OperandKind::Reg(_)));
+                match (is_dest, src_slot, rs) {
+                    (true, _, _) | (false, 1, false) | (false, 2, true) => s.d_regs(),
+                    (false, 0, true) => s.a_regs(),
+                    _ => 1,
+                }
+            }
+            None => 1,
+        },
         "BMMA" => {
             // D, A, B, C: 1-bit inputs, S32 accumulator (m8n8k128: 1, 1, 2 registers).
             match (is_dest, src_slot) {
@@ -224,6 +244,14 @@ pub fn infer_widths(ins: &mut Instruction) {
         let w = operand_width(ins, i);
         match &mut ins.operands[i].kind {
             OperandKind::Reg(r) => r.width = if r.is_zero() { 1 } else { w },
+            OperandKind::Mem(a) if tma_block(ins_base(&ins.opcode), &ins.opcode, i).is_some() => {
+                // UTMALDG.2D [UR8], [UR6]: a block of uniform registers (destination, mbarrier,
+                // coordinates) and the 64-bit tensor-map address.
+                let w = tma_block(ins_base(&ins.opcode), &ins.opcode, i).unwrap_or(1);
+                for t in a.regs.iter_mut() {
+                    t.reg.width = if t.reg.is_zero() { 1 } else { w };
+                }
+            }
             OperandKind::Mem(a) => {
                 // With `.E` a global address register is a 64-bit pair even when written
                 // without `.64` (the MICRO'25 listings write `LDG.E R36, [R40]`).
@@ -278,6 +306,7 @@ fn push_operand_regs(out: &mut Vec<ArchReg>, kind: &OperandKind) {
             ArchReg::P(p.idx)
         }),
         OperandKind::BReg(b) => out.push(ArchReg::B(*b)),
+        OperandKind::GmmaDesc(d) => push_reg(out, RegFile::UR, *d, 4),
         OperandKind::Mem(a) => {
             if let Some(d) = a.desc {
                 push_reg(out, RegFile::UR, d, 2);
@@ -295,6 +324,31 @@ fn push_operand_regs(out: &mut Vec<ArchReg>, kind: &OperandKind) {
             }
         }
         _ => {}
+    }
+}
+
+fn ins_base(op: &crate::instruction::Opcode) -> &str {
+    op.base.as_str()
+}
+
+/// Registers spanned by the uniform register of address operand `i` of a TMA instruction:
+/// `UTMALDG.nD [URa], [URb]`: URa.. = shared destination, mbarrier, n coordinates; URb:URb+1
+/// the tensor-map address. `UTMASTG.nD [URa], [URb]`: shared source and n coordinates.
+/// (ptxas 13.5, docs/validation/hopper-isa-facts.md §5.3.)
+fn tma_block(base: &str, op: &crate::instruction::Opcode, i: usize) -> Option<u8> {
+    let dims = op.mods.iter().find_map(|m| match m.as_str() {
+        "1D" => Some(1u8),
+        "2D" => Some(2),
+        "3D" => Some(3),
+        "4D" => Some(4),
+        "5D" => Some(5),
+        _ => None,
+    })?;
+    match (base, i) {
+        ("UTMALDG", 0) => Some(2 + dims),
+        ("UTMASTG", 0) => Some(1 + dims),
+        ("UTMALDG" | "UTMASTG", 1) => Some(2),
+        _ => None,
     }
 }
 

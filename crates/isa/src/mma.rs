@@ -298,3 +298,114 @@ mod tests {
         assert_eq!(ldsm_matrices(&Opcode::parse("LDSM.U8.M816.4")), None);
     }
 }
+
+/// A Hopper warpgroup MMA (`HGMMA`/`IGMMA`/`QGMMA`, PTX `wgmma.mma_async`): D (64×N) =
+/// A (64×K) · B (K×N) + C, computed by the four warps of a warpgroup, warp `w` owning rows
+/// `16w .. 16w + 16`. SASS: `HGMMA.64x128x16.F32[.BF16|.TF32] Rd, [Ra,] gdesc[URx], Rc[, UPp][, gsb0]`
+/// (PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"; SASS forms in
+/// docs/validation/hopper-isa-facts.md §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GmmaSpec {
+    pub n: u32,
+    pub k: u32,
+    pub a: GmmaType,
+    pub b: GmmaType,
+    /// `F32`, `F16` or `S32`.
+    pub acc: MmaType,
+    /// `.SAT` (integer).
+    pub sat: bool,
+}
+
+/// Input element types of a warpgroup MMA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GmmaType {
+    F16,
+    Bf16,
+    Tf32,
+    E4m3,
+    E5m2,
+    S8,
+    U8,
+}
+
+impl GmmaType {
+    pub fn bytes(self) -> u32 {
+        match self {
+            GmmaType::F16 | GmmaType::Bf16 => 2,
+            GmmaType::Tf32 => 4,
+            _ => 1,
+        }
+    }
+}
+
+impl GmmaSpec {
+    /// The warpgroup MMA an opcode names (`None` for other opcodes, sparse and binary forms).
+    pub fn parse(op: &Opcode) -> Option<GmmaSpec> {
+        let base = op.base.as_str();
+        if !matches!(base, "HGMMA" | "IGMMA" | "QGMMA") {
+            return None;
+        }
+        let mut shape = None;
+        let mut types = Vec::new();
+        let mut sat = false;
+        for m in &op.mods {
+            match m.as_str() {
+                "SAT" => sat = true,
+                "F16" | "F32" | "BF16" | "TF32" | "E4M3" | "E5M2" | "S8" | "U8" => types.push(m.as_str()),
+                s => {
+                    if shape.is_some() {
+                        return None;
+                    }
+                    shape = Some(parse_shape(s)?);
+                }
+            }
+        }
+        let (m, n, k) = shape?;
+        let ty = |s: &str| {
+            Some(match s {
+                "F16" => GmmaType::F16,
+                "BF16" => GmmaType::Bf16,
+                "TF32" => GmmaType::Tf32,
+                "E4M3" => GmmaType::E4m3,
+                "E5M2" => GmmaType::E5m2,
+                "S8" => GmmaType::S8,
+                "U8" => GmmaType::U8,
+                _ => return None,
+            })
+        };
+        let acc_of = |s: &str| match s {
+            "F16" => Some(MmaType::F16),
+            "F32" => Some(MmaType::F32),
+            _ => None,
+        };
+        let (a, b, acc) = match (base, types.as_slice()) {
+            ("HGMMA", [acc]) => (GmmaType::F16, GmmaType::F16, acc_of(acc)?),
+            ("HGMMA", ["F32", t]) if matches!(*t, "BF16" | "TF32") => (ty(t)?, ty(t)?, MmaType::F32),
+            ("QGMMA", [acc, a, b]) => (ty(a)?, ty(b)?, acc_of(acc)?),
+            ("IGMMA", [a, b]) => (ty(a)?, ty(b)?, MmaType::S32),
+            _ => return None,
+        };
+        if sat != (sat && base == "IGMMA") {
+            return None;
+        }
+        let want_k = 32 / a.bytes();
+        if m != 64 || k != want_k || n == 0 || n > 256 || n % 8 != 0 {
+            return None;
+        }
+        Some(GmmaSpec { n, k, a, b, acc, sat })
+    }
+
+    /// Accumulator registers per thread (N/2 for 32-bit, N/4 for FP16 accumulators).
+    pub fn d_regs(&self) -> u8 {
+        if self.acc == MmaType::F16 {
+            (self.n / 4) as u8
+        } else {
+            (self.n / 2) as u8
+        }
+    }
+
+    /// Registers per thread of A from registers (the RS form): 16 rows × K of one warp.
+    pub fn a_regs(&self) -> u8 {
+        4
+    }
+}

@@ -332,6 +332,9 @@ pub enum OperandKind {
     Target(Target),
     /// A word operand the simulator does not interpret, e.g. a texture shape `2D`.
     Keyword(String),
+    /// Hopper warpgroup-MMA descriptors `gdesc[URx]`: the A descriptor in URx:URx+1 and the B
+    /// descriptor in URx+2:URx+3 (64 bits each).
+    GmmaDesc(u8),
 }
 
 /// One operand with its modifiers.
@@ -412,6 +415,7 @@ impl fmt::Display for Operand {
                 f.write_str("}")?;
             }
             OperandKind::Special(s) | OperandKind::Keyword(s) => f.write_str(s)?,
+            OperandKind::GmmaDesc(r) => write!(f, "gdesc[UR{r}]")?,
             OperandKind::PredBits => f.write_str("PR")?,
             OperandKind::Const(c) => write!(f, "{c}")?,
             OperandKind::Imm(i) => write!(f, "{i}")?,

@@ -9,6 +9,7 @@
 
 pub mod cuda12;
 pub mod device;
+pub mod driver;
 pub mod kernel;
 pub mod memory;
 pub mod register;

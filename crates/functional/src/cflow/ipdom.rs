@@ -30,7 +30,7 @@ impl Ipdom {
             });
             let conditional = d.guard.is_some() || d.o.iter().any(|o| o.is_pred() && !o.is_pt());
             match &d.op {
-                Op::Bra { conv } => {
+                Op::Bra { conv, .. } => {
                     if let Some(t) = target {
                         succ[i].push(t);
                     }

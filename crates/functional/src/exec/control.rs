@@ -56,9 +56,12 @@ impl Ex<'_> {
         let pc = self.d.pc;
         let path = self.path;
         match *op {
-            Op::Bra { conv } => {
+            Op::Bra { conv, any } => {
                 let t = self.target()?;
                 let mut taken = self.second_pred();
+                if any && taken != 0 {
+                    taken = path.mask;
+                }
                 if let Some(want_conv) = conv {
                     // BRA.CONV / BRA.DIV: branch if the threads named by the (uniform) mask
                     // operand that have not exited are / are not all in the current path.

@@ -798,6 +798,7 @@ impl Ex<'_> {
             }
             Op::Nop => {}
             Op::Tensor(t) => self.tensor_op(t)?,
+            Op::Hopper(h) => self.hopper_op(h)?,
             Op::Unsupported(ref what) => {
                 return Err(ExecError::unsupported(what.clone(), self.d.pc));
             }

@@ -92,15 +92,41 @@ impl Ex<'_> {
         }
     }
 
+    /// The CTA and offset of a shared-memory access. A generic address in the shared window
+    /// is a shared::cluster address (bits 31–24 name the CTA's rank in its cluster, 0 outside
+    /// clusters); a shared::cta address (LDS/STS) is the CTA's own memory, also when it
+    /// carries the CTA's own rank (`(SR_CgaCtaId << 24) + offset`).
+    pub(super) fn smem_target(&self, addr: u64, generic: bool) -> Option<(usize, u64)> {
+        let own = self.k.ctas[self.cta].rank;
+        if generic || (addr >> cluster::RANK_SHIFT) as u32 == own {
+            self.k.cluster_smem(self.cta, addr)
+        } else {
+            Some((self.cta, addr))
+        }
+    }
+
     pub(super) fn load(&mut self, space: MemSpace, lane: usize, addr: u64, out: &mut [u8]) -> Res<()> {
+        let generic = space == MemSpace::Generic;
         let (space, addr) = Self::resolve(space, addr);
         let n = out.len() as u32;
         if addr & (n as u64 - 1) != 0 {
             return Err(self.fault(lane, addr, n, space, true));
         }
         let ok = match space {
-            MemSpace::Global | MemSpace::Generic => self.k.global.read_into(addr, out),
-            MemSpace::Shared => self.k.ctas[self.cta].shared.read_into(addr, out),
+            MemSpace::Global | MemSpace::Generic => match crate::memory::const_window(addr) {
+                Some(off) => match self.k.cbank.get(off as usize..off as usize + out.len()) {
+                    Some(b) => {
+                        out.copy_from_slice(b);
+                        true
+                    }
+                    None => false,
+                },
+                None => self.k.global.read_into(addr, out),
+            },
+            MemSpace::Shared => match self.smem_target(addr, generic) {
+                Some((c, a)) => self.k.ctas[c].shared.read_into(a, out),
+                None => false,
+            },
             MemSpace::Local => {
                 let lb = self.k.opts.local_bytes as u64;
                 if addr + n as u64 > lb {
@@ -125,6 +151,7 @@ impl Ex<'_> {
     }
 
     fn store(&mut self, space: MemSpace, lane: usize, addr: u64, data: &[u8]) -> Res<()> {
+        let generic = space == MemSpace::Generic;
         let (space, addr) = Self::resolve(space, addr);
         let n = data.len() as u32;
         if addr & (n as u64 - 1) != 0 {
@@ -132,13 +159,16 @@ impl Ex<'_> {
         }
         let ok = match space {
             MemSpace::Global | MemSpace::Generic => self.k.global.write(addr, data),
-            MemSpace::Shared => match self.k.ctas[self.cta].shared.write(addr, data) {
-                Some(changed) => {
-                    if changed {
-                        self.k.progress += 1;
+            MemSpace::Shared => match self.smem_target(addr, generic) {
+                Some((c, a)) => match self.k.ctas[c].shared.write(a, data) {
+                    Some(changed) => {
+                        if changed {
+                            self.k.progress += 1;
+                        }
+                        true
                     }
-                    true
-                }
+                    None => false,
+                },
                 None => false,
             },
             MemSpace::Local => {

@@ -548,6 +548,25 @@ fn parse_operand(cur: &mut Cur) -> Result<Operand, ParseError> {
                     return Err(cur.err(format!("expected `[` after `desc[..]`, found {}", cur.found())));
                 }
                 OperandKind::Mem(parse_address(cur, Some(d))?)
+            } else if w == "gdesc" && next == Some(b'[') {
+                // Hopper warpgroup MMA: `gdesc[UR4]` = four uniform registers holding the A
+                // and B shared-memory matrix descriptors.
+                cur.bump();
+                cur.skip_ws();
+                let p = cur.pos;
+                let w2 = cur.scan(is_word_char);
+                let d = match reg_of(cur, w2, p)? {
+                    Some(r) if r.file == RegFile::UR => r.idx,
+                    _ => {
+                        return Err(cur.err_at(
+                            p,
+                            format!("expected a uniform register in `gdesc[..]`, found `{w2}`"),
+                        ))
+                    }
+                };
+                cur.skip_ws();
+                cur.expect(b']', "`]` after the descriptor register")?;
+                OperandKind::GmmaDesc(d)
             } else if w == "INF" || w == "QNAN" || w == "NAN" {
                 if abs || not {
                     return Err(cur.err_at(start, "modifiers are not allowed on a float constant"));
@@ -581,6 +600,13 @@ fn parse_operand(cur: &mut Cur) -> Result<Operand, ParseError> {
                 OperandKind::Sb(b)
             } else if let Some(b) = small_index(cur, w, "B", 15, at, "B0–B15")? {
                 OperandKind::BReg(b)
+            } else if w
+                .strip_prefix("gsb")
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()))
+            {
+                // Hopper's warpgroup-MMA group scoreboard (`HGMMA … gsb0`,
+                // `WARPGROUP.DEPBAR.LE gsb0, 0x0`).
+                OperandKind::Keyword(w.to_string())
             } else {
                 // A label (microbench dialect: `BRA loop`).
                 cur.pos = at;

@@ -1,0 +1,174 @@
+//! Hopper (sm_90) instructions, decoded: warpgroup MMA (`HGMMA`/`IGMMA`/`QGMMA`) and its
+//! `WARPGROUP` bookkeeping, the Tensor Memory Accelerator (`UTMALDG`/`UTMASTG`), transaction
+//! barriers (`SYNCS`, PTX `mbarrier`), cluster barriers (`UCGABAR_*`) and `ELECT`.
+//!
+//! SASS forms as ptxas 13.5 prints them (docs/validation/hopper-isa-facts.md §3–6,
+//! workloads/programs/wgmma_gemm/SASS-NOTES.md). Execution: `exec/hopper.rs`.
+
+use sassim_isa::{GmmaSpec, Instruction, OperandKind};
+
+/// How a `SYNCS.ARRIVE` changes the barrier (the `AxTy` suffix: A1 = one arrival, AR = count
+/// from the register, A0 = none; TR = expect-tx from the register, TX = complete-tx, T0 = none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArriveKind {
+    /// Arrivals: `Some(1)` (A1), `None` = from the register (AR), `Some(0)` (A0).
+    pub arrivals: Option<u32>,
+    /// Transaction bytes from the register: +1 expect (TR), −1 complete (TX), 0 none (T0).
+    pub tx_sign: i8,
+    /// `.OPTOUT` (`mbarrier.arrive_drop`): the expected count of later phases drops by the
+    /// arrivals.
+    pub drop: bool,
+}
+
+/// A decoded Hopper instruction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HopperOp {
+    /// `ELECT Pd, URd, Pg`: the lowest active lane whose `Pg` holds is elected.
+    Elect,
+    /// `SYNCS.EXCH.64 Rd, [addr], Rs`: 64-bit exchange on a barrier word (`mbarrier.init`).
+    SyncsExch,
+    /// `SYNCS.ARRIVE.TRANS64[.RED][.kind] Rd, [addr], Rs`.
+    SyncsArrive(ArriveKind),
+    /// `SYNCS.PHASECHK.TRANS64[.TRYWAIT] Pd, [addr], Rs`: whether the barrier's phase parity
+    /// differs from bit 31 of `Rs` (the phase named has completed).
+    SyncsPhaseChk,
+    /// `SYNCS.CCTL.IV` (`mbarrier.inval`) and other cache controls: nothing to compute.
+    SyncsNop,
+    /// `UTMALDG.nD [URa], [URb][, URc]` / `UTMASTG.nD [URa], [URb]`.
+    Tma { load: bool, dims: u8, multicast: bool },
+    /// `UCGABAR_ARV` / `UCGABAR_WAIT`.
+    ClusterBarrier { wait: bool },
+    /// `WARPGROUP.ARRIVE` (`wgmma.fence`).
+    WarpgroupArrive,
+    /// `WARPGROUP.DEPBAR.LE gsb0, n` (`wgmma.wait_group n`): functionally nothing (the
+    /// engine completes each warpgroup MMA at issue); the timing model waits.
+    WarpgroupDepbar,
+    /// `HGMMA`/`IGMMA`/`QGMMA`.
+    Gmma(GmmaOp),
+}
+
+/// A warpgroup MMA and its operand modifiers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GmmaOp {
+    pub spec: GmmaSpec,
+    /// A comes from registers (the RS form), not from shared memory.
+    pub a_regs: bool,
+    /// `.tnspA` / `.tnspB`: the shared-memory operand is MN-major.
+    pub trans_a: bool,
+    pub trans_b: bool,
+    /// `.negA` / `.negB`.
+    pub neg_a: bool,
+    pub neg_b: bool,
+    /// Ends a commit group (`gsb0`).
+    pub commit: bool,
+}
+
+fn arrive_kind(mods: &[&str]) -> Option<ArriveKind> {
+    let mut k = ArriveKind {
+        arrivals: Some(1),
+        tx_sign: 1,
+        drop: false,
+    };
+    for m in mods {
+        match *m {
+            "ARRIVE" | "TRANS64" | "RED" => {}
+            "OPTOUT" => k.drop = true,
+            "A1TR" => (k.arrivals, k.tx_sign) = (Some(1), 1),
+            "A1T0" => (k.arrivals, k.tx_sign) = (Some(1), 0),
+            "A0TR" => (k.arrivals, k.tx_sign) = (Some(0), 1),
+            "A0TX" => (k.arrivals, k.tx_sign) = (Some(0), -1),
+            "ART0" => (k.arrivals, k.tx_sign) = (None, 0),
+            _ => return None,
+        }
+    }
+    Some(k)
+}
+
+/// Decode a Hopper opcode; `None` for forms the engine does not implement.
+pub fn decode(ins: &Instruction) -> Option<HopperOp> {
+    let mods: Vec<&str> = ins.opcode.mods.iter().map(String::as_str).collect();
+    let n = ins.operands.len();
+    Some(match ins.opcode.base.as_str() {
+        "ELECT" if n == 3 => HopperOp::Elect,
+        "SYNCS" => match mods.first().copied() {
+            Some("EXCH") if mods[1..] == ["64"] && n == 3 => HopperOp::SyncsExch,
+            Some("ARRIVE") if n == 3 => HopperOp::SyncsArrive(arrive_kind(&mods)?),
+            Some("PHASECHK") if n == 3 && mods[1..].iter().all(|m| matches!(*m, "TRANS64" | "TRYWAIT")) => {
+                HopperOp::SyncsPhaseChk
+            }
+            Some("CCTL") => HopperOp::SyncsNop,
+            _ => return None,
+        },
+        "UTMALDG" | "UTMASTG" => {
+            let load = ins.opcode.base == "UTMALDG";
+            let mut dims = None;
+            let mut multicast = false;
+            for m in &mods {
+                match *m {
+                    "1D" => dims = Some(1),
+                    "2D" => dims = Some(2),
+                    "3D" => dims = Some(3),
+                    "4D" => dims = Some(4),
+                    "5D" => dims = Some(5),
+                    "MULTICAST" if load => multicast = true,
+                    _ => return None,
+                }
+            }
+            if n != 2 + usize::from(multicast) {
+                return None;
+            }
+            HopperOp::Tma {
+                load,
+                dims: dims?,
+                multicast,
+            }
+        }
+        "UCGABAR_ARV" if n == 0 => HopperOp::ClusterBarrier { wait: false },
+        "UCGABAR_WAIT" if n == 0 => HopperOp::ClusterBarrier { wait: true },
+        "WARPGROUP" => match mods.as_slice() {
+            ["ARRIVE"] => HopperOp::WarpgroupArrive,
+            ["DEPBAR", "LE"] => HopperOp::WarpgroupDepbar,
+            _ => return None,
+        },
+        "HGMMA" | "IGMMA" | "QGMMA" => {
+            let spec = GmmaSpec::parse(&ins.opcode)?;
+            let a_regs = matches!(ins.operands.get(1).map(|o| &o.kind), Some(OperandKind::Reg(_)));
+            let di = 1 + usize::from(a_regs);
+            let desc = ins.operands.get(di)?;
+            if !matches!(desc.kind, OperandKind::GmmaDesc(_)) {
+                return None;
+            }
+            let has = |s: &str| desc.suffixes.iter().any(|x| x.eq_ignore_ascii_case(s));
+            for s in &desc.suffixes {
+                if !["tnspA", "tnspB", "negA", "negB"]
+                    .iter()
+                    .any(|w| s.eq_ignore_ascii_case(w))
+                {
+                    return None;
+                }
+            }
+            let commit = ins
+                .operands
+                .iter()
+                .any(|o| matches!(&o.kind, OperandKind::Keyword(k) if k == "gsb0"));
+            // RS form: a negated A is a register negate.
+            let neg_a = has("negA") || (a_regs && ins.operands[1].neg);
+            let op = GmmaOp {
+                spec,
+                a_regs,
+                trans_a: has("tnspA"),
+                trans_b: has("tnspB"),
+                neg_a,
+                neg_b: has("negB"),
+                commit,
+            };
+            // Transposes and negations exist only for 16-bit floating-point inputs (PTX ISA).
+            let fp16 = matches!(spec.a, sassim_isa::GmmaType::F16 | sassim_isa::GmmaType::Bf16);
+            if (op.trans_a || op.trans_b) && !fp16 || (a_regs && op.trans_a) {
+                return None;
+            }
+            HopperOp::Gmma(op)
+        }
+        _ => return None,
+    })
+}
