@@ -136,3 +136,69 @@ fn mma_traces_use_the_same_tensor_model() {
     }
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// Hopper warpgroup MMA (issue 17): `n` `HGMMA.64xNx16.F32` of one warpgroup (128 threads),
+/// each ending a commit group (`gsb0`); `dep`: each followed by `WARPGROUP.DEPBAR.LE gsb0, 0`
+/// (a dependent chain: the next waits for the previous result), otherwise issued back to back.
+fn gmma_chain(n_shape: u32, dep: bool, n: usize) -> String {
+    let mut s = ".gpu h100\n.block 128\n".to_string();
+    for _ in 0..n {
+        s += &format!("[B------:R-:W-:-:S04] HGMMA.64x{n_shape}x16.F32 R24, gdesc[UR4], R24, gsb0 ;\n");
+        if dep {
+            s += "[B------:R-:W-:-:S01] WARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n";
+        }
+    }
+    s + "[B------:R-:W-:-:S01] WARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n[B------:R-:W-:-:S05] EXIT ;\n"
+}
+
+fn gmma_issues(n_shape: u32, dep: bool, n: usize) -> Vec<u64> {
+    let name = format!("h100-hgmma-{n_shape}-{dep}-{n}.sass");
+    let (v, ok) = mb(&name, &gmma_chain(n_shape, dep, n), &[]);
+    assert!(ok, "{name}: {v}");
+    warp(&v, 0)["issues"]
+        .as_array()
+        .expect("issues")
+        .iter()
+        .filter(|i| {
+            i["op"]
+                .as_str()
+                .is_some_and(|o| o.starts_with("HGMMA") || o == "EXIT")
+        })
+        .map(|i| i["cycle"].as_u64().expect("cycle"))
+        .collect()
+}
+
+/// Luo et al. (IPDPS 2024, Table VIII, H800; docs/validation/published-tensor-microbenchmarks.md
+/// §2b): dense `wgmma.m64n256k16` FP16 (SS) has a 128-cycle latency, and its throughput is the
+/// whitepaper peak (729 of 756 TFLOPS at the H800's clock), i.e. one m64n256k16 per 128 cycles
+/// per warpgroup. The model: a dependent chain (wait for each group) takes the latency plus the
+/// DEPBAR round trip, within 10 % of 128; independent MMAs complete one interval apart (the
+/// slope of the time to drain 6 and 12 of them), 128 cycles at N = 256 and N / 2 cycles below
+/// (H100 whitepaper 512 FMA/clk/sub-core), floored at 32.
+#[test]
+fn warpgroup_mma_reproduces_published_latency_and_peak_rate() {
+    let dep = gmma_issues(256, true, 6);
+    for w in dep[..6].windows(2) {
+        let g = w[1] - w[0];
+        assert!(
+            (128..=141).contains(&g),
+            "dependent m64n256k16: {g} cycles, expected 128 + 10 %"
+        );
+    }
+    for (n, ii) in [(256u64, 128u64), (128, 64), (64, 32), (32, 32)] {
+        let a = gmma_issues(n as u32, false, 6);
+        let b = gmma_issues(n as u32, false, 12);
+        let (ta, tb) = (a[6] - a[0], b[12] - b[0]);
+        assert_eq!(
+            (tb - ta) / 6,
+            ii,
+            "independent m64n{n}k16: 6 in {ta}, 12 in {tb} cycles"
+        );
+        // Draining n MMAs: (n − 1) intervals and one latency, within 10 %.
+        let want = 5 * ii + 128;
+        assert!(
+            ta >= want && ta <= want + want / 10,
+            "6 × m64n{n}k16 drain in {ta}, expected ~{want}"
+        );
+    }
+}

@@ -451,7 +451,8 @@ impl KernelExec {
             for o in &ins.operands {
                 let mut note = |r: &sassim_isa::Reg| {
                     if r.file == sassim_isa::RegFile::R && !r.is_zero() {
-                        maxr = maxr.max(r.idx as usize + 4);
+                        // Multi-register operands (warpgroup-MMA accumulators: up to 128).
+                        maxr = maxr.max(r.idx as usize + (r.width as usize).max(4));
                     }
                 };
                 match &o.kind {

@@ -50,6 +50,13 @@ pub struct MemOp {
     pub indexed_const: bool,
 }
 
+/// Dependence counters of a warp: SB0–SB5 of the control bits, and Hopper's warpgroup-MMA
+/// group scoreboard `gsb0` (written by an `HGMMA … gsb0` that ends a commit group, waited on by
+/// `WARPGROUP.DEPBAR.LE gsb0, n`; docs/validation/hopper-isa-facts.md §3.2).
+pub const DEP_COUNTERS: usize = 7;
+/// The counter index of `gsb0`.
+pub const GMMA_GROUP_SB: u8 = 6;
+
 /// What kind of special handling the issue stage needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Special {
@@ -220,6 +227,22 @@ fn special(ins: &Instruction) -> Special {
             }
             Special::Depbar { sb, le, ids }
         }
+        // WARPGROUP.DEPBAR.LE gsb0, n: at most n committed warpgroup-MMA groups in flight.
+        "WARPGROUP" if ins.opcode.has("DEPBAR") => {
+            let le = ins
+                .operands
+                .iter()
+                .find_map(|o| match &o.kind {
+                    OperandKind::Imm(i) => Some(i.as_u32().min(63) as u8),
+                    _ => None,
+                })
+                .unwrap_or(0);
+            Special::Depbar {
+                sb: GMMA_GROUP_SB,
+                le,
+                ids: 0,
+            }
+        }
         "ERRBAR" => Special::Errbar,
         "EXIT" => Special::Exit,
         "BAR" => Special::Barrier,
@@ -228,6 +251,22 @@ fn special(ins: &Instruction) -> Special {
         }
         _ => Special::None,
     }
+}
+
+/// The control bits, with a warpgroup MMA that ends a commit group (`HGMMA … gsb0`) writing
+/// the `gsb0` counter: it counts from issue to the MMA's completion (the hardware keeps the
+/// general write scoreboard of HGMMA unused, field 7: hopper-isa-facts.md §3.1).
+fn gmma_group_ctrl(ins: &Instruction) -> sassim_isa::ControlBits {
+    let mut c = ins.ctrl;
+    if matches!(ins.opcode.base.as_str(), "HGMMA" | "IGMMA" | "QGMMA" | "BGMMA")
+        && ins
+            .operands
+            .iter()
+            .any(|o| matches!(&o.kind, OperandKind::Keyword(k) if k == "gsb0"))
+    {
+        c.write_sb = Some(GMMA_GROUP_SB);
+    }
+    c
 }
 
 /// Pre-decode a kernel. `classify` maps an instruction to its opcode-table class.
@@ -243,6 +282,17 @@ pub fn decode_kernel(
             let unit = cfg.units.iter().position(|u| u.name == class.unit).unwrap_or(0);
             let lanes = cfg.units.get(unit).map_or(cfg.warp_size, |u| u.lanes.max(1));
             let latch_cycles = class.latch_cycles.unwrap_or(cfg.warp_size.div_ceil(lanes).min(2));
+            // A warpgroup MMA updates its accumulators in place when it completes (a
+            // read-modify-write of the register file, hopper-isa-facts.md §3.2): the C operand
+            // (the register after `gdesc`) is not read through the operand ports at issue.
+            let gmma_c = matches!(ins.opcode.base.as_str(), "HGMMA" | "IGMMA" | "QGMMA" | "BGMMA")
+                .then(|| {
+                    ins.source_operands()
+                        .iter()
+                        .position(|o| matches!(o.kind, OperandKind::GmmaDesc(_)))
+                        .map(|p| p + 1)
+                })
+                .flatten();
             let srcs = ins
                 .source_operands()
                 .iter()
@@ -250,6 +300,11 @@ pub fn decode_kernel(
                 .map(|(k, o)| {
                     let reuse = o.reuse || (ins.ctrl.reuse >> k) & 1 == 1;
                     match &o.kind {
+                        OperandKind::Reg(_) if Some(k) == gmma_c => SrcSlot {
+                            reg: None,
+                            width: 1,
+                            reuse,
+                        },
                         OperandKind::Reg(r) if r.file == RegFile::R && !r.is_zero() => SrcSlot {
                             reg: Some(r.idx),
                             width: r.width.max(1),
@@ -295,7 +350,7 @@ pub fn decode_kernel(
             StaticInst {
                 pc: ins.pc,
                 op: ins.opcode.to_string(),
-                ctrl: ins.ctrl,
+                ctrl: gmma_group_ctrl(ins),
                 unit,
                 fixed: class.fixed,
                 latency: class.latency.max(1),

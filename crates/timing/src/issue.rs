@@ -67,7 +67,7 @@ impl<W> Sm<W> {
             (inst.ctrl.wait_mask != 0 && (0..6).any(|k| inst.ctrl.waits_on(k) && w.sb[k] != 0))
                 || w.depbar.is_some_and(|(from, sb, le, ids)| {
                     now >= from
-                        && !(w.sb[sb as usize % 6] <= le
+                        && !(w.sb[sb as usize % crate::inst::DEP_COUNTERS] <= le
                             && (0..6).all(|k| ids & (1 << k) == 0 || w.sb[k] == 0))
                 })
         } else {
@@ -527,7 +527,16 @@ impl<W> Sm<W> {
                 w.no_issue_at = now + 1;
             }
             if let Special::Depbar { sb, le, ids } = special {
-                w.depbar = Some((now + depbar_delay, sb, le, ids));
+                // WARPGROUP.DEPBAR.LE gsb0 holds the next instruction whatever its own stall
+                // count: ptxas 13.5 gives it stall 2 before a BAR.SYNC and the next k tile's
+                // HGMMA reading the same accumulators (workloads/programs/wgmma_gemm), where
+                // MICRO'25's DEPBAR rule (effect after 4 cycles) would let them through.
+                let delay = if sb == crate::inst::GMMA_GROUP_SB {
+                    1
+                } else {
+                    depbar_delay
+                };
+                w.depbar = Some((now + delay, sb, le, ids));
             }
         } else {
             w.stall_until = now + 1;

@@ -216,10 +216,10 @@ impl<W> Sm<W> {
                 self.staged.push(st.slot);
             }
             if let Some(s) = inst.ctrl.write_sb {
-                w.sb_staged[s as usize % 6] += 1;
+                w.sb_staged[s as usize % crate::inst::DEP_COUNTERS] += 1;
             }
             if let Some(s) = inst.ctrl.read_sb {
-                w.sb_staged[s as usize % 6] += 1;
+                w.sb_staged[s as usize % crate::inst::DEP_COUNTERS] += 1;
             }
         }
         let access = if is_mem {

@@ -5,7 +5,7 @@
 use crate::config::{CoreConfig, DepMode};
 use crate::exec::{Executor, MemAccess};
 use crate::frontend::{StreamBuffer, TagCache};
-use crate::inst::StaticInst;
+use crate::inst::{StaticInst, DEP_COUNTERS};
 use crate::mem::DataMemory;
 use crate::regfile::{PortSchedule, Rfc};
 use crate::stats::CoreStats;
@@ -48,8 +48,10 @@ pub(crate) struct Warp {
     pub(crate) fetch_wait_line: Option<u64>,
     pub(crate) stall_until: u64,
     pub(crate) no_issue_at: u64,
-    pub(crate) sb: [u8; 6],
-    pub(crate) sb_staged: [u8; 6],
+    /// Dependence counters SB0–SB5 and Hopper's warpgroup-MMA group counter (`gsb0`, index
+    /// [`GMMA_GROUP_SB`](crate::inst::GMMA_GROUP_SB)).
+    pub(crate) sb: [u8; DEP_COUNTERS],
+    pub(crate) sb_staged: [u8; DEP_COUNTERS],
     pub(crate) depbar: Option<(u64, u8, u8, u8)>,
     /// Fixed-latency results not yet committed to the executor's registers.
     pub(crate) pending: Vec<PendingResult>,
@@ -193,8 +195,8 @@ impl Warp {
             fetch_wait_line: None,
             stall_until: 0,
             no_issue_at: u64::MAX,
-            sb: [0; 6],
-            sb_staged: [0; 6],
+            sb: [0; DEP_COUNTERS],
+            sb_staged: [0; DEP_COUNTERS],
             depbar: None,
             pending: Vec::with_capacity(8),
             inflight_ops: 0,
@@ -573,7 +575,7 @@ impl<W> Sm<W> {
             },
             None => format!("fetching pc {:#x}", w.fetch_pc),
         };
-        let sbs: Vec<String> = (0..6)
+        let sbs: Vec<String> = (0..DEP_COUNTERS)
             .filter(|&k| w.sb[k] != 0)
             .map(|k| format!("SB{k}={}", w.sb[k]))
             .collect();
@@ -658,7 +660,7 @@ impl<W> Sm<W> {
     pub(crate) fn sb_dec(&mut self, slot: usize, sb: Option<u8>) {
         if let Some(s) = sb {
             let w = &mut self.warps[slot];
-            w.sb[s as usize % 6] = w.sb[s as usize % 6].saturating_sub(1);
+            w.sb[s as usize % DEP_COUNTERS] = w.sb[s as usize % DEP_COUNTERS].saturating_sub(1);
             self.hot[slot] &= !HOT_DEP_WAIT;
             self.sync_masks(slot);
         }
@@ -691,7 +693,7 @@ impl<W> Sm<W> {
         // Counter increments made in Control become visible from the next cycle (rule 9).
         for i in 0..self.staged.len() {
             let w = &mut self.warps[self.staged[i]];
-            for k in 0..6 {
+            for k in 0..DEP_COUNTERS {
                 w.sb[k] = w.sb[k].saturating_add(w.sb_staged[k]);
                 w.sb_staged[k] = 0;
             }

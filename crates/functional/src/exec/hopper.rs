@@ -585,11 +585,12 @@ impl Ex<'_> {
         // Written when the warp issues it: the accumulators are read only after
         // WARPGROUP.DEPBAR (module comment).
         let base = d0 as usize * 32;
+        if self.k.warps[self.wi].regs.len() < base + 32 * nd {
+            return Err(self.unsup("accumulators beyond the kernel's registers"));
+        }
         let regs = &mut self.k.warps[self.wi].regs;
         for (r, vals) in out.iter().enumerate() {
-            if let Some(dst) = regs.get_mut(base + r * 32..base + r * 32 + 32) {
-                dst.copy_from_slice(vals);
-            }
+            regs[base + r * 32..base + r * 32 + 32].copy_from_slice(vals);
         }
         Ok(())
     }
