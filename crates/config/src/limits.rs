@@ -187,6 +187,7 @@ pub const LIMITS: &[Limit] = &[
     r("units.tensor.latency_table.*.latency", 1, 1000),
     r("units.tensor.latency_table.*.initiation_interval", 1, 256),
     r("units.tensor.latency_table.*.macs_per_cycle", 1, 1 << 16),
+    r("units.tensor.smem_operand_bytes_per_cycle", 1, 4096),
     // [result_queue]
     r("result_queue.entries", 1, 64),
     r("result_queue.pops_per_cycle", 1, 8),

@@ -373,6 +373,12 @@ pub struct TensorUnitConfig {
     pub count: u32,
     pub queue_entries: u32,
     pub latency_table: Vec<TensorLatency>,
+    /// Bytes per cycle of the SM's shared-memory path that feeds warpgroup MMAs their A and B
+    /// operands (`HGMMA … gdesc[..]`, Hopper): each warp's MMA takes its quarter of the
+    /// operand bytes from this SM-wide port, so small-N MMAs are limited by it. Absent: the
+    /// operands cost nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smem_operand_bytes_per_cycle: Option<u32>,
 }
 
 /// `[units]`: execution units.

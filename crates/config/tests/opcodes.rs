@@ -330,7 +330,7 @@ fn unknown_opcode_class_is_configurable() {
 
 /// A warpgroup MMA's initiation interval is its warp's quarter of the 64 x N x K tile at the
 /// row's `macs_per_cycle` (h100: FP16 512, TF32 256, INT8 1024 per sub-core, H100 whitepaper),
-/// floored at the row's `initiation_interval` (32): m64n256k16 FP16 takes 128 cycles, the
+/// floored at the row's `initiation_interval` (4): m64n256k16 FP16 takes 128 cycles, the
 /// interval Luo et al. (IPDPS 2024, Table VIII) measured as its latency on an H800.
 #[test]
 fn warpgroup_mma_interval_scales_with_n() {
@@ -340,7 +340,8 @@ fn warpgroup_mma_interval_scales_with_n() {
     assert_eq!(ii("HGMMA", &["64x256x16", "F32"]), 128);
     assert_eq!(ii("HGMMA", &["64x128x16", "F32"]), 64);
     assert_eq!(ii("HGMMA", &["64x64x16", "F16"]), 32);
-    assert_eq!(ii("HGMMA", &["64x16x16", "F32"]), 32, "floor below N = 64");
+    assert_eq!(ii("HGMMA", &["64x16x16", "F32"]), 8);
+    assert_eq!(ii("HGMMA", &["64x8x16", "F32"]), 4, "floor: the issue slope");
     assert_eq!(ii("HGMMA", &["64x128x8", "F32", "TF32"]), 64);
     assert_eq!(ii("IGMMA", &["64x256x32", "S8", "S8"]), 128);
     assert_eq!(ii("QGMMA", &["64x128x32", "F32", "E4M3", "E4M3"]), 64);

@@ -23,7 +23,7 @@ impl ClusterGeom {
     /// Why the cluster dimensions do not fit the grid, if they do not.
     pub fn error(&self) -> Option<String> {
         let c = self.cluster;
-        if c.contains(&0) || (0..3).any(|d| self.grid[d] % c[d] != 0) {
+        if c.contains(&0) || (0..3).any(|d| !self.grid[d].is_multiple_of(c[d])) {
             return Some(format!(
                 "cluster dimensions {}x{}x{} do not divide the grid {}x{}x{}",
                 c[0], c[1], c[2], self.grid[0], self.grid[1], self.grid[2]

@@ -222,7 +222,7 @@ impl TensorMap {
         if a.oob_fill == 1 && !dtype.is_float() {
             return Err("oobFill NAN_REQUEST_ZERO_FMA needs a floating-point tensorDataType".into());
         }
-        if a.global_address % 16 != 0 {
+        if !a.global_address.is_multiple_of(16) {
             return Err(format!(
                 "globalAddress {:#x} is not 16-byte aligned",
                 a.global_address
@@ -269,7 +269,7 @@ impl TensorMap {
         }
         for i in 0..rank - 1 {
             let s = a.global_strides[i];
-            if s % 16 != 0 || s >= 1 << 40 {
+            if !s.is_multiple_of(16) || s >= 1 << 40 {
                 return Err(format!(
                     "globalStrides[{i}] = {s} is not a multiple of 16 below 2^40"
                 ));
@@ -382,9 +382,8 @@ impl TensorMap {
         for n in 0..total {
             let mut inb = true;
             let mut addr = self.global_address;
-            for d in 0..self.rank {
-                let c = coords.get(d).copied().unwrap_or(0)
-                    + (idx[d] * u64::from(self.element_strides[d])) as i64;
+            for (d, &i) in idx.iter().enumerate().take(self.rank) {
+                let c = coords.get(d).copied().unwrap_or(0) + (i * u64::from(self.element_strides[d])) as i64;
                 if c < 0 || c as u64 >= self.global_dim[d] {
                     inb = false;
                     break;

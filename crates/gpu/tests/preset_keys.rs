@@ -395,7 +395,13 @@ fn run_tensor(cfg: &GpuConfig) -> String {
         r.opcode.eq_ignore_ascii_case(base) && has(&r.shape) && has(&r.acc_type)
     };
     for (i, r) in rows.iter().enumerate() {
-        let shape = if r.shape == "*" { "16816" } else { r.shape.as_str() };
+        // Warpgroup MMAs have MxNxK shapes; at N = 8 both the interval floor and the MAC rate
+        // decide it.
+        let shape = match r.shape.as_str() {
+            "*" if r.opcode.ends_with("GMMA") => "64x8x16",
+            "*" => "16816",
+            s => s,
+        };
         let accs: Vec<&str> = if r.acc_type == "*" {
             vec!["F16", "S8", "F64", "AND", "F32", "S4", "U4", "TF32"]
         } else {

@@ -94,6 +94,8 @@ pub struct CoreConfig {
     pub units: Vec<UnitConfig>,
     /// FP32 instructions may also use the INT/FP32 pipe (Ampere, Blackwell: M25 footnote 1).
     pub fp32_in_int_pipe: bool,
+    /// Warpgroup MMAs: bytes per cycle of the SM-wide shared-memory operand path (0 = free).
+    pub gmma_smem_bytes_per_cycle: u32,
     pub mem: MemPipeConfig,
 }
 
@@ -209,6 +211,7 @@ impl CoreConfig {
                 },
             ],
             fp32_in_int_pipe: u.fp32_in_int_pipe,
+            gmma_smem_bytes_per_cycle: u.tensor.smem_operand_bytes_per_cycle.unwrap_or(0),
             mem: g.mem_pipeline.clone(),
         }
     }

@@ -127,6 +127,9 @@ pub struct StaticInst {
     /// Cycles a variable-latency tensor-core instruction occupies its sub-core's tensor unit
     /// once its operands are read (its initiation interval); 0 for every other instruction.
     pub unit_ii: u32,
+    /// Bytes of shared-memory operands one warp of a warpgroup MMA reads (its 16 rows of A
+    /// unless A is in registers, and a quarter of B); 0 for every other instruction.
+    pub smem_operand_bytes: u32,
     /// LTRF register-interval (None unless the register file is LTRF).
     pub ltrf: Option<LtrfSlot>,
 }
@@ -269,6 +272,20 @@ fn gmma_group_ctrl(ins: &Instruction) -> sassim_isa::ControlBits {
     c
 }
 
+/// Shared-memory operand bytes of one warp's share of a warpgroup MMA: A (64 × K) is read by
+/// rows, 16 per warp, unless it comes from registers; B (K × N) is read once for the
+/// warpgroup, a quarter charged to each warp. K × element size is 32 bytes for every dense
+/// type (PTX ISA wgmma shapes).
+fn gmma_smem_bytes(ins: &Instruction) -> u32 {
+    let Some(s) = sassim_isa::GmmaSpec::parse(&ins.opcode) else {
+        return 0;
+    };
+    let a_in_regs = matches!(ins.operands.get(1).map(|o| &o.kind), Some(OperandKind::Reg(_)));
+    let row = s.k * s.a.bytes();
+    let a = if a_in_regs { 0 } else { 16 * row };
+    a + s.n * s.k * s.b.bytes() / 4
+}
+
 /// Pre-decode a kernel. `classify` maps an instruction to its opcode-table class.
 pub fn decode_kernel(
     instructions: &[Instruction],
@@ -368,6 +385,7 @@ pub fn decode_kernel(
                 } else {
                     0
                 },
+                smem_operand_bytes: gmma_smem_bytes(ins),
                 uniform_dest: {
                     let w = sassim_isa::regs_written(ins);
                     !w.is_empty()

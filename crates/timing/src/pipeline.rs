@@ -174,6 +174,17 @@ impl<W> Sm<W> {
         } else if inst.unit_ii > 0 {
             // A variable-latency tensor-core instruction waits for the sub-core's tensor unit
             // (also taken by fixed-latency MMAs at issue) and holds it for its initiation interval.
+            let bw = self.cfg.gmma_smem_bytes_per_cycle as u64;
+            if inst.smem_operand_bytes > 0 && bw > 0 {
+                // Warpgroup MMA: its shared-memory operands stream through the SM-wide port
+                // while it computes: it starts no earlier than its turn on the port, which it
+                // holds for bytes / bandwidth cycles.
+                // `gmma_smem_free` counts in bytes (1/bw cycles), so that quarter-warpgroup
+                // shares that are not whole cycles add up exactly.
+                let free = self.gmma_smem_free.max(start * bw);
+                self.gmma_smem_free = free + inst.smem_operand_bytes as u64;
+                start = free.div_ceil(bw);
+            }
             let s = &mut self.subcores[sc];
             start = start.max(s.unit_free[unit]);
             s.unit_free[unit] = start + inst.unit_ii as u64;

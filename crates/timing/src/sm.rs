@@ -321,6 +321,9 @@ pub struct Sm<W> {
     pub(crate) l1i_inflight: Vec<(u64, u64)>,
     pub(crate) l1i_rr: usize,
     pub(crate) shared_unit_free: Vec<u64>,
+    /// The SM's shared-memory operand path of warpgroup MMAs is free from this time, in
+    /// 1/`gmma_smem_bytes_per_cycle` cycles (bytes).
+    pub(crate) gmma_smem_free: u64,
     pub(crate) arb_free: u64,
     pub(crate) arb_rr: usize,
     pub(crate) mem: Box<dyn DataMemory>,
@@ -418,6 +421,7 @@ impl<W> Sm<W> {
             l1i: TagCache::new(&cfg.l1i),
             l1i_inflight: Vec::with_capacity(16),
             shared_unit_free: vec![0; cfg.units.len()],
+            gmma_smem_free: 0,
             cfg,
             code: std::sync::Arc::from(Vec::new()),
             pc_sorted: Vec::new(),

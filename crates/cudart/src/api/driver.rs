@@ -41,7 +41,7 @@ unsafe extern "C" fn cuTensorMapEncodeTiled(
     if tensor_map.is_null() || global_dim.is_null() || box_dim.is_null() || element_strides.is_null() {
         return fail("a null pointer argument".into());
     }
-    if (tensor_map as u64) % TENSOR_MAP_ALIGN != 0 {
+    if !(tensor_map as u64).is_multiple_of(TENSOR_MAP_ALIGN) {
         return fail(format!("tensorMap {tensor_map:p} is not 64-byte aligned"));
     }
     if rank == 0 || rank > 5 {

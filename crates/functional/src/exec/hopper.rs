@@ -227,7 +227,7 @@ impl Ex<'_> {
     fn barrier_word(&self, lane: usize) -> Res<(usize, u64)> {
         let m = self.mem_operand(1)?;
         let a = self.address(&m, lane, MemSpace::Shared);
-        if a % 8 != 0 {
+        if !a.is_multiple_of(8) {
             return Err(self.fault(lane, a, 8, MemSpace::Shared, true));
         }
         self.k
@@ -533,6 +533,7 @@ impl Ex<'_> {
         // (PTX ISA wgmma D fragment; CUTLASS CLayout_64xN).
         let elems = n / 2;
         let mut out = vec![[0u32; 32]; nd];
+        #[allow(clippy::needless_range_loop)] // `lane` indexes registers and the layout
         for lane in 0..32usize {
             let (gr, q) = (lane / 4, lane % 4);
             for i in 0..elems {
@@ -649,7 +650,7 @@ mod tests {
         // Row 9 = second 8-row group, row 1 in it.
         assert_eq!(d.addr(9, 0, 2, false), 0x400 + 1024 + 128 + 16);
         // No swizzle, K-major: core matrices 8 × 16 B, LBO between K chunks.
-        let v = (0u64) | ((256 >> 4) << 16) | ((128 >> 4) << 32);
+        let v: u64 = ((256 >> 4) << 16) | ((128 >> 4) << 32);
         let d = MatrixDesc::decode(v).unwrap();
         assert_eq!(d.addr(3, 9, 2, false), 3 * 16 + 256 + 2);
         assert_eq!(d.addr(8, 0, 2, false), 128);
