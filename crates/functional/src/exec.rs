@@ -393,6 +393,8 @@ pub struct KernelExec {
     fault: Option<ExecError>,
     /// Thread-block clusters: running CTAs by id, cluster barriers.
     clusters: cluster::Clusters,
+    /// TMA copies whose mbarrier completion waits for the timing model (`set_defer_bulk`).
+    bulk: hopper::BulkCopies,
 }
 
 /// A float `r` with `trunc(y · r) = y / n` for every CTA index `y < 65536` (the reciprocal the
@@ -546,6 +548,7 @@ impl KernelExec {
             assertion: None,
             fault: None,
             clusters: cluster::Clusters::default(),
+            bulk: hopper::BulkCopies::default(),
         })
     }
 

@@ -101,6 +101,16 @@ impl Executor for EngineExec<'_> {
         })
     }
 
+    fn take_bulk(&mut self) -> Option<sassim_timing::exec::BulkCopy> {
+        self.k
+            .take_bulk()
+            .map(|(id, chunks, store)| sassim_timing::exec::BulkCopy { id, chunks, store })
+    }
+
+    fn bulk_done(&mut self, id: u32) -> Result<(), String> {
+        self.k.bulk_done(id).map_err(|e| e.to_string())
+    }
+
     fn commit(&mut self, warp: u32, writes: &PendingWrites) {
         let w = WarpId(warp);
         // Compare what `commit` will store: RZ/URZ writes are dropped, predicates keep

@@ -287,6 +287,8 @@ impl Gpu {
         on_cta: &mut dyn FnMut(&mut KernelExec, &[WarpId]),
     ) -> Result<KernelRun, SimError> {
         let active = exec.options().active_warps.clone();
+        // TMA loads complete on their mbarriers when the timing model has moved their bytes.
+        exec.set_defer_bulk(true);
         let mut src = EngineExec {
             k: exec,
             issued: 0,

@@ -32,6 +32,16 @@ pub struct Issued<W> {
     pub writes: W,
 }
 
+/// An asynchronous bulk copy (Hopper's TMA) that an issued instruction started: the 16-byte
+/// chunks of global memory it reads (`store`: writes), and the id its completion is reported
+/// with ([`Executor::bulk_done`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BulkCopy {
+    pub id: u32,
+    pub chunks: Vec<u64>,
+    pub store: bool,
+}
+
 pub trait Executor {
     type Writes;
     /// PC of the warp's next instruction, `None` when it has finished.
@@ -40,4 +50,12 @@ pub trait Executor {
     fn blocked(&self, warp: u32) -> bool;
     fn issue(&mut self, warp: u32, clock: u64) -> Result<Issued<Self::Writes>, String>;
     fn commit(&mut self, warp: u32, writes: &Self::Writes);
+    /// The bulk copy the instruction just issued started (TMA), if it started one.
+    fn take_bulk(&mut self) -> Option<BulkCopy> {
+        None
+    }
+    /// The memory system has moved every chunk of bulk copy `id`.
+    fn bulk_done(&mut self, _id: u32) -> Result<(), String> {
+        Ok(())
+    }
 }

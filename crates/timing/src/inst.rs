@@ -130,6 +130,9 @@ pub struct StaticInst {
     /// Bytes of shared-memory operands one warp of a warpgroup MMA reads (its 16 rows of A
     /// unless A is in registers, and a quarter of B); 0 for every other instruction.
     pub smem_operand_bytes: u32,
+    /// Starts an asynchronous bulk copy (`UTMALDG`, `UTMASTG`): the executor describes it
+    /// after issue ([`crate::exec::Executor::take_bulk`]).
+    pub bulk: bool,
     /// LTRF register-interval (None unless the register file is LTRF).
     pub ltrf: Option<LtrfSlot>,
 }
@@ -386,6 +389,7 @@ pub fn decode_kernel(
                     0
                 },
                 smem_operand_bytes: gmma_smem_bytes(ins),
+                bulk: matches!(ins.opcode.base.as_str(), "UTMALDG" | "UTMASTG"),
                 uniform_dest: {
                     let w = sassim_isa::regs_written(ins);
                     !w.is_empty()

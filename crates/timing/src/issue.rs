@@ -443,6 +443,11 @@ impl<W> Sm<W> {
         let clock = now - self.clock_origin + self.cfg.control_stage_cycles as u64;
         let id = self.warps[slot].exec_id;
         let issued: Issued<W> = ex.issue(id, clock)?;
+        if self.code[sidx].bulk {
+            if let Some(b) = ex.take_bulk() {
+                self.tma.push(b);
+            }
+        }
         let inst = &self.code[sidx];
         let ctrl = inst.ctrl;
         let special = inst.special;

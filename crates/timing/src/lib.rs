@@ -22,6 +22,7 @@ pub mod pipeline;
 pub mod regfile;
 pub mod sm;
 pub mod stats;
+pub mod tma;
 
 pub use config::{CoreConfig, DepMode, SchedPolicy, StallExpiry};
 pub use exec::{Executor, Issued, MemAccess};

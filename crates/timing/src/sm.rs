@@ -324,6 +324,8 @@ pub struct Sm<W> {
     /// The SM's shared-memory operand path of warpgroup MMAs is free from this time, in
     /// 1/`gmma_smem_bytes_per_cycle` cycles (bytes).
     pub(crate) gmma_smem_free: u64,
+    /// The Tensor Memory Accelerator's copies in flight.
+    pub tma: crate::tma::TmaUnit,
     pub(crate) arb_free: u64,
     pub(crate) arb_rr: usize,
     pub(crate) mem: Box<dyn DataMemory>,
@@ -422,6 +424,7 @@ impl<W> Sm<W> {
             l1i_inflight: Vec::with_capacity(16),
             shared_unit_free: vec![0; cfg.units.len()],
             gmma_smem_free: 0,
+            tma: crate::tma::TmaUnit::default(),
             cfg,
             code: std::sync::Arc::from(Vec::new()),
             pc_sorted: Vec::new(),
@@ -599,7 +602,7 @@ impl<W> Sm<W> {
     }
 
     pub fn is_idle(&self) -> bool {
-        self.used_warps == 0 && self.events.is_empty()
+        self.used_warps == 0 && self.events.is_empty() && self.tma.is_empty()
     }
 
     pub fn active_warps(&self) -> usize {
@@ -678,6 +681,9 @@ impl<W> Sm<W> {
         let mut done = Vec::new();
         self.mem.completed(now, &mut done);
         for id in done {
+            if self.tma.completed(id) {
+                continue;
+            }
             if let Some((slot, sidx, writes)) = self.mem_pending.remove(&id) {
                 self.finish_mem(slot, sidx, writes, now);
             }
@@ -693,6 +699,9 @@ impl<W> Sm<W> {
             self.fetch_stage(sc, now);
         }
         self.mem_arbiter(now);
+        if !self.tma.is_empty() {
+            self.tma_stage(ex, now)?;
+        }
         self.l1i_arbiter(now);
         // Counter increments made in Control become visible from the next cycle (rule 9).
         for i in 0..self.staged.len() {

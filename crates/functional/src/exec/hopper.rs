@@ -17,6 +17,7 @@ use super::*;
 use crate::hopper::{ArriveKind, GmmaOp, HopperOp};
 use crate::tma::{swizzle, Swizzle, TensorMap, TENSOR_MAP_BYTES};
 use sassim_isa::{GmmaType, MmaType};
+use std::collections::HashMap;
 
 /// An mbarrier's 64-bit state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -371,12 +372,14 @@ impl Ex<'_> {
             if let Some(o) = err {
                 return Err(self.fault(lane, o, es as u32, MemSpace::Shared, false));
             }
+            let written: Vec<u64> = writes.iter().map(|&(g, _)| g).collect();
             for (g, v) in writes {
                 if !self.k.global.write(g, &v[..es]) {
                     return Err(self.fault(lane, g, es as u32, MemSpace::Global, false));
                 }
             }
             self.k.progress += 1;
+            self.k.bulk.started(Vec::new(), 0, chunks_of(&written, es), true);
             return Ok(());
         }
         let bar = u64::from(self.ureg(a + 1));
@@ -395,10 +398,12 @@ impl Ex<'_> {
         let mut data = vec![0u8; map.box_bytes() as usize];
         let fill = map.oob_fill().to_le_bytes();
         let mut err = None;
+        let mut read = Vec::new();
         map.for_each_element(&coords, |off, g| {
             let dst = &mut data[off as usize..off as usize + es];
             match g {
                 Some(g) => {
+                    read.push(g);
                     if !self.k.global.read_into(g, dst) {
                         err.get_or_insert(g);
                     }
@@ -410,6 +415,7 @@ impl Ex<'_> {
             return Err(self.fault(lane, g, es as u32, MemSpace::Global, false));
         }
         let off_mask = (1u64 << cluster::RANK_SHIFT) - 1;
+        let mut bars = Vec::new();
         for r in ranks {
             let dst = (r << cluster::RANK_SHIFT) | (smem & off_mask);
             let (c, base) = self
@@ -423,7 +429,21 @@ impl Ex<'_> {
                 }
             }
             self.k.progress += 1;
-            self.complete_tx((r << cluster::RANK_SHIFT) | (bar & off_mask), data.len() as u64)?;
+            let b = (r << cluster::RANK_SHIFT) | (bar & off_mask);
+            if self.k.bulk.defer {
+                let at = self
+                    .k
+                    .cluster_smem(self.cta, b)
+                    .ok_or_else(|| self.fault(lane, b, 8, MemSpace::Shared, false))?;
+                bars.push((at.0, self.k.ctas[at.0].linear, at.1));
+            } else {
+                self.complete_tx(b, data.len() as u64)?;
+            }
+        }
+        if self.k.bulk.defer {
+            self.k
+                .bulk
+                .started(bars, data.len() as u64, chunks_of(&read, es), false);
         }
         Ok(())
     }
@@ -592,6 +612,89 @@ impl Ex<'_> {
         let regs = &mut self.k.warps[self.wi].regs;
         for (r, vals) in out.iter().enumerate() {
             regs[base + r * 32..base + r * 32 + 32].copy_from_slice(vals);
+        }
+        Ok(())
+    }
+}
+
+/// The 16-byte chunks (ascending, distinct) holding elements at `addrs` of `es` bytes.
+fn chunks_of(addrs: &[u64], es: usize) -> Vec<u64> {
+    let mut c: Vec<u64> = addrs
+        .iter()
+        .flat_map(|&a| [a & !15, (a + es as u64 - 1) & !15])
+        .collect();
+    c.sort_unstable();
+    c.dedup();
+    c
+}
+
+/// One TMA copy whose mbarrier completion waits for the timing model.
+#[derive(Debug)]
+struct PendingBulk {
+    /// (CTA record, its linear id, offset) of every mbarrier to complete `bytes` on.
+    bars: Vec<(usize, u32, u64)>,
+    bytes: u64,
+}
+
+/// TMA copies handed to the timing model: when `defer` is set (a timing run), a load's
+/// transaction bytes complete on its mbarrier when the timing model reports the copy done
+/// ([`KernelExec::bulk_done`]), not when it issues.
+#[derive(Debug, Default)]
+pub(super) struct BulkCopies {
+    defer: bool,
+    pending: HashMap<u32, PendingBulk>,
+    next_id: u32,
+    /// The copy the last issued instruction started: (id, chunks, store).
+    last: Option<(u32, Vec<u64>, bool)>,
+}
+
+impl BulkCopies {
+    fn started(&mut self, bars: Vec<(usize, u32, u64)>, bytes: u64, chunks: Vec<u64>, store: bool) {
+        if !self.defer {
+            return;
+        }
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        if !bars.is_empty() {
+            self.pending.insert(id, PendingBulk { bars, bytes });
+        }
+        self.last = Some((id, chunks, store));
+    }
+}
+
+impl KernelExec {
+    /// Timing runs: complete TMA loads on their mbarriers when [`bulk_done`](Self::bulk_done)
+    /// is called for them rather than at issue.
+    pub fn set_defer_bulk(&mut self, on: bool) {
+        self.bulk.defer = on;
+    }
+
+    /// The copy the last issued instruction started, if any: (id, 16-byte chunks of global
+    /// memory, whether it writes them).
+    pub fn take_bulk(&mut self) -> Option<(u32, Vec<u64>, bool)> {
+        self.bulk.last.take()
+    }
+
+    /// The timing model has moved every byte of copy `id`: its bytes complete on its
+    /// mbarriers (of CTAs still running).
+    pub fn bulk_done(&mut self, id: u32) -> Result<(), ExecError> {
+        let Some(p) = self.bulk.pending.remove(&id) else {
+            return Ok(());
+        };
+        for (c, linear, off) in p.bars {
+            let live = self.ctas.get(c).is_some_and(|x| x.linear == linear && !x.retired);
+            if !live {
+                continue;
+            }
+            let mut w = [0u8; 8];
+            if !self.ctas[c].shared.read_into(off, &mut w) {
+                continue;
+            }
+            let mut b = Mbarrier::decode(u64::from_le_bytes(w));
+            b.apply(0, -(p.bytes as i64), false)
+                .map_err(|e| ExecError::unsupported(format!("TMA completion: {e}"), 0))?;
+            self.ctas[c].shared.write(off, &b.encode().to_le_bytes());
+            self.progress += 1;
         }
         Ok(())
     }
