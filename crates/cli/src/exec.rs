@@ -37,9 +37,10 @@ pub struct ExecArgs {
     /// Report a deadlock after this many cycles without progress (0 = never).
     #[arg(long, default_value_t = 1_000_000)]
     pub deadlock_cycles: u64,
-    /// Stop after this many seconds of wall-clock time: the running kernel ends with partial
-    /// statistics, the program gets cudaErrorLaunchTimeout, and `sassim exec` exits 3 (the
-    /// program is killed if it does not end within a further second).
+    /// Stop after this many seconds of wall-clock time (0 = no limit, as for `run` and
+    /// `microbench`): the running kernel ends with partial statistics, the program gets
+    /// cudaErrorLaunchTimeout, and `sassim exec` exits 3 (the program is killed if it does not
+    /// end within a further second).
     #[arg(long, value_name = "SECONDS")]
     pub max_wall: Option<f64>,
     /// Do not print the summary table.
@@ -130,12 +131,13 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-pub fn exec(a: ExecArgs) -> Result<ExitCode> {
+pub fn exec(mut a: ExecArgs) -> Result<ExitCode> {
     if let Some(w) = a.max_wall {
-        if !(w.is_finite() && w > 0.0 && w <= 1e7) {
-            bail!("--max-wall {w}: expected seconds in (0, 10000000]");
+        if !(w.is_finite() && (0.0..=1e7).contains(&w)) {
+            bail!("--max-wall {w}: expected seconds in [0, 10000000] (0 = no limit)");
         }
     }
+    a.max_wall = a.max_wall.filter(|&w| w > 0.0);
     let cfg = load_gpu(&a.gpu)?;
     let program = resolve_program(&a.program[0])?;
     let program = program.canonicalize().unwrap_or(program);

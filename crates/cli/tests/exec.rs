@@ -394,3 +394,20 @@ fn tma_copies_move_through_the_memory_hierarchy() {
         "timed {timed} vs functional {functional} warp instructions"
     );
 }
+
+/// `--max-wall 0` means no limit for `exec` as for `run` and `microbench`; negative and NaN
+/// values are refused before the program starts.
+#[test]
+fn max_wall_zero_is_no_limit() {
+    let o = exec(&["-q", "--max-wall", "0"], &bin("simtune"), &[]);
+    assert!(
+        o.status.success() && text(&o.stdout).trim_end().ends_with("PASS"),
+        "{}",
+        text(&o.stderr)
+    );
+    for bad in ["-1", "NaN"] {
+        let o = exec(&["-q", "--max-wall", bad], &bin("simtune"), &[]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("--max-wall"), "{}", text(&o.stderr));
+    }
+}
