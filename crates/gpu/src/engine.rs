@@ -16,6 +16,8 @@ pub struct EngineExec<'a> {
     /// Register writes that changed a value (deadlock detection: spinning warps rewrite
     /// the same values, a loop that computes does not).
     pub reg_changes: u64,
+    /// The engine's issue record, reused for every instruction (boxed: ~1.2 KB).
+    pub scratch: Box<sassim_functional::Issued>,
 }
 
 impl crate::KernelSource for EngineExec<'_> {
@@ -77,28 +79,41 @@ impl Executor for EngineExec<'_> {
         )
     }
 
-    fn issue(&mut self, warp: u32, clock: u64) -> Result<Issued<PendingWrites>, String> {
-        let i = self.k.issue(WarpId(warp), clock).map_err(|e| e.to_string())?;
+    fn issue(&mut self, warp: u32, clock: u64, out: &mut Issued<PendingWrites>) -> Result<(), String> {
+        // The engine's record is reused (no record built per instruction); only its used
+        // parts are copied into the timing model's.
+        let i = &mut *self.scratch;
+        self.k
+            .issue_into(WarpId(warp), clock, i)
+            .map_err(|e| e.to_string())?;
         self.issued += 1;
-        let mem = i.mem.map(|m| MemAccess {
-            space: match m.space {
-                Space::Global => MemSpace::Global,
-                Space::Shared => MemSpace::Shared,
-                Space::Local => MemSpace::Local,
-                _ => MemSpace::Const,
-            },
-            addrs: m.addrs,
-            active: i.active_mask,
-            bytes_per_lane: m.bytes_per_lane,
-        });
-        Ok(Issued {
-            pc: i.pc,
-            index: i.index,
-            active_mask: i.active_mask,
-            exited: i.exited,
-            mem,
-            writes: i.writes,
-        })
+        out.pc = i.pc;
+        out.index = i.index;
+        out.active_mask = i.active_mask;
+        out.exited = i.exited;
+        out.writes.copy_from(&i.writes);
+        match &i.mem {
+            None => out.mem = None,
+            Some(m) => {
+                let space = match m.space {
+                    Space::Global => MemSpace::Global,
+                    Space::Shared => MemSpace::Shared,
+                    Space::Local => MemSpace::Local,
+                    _ => MemSpace::Const,
+                };
+                let o = out.mem.get_or_insert_with(|| MemAccess {
+                    space,
+                    addrs: [0; 32],
+                    active: 0,
+                    bytes_per_lane: 0,
+                });
+                o.space = space;
+                o.addrs = m.addrs;
+                o.active = i.active_mask;
+                o.bytes_per_lane = m.bytes_per_lane;
+            }
+        }
+        Ok(())
     }
 
     fn commit(&mut self, warp: u32, writes: &PendingWrites) {

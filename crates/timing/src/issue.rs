@@ -3,7 +3,7 @@
 //! issue of one instruction per cycle per sub-core (M25 A4, A5, rules 1–15).
 
 use crate::config::{SchedPolicy, StallExpiry};
-use crate::exec::{Executor, Issued};
+use crate::exec::Executor;
 use crate::inst::Special;
 use crate::sm::{reg_index, Sm, Stage, COMMITTED, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR};
 use crate::stats::StallReason;
@@ -442,7 +442,14 @@ impl<W> Sm<W> {
         // The SM's clock counter counts from its first CTA (`Sm::start_at`).
         let clock = now - self.clock_origin + self.cfg.control_stage_cycles as u64;
         let id = self.warps[slot].exec_id;
-        let issued: Issued<W> = ex.issue(id, clock)?;
+        // The executor writes into a slab record (no record moved per instruction).
+        let wslot = self.alloc_slab::<E>();
+        if let Err(e) = ex.issue(id, clock, &mut self.slab[wslot]) {
+            self.free_slab_record(wslot);
+            return Err(e);
+        }
+        let issued = &self.slab[wslot];
+        let (active_mask, issued_pc, exited) = (issued.active_mask, issued.pc, issued.exited);
         let inst = &self.code[sidx];
         let ctrl = inst.ctrl;
         let special = inst.special;
@@ -451,7 +458,7 @@ impl<W> Sm<W> {
         let is_mem = inst.mem.is_some();
         let is_fixed = inst.fixed;
         self.stats.warp_insts += 1;
-        self.stats.thread_insts += issued.active_mask.count_ones() as u64;
+        self.stats.thread_insts += active_mask.count_ones() as u64;
         self.stats.issue_slots_used += 1;
         if is_mem {
             self.stats.mem_insts += 1;
@@ -459,7 +466,7 @@ impl<W> Sm<W> {
         if self.record {
             let op = inst.op.clone();
             let w = &mut self.warps[slot];
-            w.log.issues.push((now - self.clock_origin, issued.pc, op));
+            w.log.issues.push((now - self.clock_origin, issued_pc, op));
             if special == Special::ClockRead {
                 w.log.clocks.push(clock);
             }
@@ -488,7 +495,6 @@ impl<W> Sm<W> {
         if is_mem {
             s.mem_occupancy += 1;
         }
-        let wslot = self.store(issued.writes);
         let stage = Stage {
             slot,
             sidx,
@@ -498,7 +504,6 @@ impl<W> Sm<W> {
         };
         let s = &mut self.subcores[sc];
         s.control = Some(stage);
-        self.accesses[wslot] = issued.mem;
         let cfg_expiry = self.cfg.stall_expiry;
         let gt11 = self.cfg.stall_gt11_without_yield_cycles as u64;
         let special_threshold = self.cfg.stall_special_threshold as u64;
@@ -545,7 +550,7 @@ impl<W> Sm<W> {
                 }
             }
         }
-        if issued.exited {
+        if exited {
             w.exited = true;
             self.hot[slot] &= !HOT_LIVE;
             self.sync_masks(slot);

@@ -3,7 +3,7 @@
 //! arbiter. The per-cycle order of work is described in docs/architecture.md.
 
 use crate::config::{CoreConfig, DepMode};
-use crate::exec::{Executor, MemAccess};
+use crate::exec::{Executor, Issued};
 use crate::frontend::{StreamBuffer, TagCache};
 use crate::inst::StaticInst;
 use crate::mem::DataMemory;
@@ -242,7 +242,6 @@ pub(crate) struct MemEntry {
     pub(crate) arrive: u64,
     /// Cycle at which it may go to the SM arbiter (after address calculation).
     pub(crate) arb_ready: Option<u64>,
-    pub(crate) access: Option<MemAccess>,
 }
 
 pub(crate) struct SubCore {
@@ -308,9 +307,11 @@ pub struct Sm<W> {
     pub(crate) code_base: u64,
     pub(crate) warps: Vec<Warp>,
     pub(crate) subcores: Vec<SubCore>,
-    pub(crate) slab: Vec<Option<W>>,
-    /// Memory accesses of in-flight instructions, indexed like `slab`.
-    pub(crate) accesses: Vec<Option<MemAccess>>,
+    /// The executor's records of instructions in flight (register results and memory
+    /// access), written in place at issue and reused: indexed by `Stage::writes`,
+    /// `PendingResult::slab` and the write-back events; `slab_live[i]` until committed.
+    pub(crate) slab: Vec<Issued<W>>,
+    pub(crate) slab_live: Vec<bool>,
     pub(crate) free_slab: Vec<usize>,
     pub(crate) events: BinaryHeap<Reverse<(u64, u64, Event)>>,
     pub(crate) event_seq: u64,
@@ -423,7 +424,7 @@ impl<W> Sm<W> {
             warps,
             subcores,
             slab: Vec::new(),
-            accesses: Vec::new(),
+            slab_live: Vec::new(),
             free_slab: Vec::new(),
             events: BinaryHeap::new(),
             event_seq: 0,
@@ -623,29 +624,34 @@ impl<W> Sm<W> {
             .collect()
     }
 
-    pub(crate) fn store(&mut self, w: W) -> usize {
-        if let Some(i) = self.free_slab.pop() {
-            self.slab[i] = Some(w);
+    /// A free slab record for the executor to write an issued instruction into (its
+    /// previous contents are left for the executor to overwrite).
+    pub(crate) fn alloc_slab<E: Executor<Writes = W>>(&mut self) -> usize {
+        let i = if let Some(i) = self.free_slab.pop() {
             i
         } else {
-            self.slab.push(Some(w));
-            self.accesses.push(None);
+            self.slab.push(E::blank_record());
+            self.slab_live.push(false);
             self.slab.len() - 1
+        };
+        self.slab_live[i] = true;
+        i
+    }
+
+    /// Free slab record `i` without committing it.
+    pub(crate) fn free_slab_record(&mut self, i: usize) {
+        if self.slab_live.get(i).copied().unwrap_or(false) {
+            self.slab_live[i] = false;
+            self.free_slab.push(i);
         }
     }
 
     /// Commit the results stored in slab slot `i` (borrowed, not moved) and free the slot
     /// (nothing for [`COMMITTED`]).
     pub(crate) fn commit_slot<E: Executor<Writes = W>>(&mut self, ex: &mut E, id: u32, i: usize) {
-        let present = match self.slab.get(i) {
-            Some(Some(w)) => {
-                ex.commit(id, w);
-                true
-            }
-            _ => false,
-        };
-        if present {
-            self.slab[i] = None;
+        if self.slab_live.get(i).copied().unwrap_or(false) {
+            ex.commit(id, &self.slab[i].writes);
+            self.slab_live[i] = false;
             self.free_slab.push(i);
         }
     }
