@@ -7,7 +7,6 @@ use crate::sm::{Event, Sm};
 
 impl<W> Sm<W> {
     pub(crate) fn mem_addr_stage(&mut self, sc: usize, now: u64) {
-        let mp = self.cfg.mem.clone();
         let idx = {
             let s = &self.subcores[sc];
             if now < s.addr_free {
@@ -18,6 +17,7 @@ impl<W> Sm<W> {
                 _ => return,
             }
         };
+        let mp = self.cfg.mem.clone();
         let sidx = self.subcores[sc].mem_q[idx].st.sidx;
         let slot = self.subcores[sc].mem_q[idx].st.slot;
         let m = self.code[sidx].mem.unwrap_or(crate::inst::MemOp {
