@@ -196,6 +196,7 @@ impl Default for PendingWrites {
 }
 
 impl PendingWrites {
+    #[inline]
     pub fn as_slice(&self) -> &[RegWrite] {
         &self.w[..self.len as usize]
     }
@@ -212,6 +213,7 @@ impl PendingWrites {
         self.w[..n].copy_from_slice(&other.w[..n]);
         self.len = other.len;
     }
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -882,6 +884,45 @@ impl KernelExec {
     pub fn shared_mut(&mut self, w: WarpId) -> &mut [u8] {
         let c = self.warps[w.0 as usize].cta;
         &mut self.ctas[c].shared.bytes
+    }
+
+    /// [`KernelExec::commit`], returning whether it changed a stored value (deadlock
+    /// detection: spinning warps rewrite the same values, a loop that computes does not).
+    /// RZ/URZ writes change nothing; predicates compare bit 0 of the lanes written, uniform
+    /// registers lane 0 (uniform predicates its bit 0); a register beyond the kernel's
+    /// count reads as 0. The old values are compared in place, without a copy.
+    pub fn commit_changed(&mut self, w: WarpId, writes: &PendingWrites) -> bool {
+        let changed = writes.as_slice().iter().any(|wr| self.write_changes(w, wr));
+        self.commit(w, writes);
+        changed
+    }
+
+    /// Whether committing `wr` would change what [`KernelExec::regs`] reads (see
+    /// [`KernelExec::commit_changed`]).
+    #[inline]
+    fn write_changes(&self, w: WarpId, wr: &RegWrite) -> bool {
+        let wp = &self.warps[w.0 as usize];
+        match wr.reg {
+            ArchReg::R(255) | ArchReg::UR(63) => false,
+            ArchReg::R(i) => {
+                let i = i as usize;
+                if i < self.nregs && !wp.regs.is_empty() {
+                    let old = &wp.regs[i * 32..i * 32 + 32];
+                    let diff = (0..32).fold(0u32, |m, l| m | u32::from(old[l] != wr.vals[l]) << l);
+                    diff & wr.mask != 0
+                } else {
+                    (0..32).any(|l| wr.mask >> l & 1 == 1 && wr.vals[l] != 0)
+                }
+            }
+            ArchReg::UR(i) => wp.ur[i as usize] != wr.vals[0],
+            ArchReg::UP(i) => (u32::from(wp.up >> (i & 7) & 1) ^ wr.vals[0]) & 1 != 0,
+            ArchReg::P(i) => {
+                let old = wp.p[(i & 7) as usize];
+                let new = (0..32).fold(0u32, |m, l| m | (wr.vals[l] & 1) << l);
+                (old ^ new) & wr.mask != 0
+            }
+            ArchReg::B(_) => self.regs(w, wr.reg)[0] != wr.vals[0],
+        }
     }
 
     /// Apply the register results of an issued instruction.

@@ -1,7 +1,6 @@
 //! The functional engine as the timing model's [`Executor`].
 
 use sassim_functional::{KernelExec, PendingWrites, Space, WarpId, WarpStatus};
-use sassim_isa::ArchReg;
 use sassim_timing::exec::{Executor, Issued, MemAccess};
 use sassim_timing::inst::MemSpace;
 
@@ -117,26 +116,8 @@ impl Executor for EngineExec<'_> {
     }
 
     fn commit(&mut self, warp: u32, writes: &PendingWrites) {
-        let w = WarpId(warp);
-        // Compare what `commit` will store: RZ/URZ writes are dropped, predicates keep
-        // bit 0, uniform registers lane 0.
-        let changed = writes.as_slice().iter().any(|wr| {
-            let old = self.k.regs(w, wr.reg);
-            match wr.reg {
-                ArchReg::R(255) | ArchReg::UR(63) => false,
-                ArchReg::UR(_) | ArchReg::UP(_) | ArchReg::B(_) => {
-                    let m = if matches!(wr.reg, ArchReg::UP(_)) {
-                        1
-                    } else {
-                        u32::MAX
-                    };
-                    (old[0] ^ wr.vals[0]) & m != 0
-                }
-                ArchReg::P(_) => (0..32).any(|l| wr.mask >> l & 1 == 1 && (old[l] ^ wr.vals[l]) & 1 != 0),
-                ArchReg::R(_) => (0..32).any(|l| wr.mask >> l & 1 == 1 && old[l] != wr.vals[l]),
-            }
-        });
+        // Register writes that change a value count as progress (deadlock detection).
+        let changed = self.k.commit_changed(WarpId(warp), writes);
         self.reg_changes += u64::from(changed);
-        self.k.commit(w, writes);
     }
 }
