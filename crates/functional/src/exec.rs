@@ -160,11 +160,26 @@ pub struct RegWrite {
     pub vals: [u32; 32],
 }
 
-/// The register results of one instruction (fixed size, no heap).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The register results of one instruction (fixed size, no heap). Only the first `len`
+/// entries are meaningful: [`PendingWrites::clear`] leaves the others as they were, and
+/// equality and `Debug` look at the used entries only.
+#[derive(Clone, Copy)]
 pub struct PendingWrites {
     len: u8,
     w: [RegWrite; MAX_WRITES],
+}
+
+impl PartialEq for PendingWrites {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+impl Eq for PendingWrites {}
+
+impl std::fmt::Debug for PendingWrites {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
 }
 
 impl Default for PendingWrites {
@@ -181,9 +196,24 @@ impl Default for PendingWrites {
 }
 
 impl PendingWrites {
+    #[inline]
     pub fn as_slice(&self) -> &[RegWrite] {
         &self.w[..self.len as usize]
     }
+    /// No writes (the entries' storage is kept, not cleared).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+    /// Make `self` hold the writes of `other`, copying only the used entries (a record
+    /// reused for every issue, without copying the whole fixed-size array).
+    #[inline]
+    pub fn copy_from(&mut self, other: &PendingWrites) {
+        let n = other.len as usize;
+        self.w[..n].copy_from_slice(&other.w[..n]);
+        self.len = other.len;
+    }
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -261,7 +291,7 @@ pub struct MemAccess {
 }
 
 /// What one issued instruction did.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Issued {
     pub pc: u64,
     /// Index into `kernel.instructions`.
@@ -860,6 +890,45 @@ impl KernelExec {
         &mut self.ctas[c].shared.bytes
     }
 
+    /// [`KernelExec::commit`], returning whether it changed a stored value (deadlock
+    /// detection: spinning warps rewrite the same values, a loop that computes does not).
+    /// RZ/URZ writes change nothing; predicates compare bit 0 of the lanes written, uniform
+    /// registers lane 0 (uniform predicates its bit 0); a register beyond the kernel's
+    /// count reads as 0. The old values are compared in place, without a copy.
+    pub fn commit_changed(&mut self, w: WarpId, writes: &PendingWrites) -> bool {
+        let changed = writes.as_slice().iter().any(|wr| self.write_changes(w, wr));
+        self.commit(w, writes);
+        changed
+    }
+
+    /// Whether committing `wr` would change what [`KernelExec::regs`] reads (see
+    /// [`KernelExec::commit_changed`]).
+    #[inline]
+    fn write_changes(&self, w: WarpId, wr: &RegWrite) -> bool {
+        let wp = &self.warps[w.0 as usize];
+        match wr.reg {
+            ArchReg::R(255) | ArchReg::UR(63) => false,
+            ArchReg::R(i) => {
+                let i = i as usize;
+                if i < self.nregs && !wp.regs.is_empty() {
+                    let old = &wp.regs[i * 32..i * 32 + 32];
+                    let diff = (0..32).fold(0u32, |m, l| m | u32::from(old[l] != wr.vals[l]) << l);
+                    diff & wr.mask != 0
+                } else {
+                    (0..32).any(|l| wr.mask >> l & 1 == 1 && wr.vals[l] != 0)
+                }
+            }
+            ArchReg::UR(i) => wp.ur[i as usize] != wr.vals[0],
+            ArchReg::UP(i) => (u32::from(wp.up >> (i & 7) & 1) ^ wr.vals[0]) & 1 != 0,
+            ArchReg::P(i) => {
+                let old = wp.p[(i & 7) as usize];
+                let new = (0..32).fold(0u32, |m, l| m | (wr.vals[l] & 1) << l);
+                (old ^ new) & wr.mask != 0
+            }
+            ArchReg::B(_) => self.regs(w, wr.reg)[0] != wr.vals[0],
+        }
+    }
+
     /// Apply the register results of an issued instruction.
     pub fn commit(&mut self, w: WarpId, writes: &PendingWrites) {
         let nregs = self.nregs;
@@ -936,7 +1005,17 @@ impl KernelExec {
 
     /// Execute the next instruction of warp `w`. `clock` is the value clock reads return.
     pub fn issue(&mut self, w: WarpId, clock: u64) -> Result<Issued, ExecError> {
-        let r = self.issue_inner(w, clock);
+        let mut out = Issued::default();
+        self.issue_into(w, clock, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`KernelExec::issue`] into a record the caller keeps and reuses: every field of
+    /// `out` is overwritten (the unused entries of `out.writes` are left as they were, see
+    /// [`PendingWrites`]), so no ~1.2 KB record is built and moved per instruction. After an
+    /// error `out` holds nothing meaningful.
+    pub fn issue_into(&mut self, w: WarpId, clock: u64, out: &mut Issued) -> Result<(), ExecError> {
+        let r = self.issue_inner(w, clock, out);
         if let Err(e) = &r {
             if self.fault.is_none() && !matches!(e, ExecError::NotReady { .. }) {
                 self.fault = Some(e.clone());
@@ -945,7 +1024,7 @@ impl KernelExec {
         r
     }
 
-    fn issue_inner(&mut self, w: WarpId, clock: u64) -> Result<Issued, ExecError> {
+    fn issue_inner(&mut self, w: WarpId, clock: u64, out: &mut Issued) -> Result<(), ExecError> {
         let wi = w.0 as usize;
         let code = self.code.clone();
         let (path, cta_idx) = {
@@ -1003,17 +1082,15 @@ impl KernelExec {
             self.warps[wi].trace.push((path.pc, path.mask));
         }
         self.warps[wi].issued += 1;
-        let mut out = Issued {
-            pc: path.pc,
-            index,
-            path_mask: path.mask,
-            active_mask: guard,
-            mem: None,
-            writes: PendingWrites::default(),
-            exited: false,
-            barrier: None,
-            clock_read: false,
-        };
+        out.pc = path.pc;
+        out.index = index;
+        out.path_mask = path.mask;
+        out.active_mask = guard;
+        out.mem = None;
+        out.writes.clear();
+        out.exited = false;
+        out.barrier = None;
+        out.clock_read = false;
         let mut ex = Ex {
             k: self,
             wi,
@@ -1023,7 +1100,7 @@ impl KernelExec {
             path,
             next_pc,
             clock,
-            out: &mut out,
+            out,
         };
         ex.run()?;
         if out.exited {
@@ -1031,7 +1108,7 @@ impl KernelExec {
             self.check_barriers(cta_idx);
             self.cluster_warp_exited(cta_idx);
         }
-        Ok(out)
+        Ok(())
     }
 }
 

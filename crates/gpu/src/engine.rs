@@ -1,7 +1,6 @@
 //! The functional engine as the timing model's [`Executor`].
 
 use sassim_functional::{KernelExec, PendingWrites, Space, WarpId, WarpStatus};
-use sassim_isa::ArchReg;
 use sassim_timing::exec::{Executor, Issued, MemAccess};
 use sassim_timing::inst::MemSpace;
 
@@ -16,6 +15,8 @@ pub struct EngineExec<'a> {
     /// Register writes that changed a value (deadlock detection: spinning warps rewrite
     /// the same values, a loop that computes does not).
     pub reg_changes: u64,
+    /// The engine's issue record, reused for every instruction (boxed: ~1.2 KB).
+    pub scratch: Box<sassim_functional::Issued>,
 }
 
 impl crate::KernelSource for EngineExec<'_> {
@@ -77,28 +78,41 @@ impl Executor for EngineExec<'_> {
         )
     }
 
-    fn issue(&mut self, warp: u32, clock: u64) -> Result<Issued<PendingWrites>, String> {
-        let i = self.k.issue(WarpId(warp), clock).map_err(|e| e.to_string())?;
+    fn issue(&mut self, warp: u32, clock: u64, out: &mut Issued<PendingWrites>) -> Result<(), String> {
+        // The engine's record is reused (no record built per instruction); only its used
+        // parts are copied into the timing model's.
+        let i = &mut *self.scratch;
+        self.k
+            .issue_into(WarpId(warp), clock, i)
+            .map_err(|e| e.to_string())?;
         self.issued += 1;
-        let mem = i.mem.map(|m| MemAccess {
-            space: match m.space {
-                Space::Global => MemSpace::Global,
-                Space::Shared => MemSpace::Shared,
-                Space::Local => MemSpace::Local,
-                _ => MemSpace::Const,
-            },
-            addrs: m.addrs,
-            active: i.active_mask,
-            bytes_per_lane: m.bytes_per_lane,
-        });
-        Ok(Issued {
-            pc: i.pc,
-            index: i.index,
-            active_mask: i.active_mask,
-            exited: i.exited,
-            mem,
-            writes: i.writes,
-        })
+        out.pc = i.pc;
+        out.index = i.index;
+        out.active_mask = i.active_mask;
+        out.exited = i.exited;
+        out.writes.copy_from(&i.writes);
+        match &i.mem {
+            None => out.mem = None,
+            Some(m) => {
+                let space = match m.space {
+                    Space::Global => MemSpace::Global,
+                    Space::Shared => MemSpace::Shared,
+                    Space::Local => MemSpace::Local,
+                    _ => MemSpace::Const,
+                };
+                let o = out.mem.get_or_insert_with(|| MemAccess {
+                    space,
+                    addrs: [0; 32],
+                    active: 0,
+                    bytes_per_lane: 0,
+                });
+                o.space = space;
+                o.addrs = m.addrs;
+                o.active = i.active_mask;
+                o.bytes_per_lane = m.bytes_per_lane;
+            }
+        }
+        Ok(())
     }
 
     fn take_bulk(&mut self) -> Option<sassim_timing::exec::BulkCopy> {
@@ -112,26 +126,8 @@ impl Executor for EngineExec<'_> {
     }
 
     fn commit(&mut self, warp: u32, writes: &PendingWrites) {
-        let w = WarpId(warp);
-        // Compare what `commit` will store: RZ/URZ writes are dropped, predicates keep
-        // bit 0, uniform registers lane 0.
-        let changed = writes.as_slice().iter().any(|wr| {
-            let old = self.k.regs(w, wr.reg);
-            match wr.reg {
-                ArchReg::R(255) | ArchReg::UR(63) => false,
-                ArchReg::UR(_) | ArchReg::UP(_) | ArchReg::B(_) => {
-                    let m = if matches!(wr.reg, ArchReg::UP(_)) {
-                        1
-                    } else {
-                        u32::MAX
-                    };
-                    (old[0] ^ wr.vals[0]) & m != 0
-                }
-                ArchReg::P(_) => (0..32).any(|l| wr.mask >> l & 1 == 1 && (old[l] ^ wr.vals[l]) & 1 != 0),
-                ArchReg::R(_) => (0..32).any(|l| wr.mask >> l & 1 == 1 && old[l] != wr.vals[l]),
-            }
-        });
+        // Register writes that change a value count as progress (deadlock detection).
+        let changed = self.k.commit_changed(WarpId(warp), writes);
         self.reg_changes += u64::from(changed);
-        self.k.commit(w, writes);
     }
 }

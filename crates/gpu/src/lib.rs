@@ -295,6 +295,7 @@ impl Gpu {
             on_cta,
             keep_cta_state: opts.keep_cta_state,
             reg_changes: 0,
+            scratch: Box::default(),
         };
         let mut prepared = prepare(kernel, &self.cfg, &self.core);
         if let Some(r) = opts.regs_per_thread {

@@ -622,7 +622,7 @@ impl Executor for TraceKernel {
         }
     }
 
-    fn issue(&mut self, warp: u32, _clock: u64) -> Result<Issued<()>, String> {
+    fn issue(&mut self, warp: u32, _clock: u64, out: &mut Issued<()>) -> Result<(), String> {
         let pc_map = self.pc_map;
         let w = self
             .warp(warp)
@@ -635,38 +635,45 @@ impl Executor for TraceKernel {
             .map(u64::from(i.pc))
             .ok_or_else(|| format!("pc {:#x} is not an instruction slot", i.pc))?;
         let index = (pc / 16) as usize;
-        let mem = self.mem_space.get(index).copied().flatten().map(|space| {
-            let mut addrs = [0u64; 32];
-            let a = if i.is_mem() {
-                let s = i.addr_start as usize;
-                w.addrs.get(s..s + i.n_addrs()).unwrap_or(&[])
-            } else {
-                &[]
-            };
-            let mut it = a.iter();
-            for (lane, slot) in addrs.iter_mut().enumerate() {
-                if i.mask >> lane & 1 == 1 {
-                    if let Some(&x) = it.next() {
-                        *slot = x;
+        match self.mem_space.get(index).copied().flatten() {
+            None => out.mem = None,
+            Some(space) => {
+                // Written in place into the timing model's record.
+                let m = out.mem.get_or_insert_with(|| MemAccess {
+                    space,
+                    addrs: [0; 32],
+                    active: 0,
+                    bytes_per_lane: 0,
+                });
+                let a = if i.is_mem() {
+                    let s = i.addr_start as usize;
+                    w.addrs.get(s..s + i.n_addrs()).unwrap_or(&[])
+                } else {
+                    &[]
+                };
+                let mut it = a.iter();
+                for (lane, slot) in m.addrs.iter_mut().enumerate() {
+                    *slot = 0;
+                    if i.mask >> lane & 1 == 1 {
+                        if let Some(&x) = it.next() {
+                            *slot = x;
+                        }
                     }
                 }
-            }
-            MemAccess {
-                space,
-                addrs,
+                m.space = space;
                 // Lanes without an address (a trace without addresses) do not access.
-                active: if a.len() == i.mask.count_ones() as usize {
+                m.active = if a.len() == i.mask.count_ones() as usize {
                     i.mask
                 } else {
                     0
-                },
-                bytes_per_lane: if i.mem_width > 0 {
+                };
+                m.bytes_per_lane = if i.mem_width > 0 {
                     u32::from(i.mem_width)
                 } else {
                     4
-                },
+                };
             }
-        });
+        }
         let bar = self.barrier.get(index).copied().unwrap_or(0);
         let w = self.warp_mut(warp).expect("warp checked above");
         w.pos += 1;
@@ -680,14 +687,11 @@ impl Executor for TraceKernel {
             self.update_cta_min(cta);
         }
         self.issued += 1;
-        Ok(Issued {
-            pc,
-            index,
-            active_mask: i.mask,
-            exited,
-            mem,
-            writes: (),
-        })
+        out.pc = pc;
+        out.index = index;
+        out.active_mask = i.mask;
+        out.exited = exited;
+        Ok(())
     }
 
     fn commit(&mut self, _warp: u32, _writes: &()) {}

@@ -3,8 +3,8 @@
 //!
 //! Contract: *execute at issue, commit at write-back*. `issue` performs the
 //! instruction (reads sources, computes, accesses memory, updates control flow) and
-//! returns its register results as `Writes`, which the timing model hands back to
-//! `commit` when the write-back happens in simulated time.
+//! writes its register results as `Writes` into a record the timing model owns, which it
+//! hands back to `commit` when the write-back happens in simulated time.
 
 use crate::inst::MemSpace;
 
@@ -18,7 +18,9 @@ pub struct MemAccess {
     pub bytes_per_lane: u32,
 }
 
-/// Result of issuing one warp instruction.
+/// Result of issuing one warp instruction. The timing model keeps one per instruction in
+/// flight and reuses them: the executor writes into the record in place (it is ~1.2 KB with
+/// the functional engine's register results, too large to build and move per instruction).
 #[derive(Debug)]
 pub struct Issued<W> {
     pub pc: u64,
@@ -42,13 +44,29 @@ pub struct BulkCopy {
     pub store: bool,
 }
 
+impl<W: Default> Default for Issued<W> {
+    fn default() -> Self {
+        Issued {
+            pc: 0,
+            index: 0,
+            active_mask: 0,
+            exited: false,
+            mem: None,
+            writes: W::default(),
+        }
+    }
+}
+
 pub trait Executor {
-    type Writes;
+    type Writes: Default;
     /// PC of the warp's next instruction, `None` when it has finished.
     fn next_pc(&self, warp: u32) -> Option<u64>;
     /// Whether the warp waits at a barrier (or is otherwise blocked by the engine).
     fn blocked(&self, warp: u32) -> bool;
-    fn issue(&mut self, warp: u32, clock: u64) -> Result<Issued<Self::Writes>, String>;
+    /// Issue the warp's next instruction, writing its result into `out`: every field must
+    /// be set (`out` holds an earlier instruction's record). After an error `out` holds
+    /// nothing meaningful.
+    fn issue(&mut self, warp: u32, clock: u64, out: &mut Issued<Self::Writes>) -> Result<(), String>;
     fn commit(&mut self, warp: u32, writes: &Self::Writes);
     /// The bulk copy the instruction just issued started (TMA), if it started one.
     fn take_bulk(&mut self) -> Option<BulkCopy> {
@@ -57,5 +75,10 @@ pub trait Executor {
     /// The memory system has moved every chunk of bulk copy `id`.
     fn bulk_done(&mut self, _id: u32) -> Result<(), String> {
         Ok(())
+    }
+    /// A blank record for [`Executor::issue`] to write into (the timing model allocates
+    /// them once and reuses them).
+    fn blank_record() -> Issued<Self::Writes> {
+        Issued::default()
     }
 }

@@ -18,6 +18,9 @@ impl<W> Sm<W> {
             if w.used && f.epoch == w.epoch {
                 w.inflight_fetch = w.inflight_fetch.saturating_sub(1);
                 w.ib.push_back((f.pc, f.arrive));
+                if w.ib.len() == 1 {
+                    self.sync_head(f.slot);
+                }
                 self.sync_room(f.slot);
             }
         }
@@ -48,7 +51,7 @@ impl<W> Sm<W> {
             while bits != 0 {
                 let x = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                let age = self.warps[x].age;
+                let age = self.iss[x].age;
                 if best.is_none_or(|(a, _)| age > a) {
                     best = Some((age, x));
                 }
@@ -211,6 +214,8 @@ impl<W> Sm<W> {
             let w = &mut self.warps[slot];
             w.ib.clear();
             w.epoch = w.epoch.wrapping_add(1);
+            self.sync_head(slot);
+            let w = &mut self.warps[slot];
             w.inflight_fetch = 0;
             w.fetch_pc = next;
             w.fetch_wait_line = None;

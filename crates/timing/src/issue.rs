@@ -3,7 +3,7 @@
 //! issue of one instruction per cycle per sub-core (M25 A4, A5, rules 1–15).
 
 use crate::config::{SchedPolicy, StallExpiry};
-use crate::exec::{Executor, Issued};
+use crate::exec::Executor;
 use crate::inst::Special;
 use crate::sm::{reg_index, Sm, Stage, COMMITTED, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR};
 use crate::stats::StallReason;
@@ -33,44 +33,49 @@ impl<W> Sm<W> {
         if hot & HOT_DEP_WAIT != 0 {
             return Err(StallReason::DependenceCounters);
         }
-        let w = &self.warps[slot];
+        // The warp's per-cycle state, one cache line apart from its `Warp` record.
+        let v = &self.iss[slot];
         // A warp becomes blocked (barrier, no runnable path) only by its own issue; poll the
         // executor only while it is.
-        if w.maybe_blocked {
-            if ex.blocked(w.exec_id) {
+        if v.maybe_blocked {
+            if ex.blocked(self.warps[slot].exec_id) {
                 return Err(StallReason::Barrier);
             }
-            self.warps[slot].maybe_blocked = false;
+            self.iss[slot].maybe_blocked = false;
         }
-        let w = &self.warps[slot];
-        let Some(&(pc, ready_at)) = w.ib.front() else {
+        let v = &self.iss[slot];
+        debug_assert_eq!(
+            self.warps[slot].ib.front().copied().unwrap_or((0, u64::MAX)),
+            (v.head_pc, v.head_ready),
+            "stale instruction-buffer head"
+        );
+        // An empty buffer has `head_ready == u64::MAX`.
+        if v.head_ready > now {
+            return Err(StallReason::NoInstruction);
+        }
+        let Some(sidx) = self.index_of(v.head_pc) else {
             return Err(StallReason::NoInstruction);
         };
-        if ready_at > now {
-            return Err(StallReason::NoInstruction);
-        }
-        let Some(sidx) = self.index_of(pc) else {
-            return Err(StallReason::NoInstruction);
-        };
-        if now < w.stall_until {
+        if now < v.stall_until {
             return Err(StallReason::StallCounter);
         }
         if self.code[sidx].ltrf.is_some() {
             self.ltrf_ready(sc, slot, sidx, now)?;
         }
-        let w = &self.warps[slot];
+        let v = &self.iss[slot];
         let inst = &self.code[sidx];
-        if w.no_issue_at == now {
+        if v.no_issue_at == now {
             return Err(StallReason::Yield);
         }
         let waits = if self.uses_control_bits {
-            (inst.ctrl.wait_mask != 0 && (0..6).any(|k| inst.ctrl.waits_on(k) && w.sb[k] != 0))
-                || w.depbar.is_some_and(|(from, sb, le, ids)| {
+            (inst.ctrl.wait_mask != 0 && (0..6).any(|k| inst.ctrl.waits_on(k) && v.sb[k] != 0))
+                || v.depbar.is_some_and(|(from, sb, le, ids)| {
                     now >= from
-                        && !(w.sb[sb as usize % crate::inst::DEP_COUNTERS] <= le
-                            && (0..6).all(|k| ids & (1 << k) == 0 || w.sb[k] == 0))
+                        && !(v.sb[sb as usize % crate::inst::DEP_COUNTERS] <= le
+                            && (0..6).all(|k| ids & (1 << k) == 0 || v.sb[k] == 0))
                 })
         } else {
+            let w = &self.warps[slot];
             let max = self.cfg.scoreboard_max_consumers;
             let check = || {
                 let raw = inst.reads.iter().any(|r| w.sb_write[reg_index(r)] > 0)
@@ -160,14 +165,14 @@ impl<W> Sm<W> {
                 .iter()
                 .copied()
                 .filter(|&x| Some(x) != exclude)
-                .max_by_key(|&x| self.warps[x].age)
+                .max_by_key(|&x| self.iss[x].age)
         };
         let oldest = || {
             ready
                 .iter()
                 .copied()
                 .filter(|&x| Some(x) != exclude)
-                .min_by_key(|&x| self.warps[x].age)
+                .min_by_key(|&x| self.iss[x].age)
         };
         let rr = |pool: &[usize]| {
             let n = pool.len();
@@ -194,6 +199,7 @@ impl<W> Sm<W> {
         }
         let n = self.cfg.two_level_active_warps.max(1) as usize;
         let warps = &self.warps;
+        let iss = &self.iss;
         let code = &self.code;
         let s = &mut self.subcores[sc];
         // Demote warps waiting on a long-latency dependence or at a barrier (a pool of
@@ -208,7 +214,7 @@ impl<W> Sm<W> {
                 Some(&(pc, _)) => {
                     let i = (pc / 16) as usize;
                     code.get(i)
-                        .is_some_and(|inst| (0..6).any(|k| inst.ctrl.waits_on(k) && w.sb[k] != 0))
+                        .is_some_and(|inst| (0..6).any(|k| inst.ctrl.waits_on(k) && iss[slot].sb[k] != 0))
                 }
                 None => false,
             }
@@ -233,7 +239,7 @@ impl<W> Sm<W> {
             .copied()
             .filter(|x| !s.two_level_pool.contains(x) && !long_wait(*x))
             .collect();
-        cands.sort_by_key(|&x| warps[x].age);
+        cands.sort_by_key(|&x| iss[x].age);
         for x in cands {
             if s.two_level_pool.len() >= n {
                 break;
@@ -323,7 +329,7 @@ impl<W> Sm<W> {
                 .iter()
                 .copied()
                 .filter(|&x| Some(x) != exclude)
-                .max_by_key(|&x| self.warps[x].age)
+                .max_by_key(|&x| self.iss[x].age)
         } else {
             self.pick(sc, now, ready, None)
         };
@@ -442,7 +448,14 @@ impl<W> Sm<W> {
         // The SM's clock counter counts from its first CTA (`Sm::start_at`).
         let clock = now - self.clock_origin + self.cfg.control_stage_cycles as u64;
         let id = self.warps[slot].exec_id;
-        let issued: Issued<W> = ex.issue(id, clock)?;
+        // The executor writes into a slab record (no record moved per instruction).
+        let wslot = self.alloc_slab::<E>();
+        if let Err(e) = ex.issue(id, clock, &mut self.slab[wslot]) {
+            self.free_slab_record(wslot);
+            return Err(e);
+        }
+        let issued = &self.slab[wslot];
+        let (active_mask, issued_pc, exited) = (issued.active_mask, issued.pc, issued.exited);
         if self.code[sidx].bulk {
             if let Some(b) = ex.take_bulk() {
                 self.tma.push(b);
@@ -456,7 +469,7 @@ impl<W> Sm<W> {
         let is_mem = inst.mem.is_some();
         let is_fixed = inst.fixed;
         self.stats.warp_insts += 1;
-        self.stats.thread_insts += issued.active_mask.count_ones() as u64;
+        self.stats.thread_insts += active_mask.count_ones() as u64;
         self.stats.issue_slots_used += 1;
         if is_mem {
             self.stats.mem_insts += 1;
@@ -464,7 +477,7 @@ impl<W> Sm<W> {
         if self.record {
             let op = inst.op.clone();
             let w = &mut self.warps[slot];
-            w.log.issues.push((now - self.clock_origin, issued.pc, op));
+            w.log.issues.push((now - self.clock_origin, issued_pc, op));
             if special == Special::ClockRead {
                 w.log.clocks.push(clock);
             }
@@ -493,7 +506,6 @@ impl<W> Sm<W> {
         if is_mem {
             s.mem_occupancy += 1;
         }
-        let wslot = self.store(issued.writes);
         let stage = Stage {
             slot,
             sidx,
@@ -503,13 +515,13 @@ impl<W> Sm<W> {
         };
         let s = &mut self.subcores[sc];
         s.control = Some(stage);
-        self.accesses[wslot] = issued.mem;
         let cfg_expiry = self.cfg.stall_expiry;
         let gt11 = self.cfg.stall_gt11_without_yield_cycles as u64;
         let special_threshold = self.cfg.stall_special_threshold as u64;
         let errbar = self.cfg.errbar_stall_cycles as u64;
         let depbar_delay = self.cfg.depbar_effect_delay as u64;
         self.warps[slot].ib.pop_front();
+        self.sync_head(slot);
         self.sync_room(slot);
         let w = &mut self.warps[slot];
         if !is_fixed || is_mem {
@@ -527,9 +539,10 @@ impl<W> Sm<W> {
             if (special == Special::Errbar || special == Special::SelfBranch) && stall == 0 && ctrl.yield_ {
                 until = now + errbar;
             }
-            w.stall_until = until;
+            let v = &mut self.iss[slot];
+            v.stall_until = until;
             if ctrl.yield_ {
-                w.no_issue_at = now + 1;
+                v.no_issue_at = now + 1;
             }
             if let Special::Depbar { sb, le, ids } = special {
                 // WARPGROUP.DEPBAR.LE gsb0 holds the next instruction whatever its own stall
@@ -541,10 +554,10 @@ impl<W> Sm<W> {
                 } else {
                     depbar_delay
                 };
-                w.depbar = Some((now + delay, sb, le, ids));
+                v.depbar = Some((now + delay, sb, le, ids));
             }
         } else {
-            w.stall_until = now + 1;
+            self.iss[slot].stall_until = now + 1;
             let inst = &self.code[sidx];
             for r in &inst.writes {
                 w.sb_write[reg_index(r)] += 1;
@@ -559,8 +572,8 @@ impl<W> Sm<W> {
                 }
             }
         }
-        if issued.exited {
-            w.exited = true;
+        if exited {
+            self.warps[slot].exited = true;
             self.hot[slot] &= !HOT_LIVE;
             self.sync_masks(slot);
             self.exited_warps += 1;
@@ -568,7 +581,7 @@ impl<W> Sm<W> {
                 self.exited_slots.insert(at, slot);
             }
         }
-        self.warps[slot].maybe_blocked = ex.blocked(id);
+        self.iss[slot].maybe_blocked = ex.blocked(id);
         self.hot[slot] &= !(HOT_DEP_WAIT | HOT_SB_CLEAR);
         self.sync_masks(slot);
         // A warp whose next PC holds no instruction ran off its code (no EXIT on that path).

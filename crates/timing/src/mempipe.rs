@@ -7,7 +7,6 @@ use crate::sm::{Event, Sm};
 
 impl<W> Sm<W> {
     pub(crate) fn mem_addr_stage(&mut self, sc: usize, now: u64) {
-        let mp = self.cfg.mem.clone();
         let idx = {
             let s = &self.subcores[sc];
             if now < s.addr_free {
@@ -18,6 +17,7 @@ impl<W> Sm<W> {
                 _ => return,
             }
         };
+        let mp = self.cfg.mem.clone();
         let sidx = self.subcores[sc].mem_q[idx].st.sidx;
         let slot = self.subcores[sc].mem_q[idx].st.slot;
         let m = self.code[sidx].mem.unwrap_or(crate::inst::MemOp {
@@ -113,7 +113,10 @@ impl<W> Sm<W> {
                 .ldc_const
                 .map(|(bank, off)| ((bank as u64) << 32) | (off & 0xffff_ffff))
                 .or_else(|| {
-                    let a = e.access.as_ref().filter(|a| a.space == MemSpace::Const)?;
+                    let a = self.slab[st.writes]
+                        .mem
+                        .as_ref()
+                        .filter(|a| a.space == MemSpace::Const)?;
                     (a.active != 0).then(|| a.addrs[a.active.trailing_zeros() as usize] & 0xffff_ffff)
                 });
             // An LDC that misses the L0 VL cache fetches its line from the shared L1
@@ -128,13 +131,15 @@ impl<W> Sm<W> {
                 const_l1_extra = self.l1ic_lookup(at, line) - at;
             }
             let id = self.next_mem_id;
-            // The request borrows the queue entry's addresses (no copy).
+            // The request borrows the issued instruction's addresses from its slab record
+            // (no copy; the record lives until the write-back commits it).
+            debug_assert!(self.slab_live[st.writes], "memory access of a freed record");
             let req = MemReq {
                 id,
                 space: m.space,
                 kind: m.kind,
                 bits: m.bits,
-                access: self.subcores[sc].mem_q.front().and_then(|e| e.access.as_ref()),
+                access: self.slab[st.writes].mem.as_ref(),
                 warp: st.slot as u32,
                 const_addr,
                 const_l1_extra,

@@ -233,18 +233,12 @@ impl<W> Sm<W> {
                 w.sb_staged[s as usize % crate::inst::DEP_COUNTERS] += 1;
             }
         }
-        let access = if is_mem {
-            self.accesses[st.writes].take()
-        } else {
-            None
-        };
         let s = &mut self.subcores[sc];
         let moved = if is_mem {
             let e = MemEntry {
                 st: Stage { entered: now, ..st },
                 arrive: now + 1,
                 arb_ready: None,
-                access,
             };
             s.mem_q.push_back(e);
             true

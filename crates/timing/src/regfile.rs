@@ -7,12 +7,15 @@ pub struct PortSchedule {
     banks: usize,
     ports: u8,
     horizon: usize,
-    /// used[(cycle % horizon) * banks + bank] for cycle in [base, base + horizon).
+    /// used[(cycle % horizon) * banks + bank] for cycle in [base, base + horizon), valid
+    /// only while the row's `row_cycle` is that cycle: a row left by a past cycle counts as
+    /// free and is cleared when it is next reserved, so advancing the window touches
+    /// nothing but `base` (clearing rows every cycle was a cache miss per sub-core cycle on
+    /// a loaded GPU).
     used: Vec<u8>,
+    /// The cycle whose reservations row r of `used` holds (`u64::MAX`: none).
+    row_cycle: Vec<u64>,
     base: u64,
-    /// Reservations in the window (the sum of `used`): while none, advancing touches
-    /// nothing but `base` (the common cycle; `used` is a cache miss on a loaded GPU).
-    live: u32,
 }
 
 impl PortSchedule {
@@ -23,8 +26,8 @@ impl PortSchedule {
             ports: ports.clamp(1, 255) as u8,
             horizon,
             used: vec![0; horizon * banks.max(1) as usize],
+            row_cycle: vec![u64::MAX; horizon],
             base: 0,
-            live: 0,
         }
     }
 
@@ -32,27 +35,10 @@ impl PortSchedule {
         self.banks as u32
     }
 
-    /// Forget cycles before `now`.
+    /// Forget cycles before `now` (their rows count as free from now on).
+    #[inline]
     pub fn advance(&mut self, now: u64) {
-        if self.live == 0 {
-            // every slot is free already
-            self.base = self.base.max(now);
-            return;
-        }
-        if now >= self.base + self.horizon as u64 {
-            // every slot belongs to a past cycle
-            self.used.fill(0);
-            self.live = 0;
-            self.base = now;
-            return;
-        }
-        while self.base < now {
-            let i = (self.base as usize % self.horizon) * self.banks;
-            let row = &mut self.used[i..i + self.banks];
-            self.live -= row.iter().map(|&u| u as u32).sum::<u32>();
-            row.fill(0);
-            self.base += 1;
-        }
+        self.base = self.base.max(now);
     }
 
     fn slot(&self, cycle: u64, bank: usize) -> usize {
@@ -62,6 +48,9 @@ impl PortSchedule {
     pub fn free(&self, cycle: u64, bank: usize) -> u8 {
         if cycle < self.base || cycle >= self.base + self.horizon as u64 {
             return 0;
+        }
+        if self.row_cycle[cycle as usize % self.horizon] != cycle {
+            return self.ports;
         }
         self.ports - self.used[self.slot(cycle, bank)]
     }
@@ -80,9 +69,15 @@ impl PortSchedule {
             let mut left = n;
             for k in 0..len as u64 {
                 while left > 0 && self.free(start + k, b) > 0 {
-                    let s = self.slot(start + k, b);
+                    let c = start + k;
+                    let r = c as usize % self.horizon;
+                    if self.row_cycle[r] != c {
+                        // The row of a past cycle: now this cycle's, empty.
+                        self.row_cycle[r] = c;
+                        self.used[r * self.banks..(r + 1) * self.banks].fill(0);
+                    }
+                    let s = self.slot(c, b);
                     self.used[s] += 1;
-                    self.live += 1;
                     left -= 1;
                 }
             }
@@ -144,7 +139,7 @@ mod tests {
     }
 
     /// Reservations leave the window as it advances, one cycle at a time or all at once,
-    /// and an empty schedule advances without clearing anything.
+    /// and advancing clears nothing (a past cycle's row is free).
     #[test]
     fn ports_free_again_after_the_window_passes() {
         let mut p = PortSchedule::new(2, 1);
@@ -154,10 +149,13 @@ mod tests {
         p.advance(6);
         assert_eq!((p.free(6, 0), p.free(6, 1)), (0, 0));
         p.advance(7);
-        assert_eq!((p.free(7, 0), p.free(7, 1), p.live), (1, 1, 0));
+        assert_eq!((p.free(7, 0), p.free(7, 1)), (1, 1));
         p.reserve(8, 1, &[1, 0]);
+        assert_eq!((p.free(8, 0), p.free(8, 1)), (0, 1));
         p.advance(500);
-        assert_eq!((p.free(500, 0), p.live, p.base), (1, 0, 500));
+        assert_eq!((p.free(500, 0), p.base), (1, 500));
+        // 520 ≡ 8 (mod 64): the row of cycle 8 is free again.
+        assert_eq!((p.free(520, 0), p.free(520, 1)), (1, 1));
         p.advance(501);
         p.reserve(560, 1, &[0, 1]);
         assert_eq!((p.free(560, 1), p.free(560 + 64, 1)), (0, 0));

@@ -3,7 +3,7 @@
 //! arbiter. The per-cycle order of work is described in docs/architecture.md.
 
 use crate::config::{CoreConfig, DepMode};
-use crate::exec::{Executor, MemAccess};
+use crate::exec::{Executor, Issued};
 use crate::frontend::{StreamBuffer, TagCache};
 use crate::inst::{StaticInst, DEP_COUNTERS};
 use crate::mem::DataMemory;
@@ -32,27 +32,54 @@ pub struct RfcLog {
     pub reads: Vec<(usize, u8, bool)>,
 }
 
+/// The part of a warp's state that the issue stage reads for every live warp every cycle,
+/// kept in one cache line per slot (`Sm::iss`) apart from the large `Warp` records: on a
+/// loaded GPU, reading those was the readiness check's main cost (cache misses).
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+pub(crate) struct WarpIssue {
+    /// The head of the instruction buffer, a copy kept by `Sm::sync_head`: its pc and the
+    /// cycle from which it may issue (`u64::MAX`: the buffer is empty).
+    pub(crate) head_pc: u64,
+    pub(crate) head_ready: u64,
+    pub(crate) stall_until: u64,
+    pub(crate) no_issue_at: u64,
+    pub(crate) age: u64,
+    pub(crate) depbar: Option<(u64, u8, u8, u8)>,
+    /// Dependence counters SB0–SB5 and Hopper's warpgroup-MMA group counter (`gsb0`, index
+    /// [`GMMA_GROUP_SB`](crate::inst::GMMA_GROUP_SB)).
+    pub(crate) sb: [u8; DEP_COUNTERS],
+    /// The executor may report the warp blocked (set after each issue).
+    pub(crate) maybe_blocked: bool,
+}
+
+impl WarpIssue {
+    fn new(age: u64) -> Self {
+        WarpIssue {
+            head_pc: 0,
+            head_ready: u64::MAX,
+            stall_until: 0,
+            no_issue_at: u64::MAX,
+            age,
+            depbar: None,
+            sb: [0; DEP_COUNTERS],
+            maybe_blocked: true,
+        }
+    }
+}
+
 pub(crate) struct Warp {
     pub(crate) used: bool,
     pub(crate) exec_id: u32,
-    pub(crate) age: u64,
     pub(crate) subcore: usize,
     pub(crate) exited: bool,
     pub(crate) finished: bool,
-    /// The executor may report the warp blocked (set after each issue).
-    pub(crate) maybe_blocked: bool,
     pub(crate) ib: InstBuffer,
     pub(crate) inflight_fetch: u32,
     pub(crate) epoch: u32,
     pub(crate) fetch_pc: u64,
     pub(crate) fetch_wait_line: Option<u64>,
-    pub(crate) stall_until: u64,
-    pub(crate) no_issue_at: u64,
-    /// Dependence counters SB0–SB5 and Hopper's warpgroup-MMA group counter (`gsb0`, index
-    /// [`GMMA_GROUP_SB`](crate::inst::GMMA_GROUP_SB)).
-    pub(crate) sb: [u8; DEP_COUNTERS],
     pub(crate) sb_staged: [u8; DEP_COUNTERS],
-    pub(crate) depbar: Option<(u64, u8, u8, u8)>,
     /// Fixed-latency results not yet committed to the executor's registers.
     pub(crate) pending: Vec<PendingResult>,
     pub(crate) inflight_ops: u32,
@@ -183,21 +210,15 @@ impl Warp {
         Warp {
             used: false,
             exec_id: 0,
-            age: 0,
             subcore: 0,
             exited: false,
             finished: false,
-            maybe_blocked: true,
             ib: InstBuffer::default(),
             inflight_fetch: 0,
             epoch: 0,
             fetch_pc: 0,
             fetch_wait_line: None,
-            stall_until: 0,
-            no_issue_at: u64::MAX,
-            sb: [0; DEP_COUNTERS],
             sb_staged: [0; DEP_COUNTERS],
-            depbar: None,
             pending: Vec::with_capacity(8),
             inflight_ops: 0,
             sb_write: Vec::new(),
@@ -244,7 +265,6 @@ pub(crate) struct MemEntry {
     pub(crate) arrive: u64,
     /// Cycle at which it may go to the SM arbiter (after address calculation).
     pub(crate) arb_ready: Option<u64>,
-    pub(crate) access: Option<MemAccess>,
 }
 
 pub(crate) struct SubCore {
@@ -309,10 +329,14 @@ pub struct Sm<W> {
     pub(crate) pc_sorted: Vec<(u64, u32)>,
     pub(crate) code_base: u64,
     pub(crate) warps: Vec<Warp>,
+    /// Per warp slot, what the issue stage reads every cycle (see [`WarpIssue`]).
+    pub(crate) iss: Vec<WarpIssue>,
     pub(crate) subcores: Vec<SubCore>,
-    pub(crate) slab: Vec<Option<W>>,
-    /// Memory accesses of in-flight instructions, indexed like `slab`.
-    pub(crate) accesses: Vec<Option<MemAccess>>,
+    /// The executor's records of instructions in flight (register results and memory
+    /// access), written in place at issue and reused: indexed by `Stage::writes`,
+    /// `PendingResult::slab` and the write-back events; `slab_live[i]` until committed.
+    pub(crate) slab: Vec<Issued<W>>,
+    pub(crate) slab_live: Vec<bool>,
     pub(crate) free_slab: Vec<usize>,
     pub(crate) events: BinaryHeap<Reverse<(u64, u64, Event)>>,
     pub(crate) event_seq: u64,
@@ -430,9 +454,10 @@ impl<W> Sm<W> {
             pc_sorted: Vec::new(),
             code_base: 0,
             warps,
+            iss: vec![WarpIssue::new(0); max_warps],
             subcores,
             slab: Vec::new(),
-            accesses: Vec::new(),
+            slab_live: Vec::new(),
             free_slab: Vec::new(),
             events: BinaryHeap::new(),
             event_seq: 0,
@@ -531,7 +556,7 @@ impl<W> Sm<W> {
         let mut w = Warp::new();
         w.used = true;
         w.exec_id = exec_id;
-        w.age = self.next_age;
+        self.iss[slot] = WarpIssue::new(self.next_age);
         self.next_age += 1;
         w.subcore = sc;
         w.fetch_pc = start_pc;
@@ -582,15 +607,16 @@ impl<W> Sm<W> {
             },
             None => format!("fetching pc {:#x}", w.fetch_pc),
         };
+        let v = &self.iss[slot];
         let sbs: Vec<String> = (0..DEP_COUNTERS)
-            .filter(|&k| w.sb[k] != 0)
-            .map(|k| format!("SB{k}={}", w.sb[k]))
+            .filter(|&k| v.sb[k] != 0)
+            .map(|k| format!("SB{k}={}", v.sb[k]))
             .collect();
         let sc = &self.subcores[w.subcore];
         Some(format!(
             "SM slot {slot}: next {head}; counters [{}]; stall until {}; {} in flight; memory queue {} of sub-core {}",
             sbs.join(" "),
-            w.stall_until,
+            v.stall_until,
             w.inflight_ops,
             sc.mem_occupancy,
             w.subcore
@@ -632,29 +658,34 @@ impl<W> Sm<W> {
             .collect()
     }
 
-    pub(crate) fn store(&mut self, w: W) -> usize {
-        if let Some(i) = self.free_slab.pop() {
-            self.slab[i] = Some(w);
+    /// A free slab record for the executor to write an issued instruction into (its
+    /// previous contents are left for the executor to overwrite).
+    pub(crate) fn alloc_slab<E: Executor<Writes = W>>(&mut self) -> usize {
+        let i = if let Some(i) = self.free_slab.pop() {
             i
         } else {
-            self.slab.push(Some(w));
-            self.accesses.push(None);
+            self.slab.push(E::blank_record());
+            self.slab_live.push(false);
             self.slab.len() - 1
+        };
+        self.slab_live[i] = true;
+        i
+    }
+
+    /// Free slab record `i` without committing it.
+    pub(crate) fn free_slab_record(&mut self, i: usize) {
+        if self.slab_live.get(i).copied().unwrap_or(false) {
+            self.slab_live[i] = false;
+            self.free_slab.push(i);
         }
     }
 
     /// Commit the results stored in slab slot `i` (borrowed, not moved) and free the slot
     /// (nothing for [`COMMITTED`]).
     pub(crate) fn commit_slot<E: Executor<Writes = W>>(&mut self, ex: &mut E, id: u32, i: usize) {
-        let present = match self.slab.get(i) {
-            Some(Some(w)) => {
-                ex.commit(id, w);
-                true
-            }
-            _ => false,
-        };
-        if present {
-            self.slab[i] = None;
+        if self.slab_live.get(i).copied().unwrap_or(false) {
+            ex.commit(id, &self.slab[i].writes);
+            self.slab_live[i] = false;
             self.free_slab.push(i);
         }
     }
@@ -666,8 +697,8 @@ impl<W> Sm<W> {
 
     pub(crate) fn sb_dec(&mut self, slot: usize, sb: Option<u8>) {
         if let Some(s) = sb {
-            let w = &mut self.warps[slot];
-            w.sb[s as usize % DEP_COUNTERS] = w.sb[s as usize % DEP_COUNTERS].saturating_sub(1);
+            let v = &mut self.iss[slot];
+            v.sb[s as usize % DEP_COUNTERS] = v.sb[s as usize % DEP_COUNTERS].saturating_sub(1);
             self.hot[slot] &= !HOT_DEP_WAIT;
             self.sync_masks(slot);
         }
@@ -705,9 +736,10 @@ impl<W> Sm<W> {
         self.l1i_arbiter(now);
         // Counter increments made in Control become visible from the next cycle (rule 9).
         for i in 0..self.staged.len() {
-            let w = &mut self.warps[self.staged[i]];
+            let slot = self.staged[i];
+            let (w, v) = (&mut self.warps[slot], &mut self.iss[slot]);
             for k in 0..DEP_COUNTERS {
-                w.sb[k] = w.sb[k].saturating_add(w.sb_staged[k]);
+                v.sb[k] = v.sb[k].saturating_add(w.sb_staged[k]);
                 w.sb_staged[k] = 0;
             }
         }
@@ -858,6 +890,16 @@ impl<W> Sm<W> {
         } else {
             self.room &= !b;
         }
+    }
+
+    /// Copy the head of `slot`'s instruction buffer into its [`WarpIssue`] (after any
+    /// change of the buffer).
+    #[inline]
+    pub(crate) fn sync_head(&mut self, slot: usize) {
+        let (pc, ready) = self.warps[slot].ib.front().copied().unwrap_or((0, u64::MAX));
+        let v = &mut self.iss[slot];
+        v.head_pc = pc;
+        v.head_ready = ready;
     }
 
     /// Recompute `HOT_NO_ROOM` of `slot` after its instruction buffer, fetches in flight or

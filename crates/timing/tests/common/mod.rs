@@ -23,17 +23,18 @@ impl Executor for Mock {
             None => false,
         }
     }
-    fn issue(&mut self, w: u32, _clock: u64) -> Result<Issued<()>, String> {
+    fn issue(&mut self, w: u32, _clock: u64, out: &mut Issued<()>) -> Result<(), String> {
         let i = self.next[w as usize];
         self.next[w as usize] += 1;
-        Ok(Issued {
+        *out = Issued {
             pc: self.pcs[i],
             index: i,
             active_mask: u32::MAX,
             exited: i + 1 == self.pcs.len(),
             mem: None,
             writes: (),
-        })
+        };
+        Ok(())
     }
     fn commit(&mut self, _w: u32, _x: &()) {}
 }
