@@ -411,3 +411,31 @@ fn max_wall_zero_is_no_limit() {
         assert!(text(&o.stderr).contains("--max-wall"), "{}", text(&o.stderr));
     }
 }
+
+/// Distributed shared memory is timed as another SM's (issue 17, clusters): in the
+/// warpgroup-MMA GEMM the rank-1 CTA copies B from rank 0's shared memory once per k tile (4
+/// tiles), on the critical path between the two cluster barriers, so the preset's
+/// SM-to-SM latency (`mem_pipeline.dsm_extra`, 166 cycles on h100 from Luo et al.'s raw logs)
+/// lengthens the kernel by at least one such latency per tile.
+#[test]
+fn distributed_shared_memory_is_timed_as_remote() {
+    let bare = |sets: &[&str], tag: &str| {
+        let j = tmp(&format!("wgmma-dsm-{tag}.json"));
+        let mut args = vec!["--gpu", "h100", "-q", "--force", "--json", j.to_str().unwrap()];
+        args.extend(sets);
+        let o = exec(&args, &bin("wgmma_gemm"), &[]);
+        assert!(
+            o.status.success() && text(&o.stdout).trim_end().ends_with("PASS"),
+            "{}",
+            text(&o.stderr)
+        );
+        let r: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+        r["kernels"][0]["bare_cycles"].as_u64().expect("bare_cycles")
+    };
+    let with = bare(&[], "166");
+    let without = bare(&["--set", "mem_pipeline.dsm_extra=0"], "0");
+    assert!(
+        with >= without + 4 * 150,
+        "{with} cycles with, {without} without the SM-to-SM latency"
+    );
+}

@@ -445,6 +445,10 @@ pub struct MemPipelineConfig {
     pub l1_hit_path: u32,
     /// Address release -> data at the RF write port, shared memory.
     pub shared_path: u32,
+    /// Distributed shared memory (sm_90+): extra cycles of a shared-memory access to another
+    /// CTA of the thread-block cluster, over the GPC's SM-to-SM network. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsm_extra: Option<u32>,
     /// LDC with immediate address: extra cycles before its sources are released.
     pub ldc_imm_war_extra: u32,
     /// Address release -> data, L0 VL constant-cache hit.

@@ -288,6 +288,9 @@ pub struct MemAccess {
     /// Per-lane addresses, valid for the lanes of `Issued::active_mask` (LDGSTS: the global
     /// source addresses).
     pub addrs: [u64; 32],
+    /// A shared-memory access to another CTA of the thread-block cluster (distributed shared
+    /// memory, sm_90+), as the first active lane's address says.
+    pub remote: bool,
 }
 
 /// What one issued instruction did.

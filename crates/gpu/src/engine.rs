@@ -105,11 +105,13 @@ impl Executor for EngineExec<'_> {
                     addrs: [0; 32],
                     active: 0,
                     bytes_per_lane: 0,
+                    remote: false,
                 });
                 o.space = space;
                 o.addrs = m.addrs;
                 o.active = i.active_mask;
                 o.bytes_per_lane = m.bytes_per_lane;
+                o.remote = m.remote;
             }
         }
         Ok(())

@@ -207,6 +207,8 @@ pub struct Hierarchy {
     consts: ConstGeom,
     local_bytes_per_thread: u64,
     threads_per_sm: u64,
+    /// Extra cycles of a distributed-shared-memory access (`mem_pipeline.dsm_extra`).
+    dsm_extra: u64,
 }
 
 /// Map a GPU preset onto `sassim-memory`'s configuration (docs/memory.md, mapping table).
@@ -357,6 +359,7 @@ impl MemModel {
             },
             local_bytes_per_thread: sassim_functional::LOCAL_BYTES as u64,
             threads_per_sm: cfg.gpu.max_warps_per_sm as u64 * cfg.gpu.warp_size as u64,
+            dsm_extra: cfg.mem_pipeline.dsm_extra.unwrap_or(0) as u64,
         })))
     }
 
@@ -609,6 +612,7 @@ pub struct SmDataMemory {
     local_base: u64,
     local_bytes_per_thread: u64,
     threads_per_sm: u64,
+    dsm_extra: u64,
 }
 
 impl SmDataMemory {
@@ -638,6 +642,7 @@ impl SmDataMemory {
             local_base: (1u64 << 44) + sm as u64 * region,
             local_bytes_per_thread: h.local_bytes_per_thread,
             threads_per_sm: h.threads_per_sm,
+            dsm_extra: h.dsm_extra,
         }
     }
 
@@ -709,6 +714,11 @@ impl DataMemory for SmDataMemory {
             // No addresses (trace without them): hit latencies.
             _ => return FixedLatencyMemory { lat: self.lat }.access(now, req),
         };
+        if acc.remote && acc.space == MemSpace::Shared {
+            // Another SM's shared memory, over the GPC's SM-to-SM network: its own banks are
+            // not this SM's; a fixed latency (docs/model.md "Hopper").
+            return Access::ReadyAt(now + self.sh_latency + self.dsm_extra);
+        }
         let space = match acc.space {
             MemSpace::Shared => mm::MemSpace::Shared,
             MemSpace::Local => mm::MemSpace::Local,

@@ -644,6 +644,7 @@ impl Executor for TraceKernel {
                     addrs: [0; 32],
                     active: 0,
                     bytes_per_lane: 0,
+                    remote: false,
                 });
                 let a = if i.is_mem() {
                     let s = i.addr_start as usize;

@@ -41,10 +41,14 @@ const PRESETS: [&str; 10] = [
 ];
 
 /// Keys that act outside the kernel statistics, with the test that shows their effect.
-const TESTED_ELSEWHERE: [(&str, &str); 2] = [
+const TESTED_ELSEWHERE: [(&str, &str); 3] = [
     (
         "gpu.memory_mb",
         "crates/cudart/src/api/memory.rs: device_memory_is_the_presets_memory_mb (cudaMalloc's limit)",
+    ),
+    (
+        "mem_pipeline.dsm_extra",
+        "crates/cli/tests/exec.rs: distributed_shared_memory_is_timed_as_remote (acts only in cluster kernels, which the microbenchmarks do not launch)",
     ),
     (
         "gpu.shared_mem_per_sm_max_kb",

@@ -16,6 +16,8 @@ pub struct MemAccess {
     pub addrs: [u64; 32],
     pub active: u32,
     pub bytes_per_lane: u32,
+    /// Shared memory of another CTA of the cluster (distributed shared memory).
+    pub remote: bool,
 }
 
 /// Result of issuing one warp instruction. The timing model keeps one per instruction in

@@ -87,6 +87,7 @@ impl<W> Sm<W> {
                     addrs: [0; 32],
                     active: 0,
                     bytes_per_lane: 16,
+                    remote: false,
                 };
                 for (lane, &a) in j.copy.chunks[j.sent..end].iter().enumerate() {
                     acc.addrs[lane] = a;

@@ -199,13 +199,17 @@ impl Ex<'_> {
     pub(super) fn record(&mut self, space: MemSpace, kind: MemKind, bytes: u32, addrs: [u64; 32]) {
         let mut addrs = addrs;
         let mut space = space;
+        let mut remote = false;
         if space == MemSpace::Generic {
             let first = if self.g == 0 {
                 0
             } else {
                 self.g.trailing_zeros() as usize
             };
-            space = Self::resolve(MemSpace::Generic, addrs[first]).0;
+            let (sp, a) = Self::resolve(MemSpace::Generic, addrs[first]);
+            space = sp;
+            remote =
+                sp == MemSpace::Shared && (a >> cluster::RANK_SHIFT) as u32 != self.k.ctas[self.cta].rank;
             for l in lanes(self.g) {
                 let (sp, a) = Self::resolve(MemSpace::Generic, addrs[l]);
                 if sp == space {
@@ -218,6 +222,7 @@ impl Ex<'_> {
             kind,
             bytes_per_lane: bytes,
             addrs,
+            remote,
         });
     }
 
