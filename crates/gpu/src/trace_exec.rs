@@ -639,6 +639,7 @@ impl Executor for TraceKernel {
             None => out.mem = None,
             Some(space) => {
                 // Written in place into the timing model's record.
+                #[allow(clippy::unnecessary_lazy_evaluations)] // a 256-byte record, built once
                 let m = out.mem.get_or_insert_with(|| MemAccess {
                     space,
                     addrs: [0; 32],
