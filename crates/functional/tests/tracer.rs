@@ -392,6 +392,7 @@ fn issued(pc: u64, mask: u32, addrs: Option<[u64; 32]>) -> Issued {
             kind: MemKind::Load,
             bytes_per_lane: 4,
             addrs,
+            remote: false,
         }),
         writes: PendingWrites::default(),
         exited: false,
