@@ -100,14 +100,7 @@ impl Executor for EngineExec<'_> {
                     Space::Local => MemSpace::Local,
                     _ => MemSpace::Const,
                 };
-                #[allow(clippy::unnecessary_lazy_evaluations)] // a 256-byte record, built once
-                let o = out.mem.get_or_insert_with(|| MemAccess {
-                    space,
-                    addrs: [0; 32],
-                    active: 0,
-                    bytes_per_lane: 0,
-                    remote: false,
-                });
+                let o = out.mem.get_or_insert_with(|| MemAccess::blank(space));
                 o.space = space;
                 o.addrs = m.addrs;
                 o.active = i.active_mask;

@@ -639,14 +639,7 @@ impl Executor for TraceKernel {
             None => out.mem = None,
             Some(space) => {
                 // Written in place into the timing model's record.
-                #[allow(clippy::unnecessary_lazy_evaluations)] // a 256-byte record, built once
-                let m = out.mem.get_or_insert_with(|| MemAccess {
-                    space,
-                    addrs: [0; 32],
-                    active: 0,
-                    bytes_per_lane: 0,
-                    remote: false,
-                });
+                let m = out.mem.get_or_insert_with(|| MemAccess::blank(space));
                 let a = if i.is_mem() {
                     let s = i.addr_start as usize;
                     w.addrs.get(s..s + i.n_addrs()).unwrap_or(&[])

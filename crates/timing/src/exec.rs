@@ -20,6 +20,19 @@ pub struct MemAccess {
     pub remote: bool,
 }
 
+impl MemAccess {
+    /// An access of `space` with no lane active (a record to fill in place).
+    pub fn blank(space: MemSpace) -> Self {
+        MemAccess {
+            space,
+            addrs: [0; 32],
+            active: 0,
+            bytes_per_lane: 0,
+            remote: false,
+        }
+    }
+}
+
 /// Result of issuing one warp instruction. The timing model keeps one per instruction in
 /// flight and reuses them: the executor writes into the record in place (it is ~1.2 KB with
 /// the functional engine's register results, too large to build and move per instruction).

@@ -82,13 +82,8 @@ impl<W> Sm<W> {
             let j = &self.tma.jobs[k];
             {
                 let end = (j.sent + CHUNKS_PER_REQUEST).min(j.copy.chunks.len());
-                let mut acc = MemAccess {
-                    space: MemSpace::Global,
-                    addrs: [0; 32],
-                    active: 0,
-                    bytes_per_lane: 16,
-                    remote: false,
-                };
+                let mut acc = MemAccess::blank(MemSpace::Global);
+                acc.bytes_per_lane = 16;
                 for (lane, &a) in j.copy.chunks[j.sent..end].iter().enumerate() {
                     acc.addrs[lane] = a;
                     acc.active |= 1 << lane;

@@ -386,6 +386,26 @@ fn parse_address(cur: &mut Cur, desc: Option<u8>) -> Result<Address, ParseError>
 }
 
 /// Parse one operand at the cursor. Returns the operand and, for a label target, true.
+/// `[URx]` after a descriptor keyword (`desc[UR4]`, `gdesc[UR4]`): the register index.
+fn bracketed_ureg(cur: &mut Cur, what: &str) -> Result<u8, ParseError> {
+    cur.bump();
+    cur.skip_ws();
+    let p = cur.pos;
+    let w2 = cur.scan(is_word_char);
+    let d = match reg_of(cur, w2, p)? {
+        Some(r) if r.file == RegFile::UR => r.idx,
+        _ => {
+            return Err(cur.err_at(
+                p,
+                format!("expected a uniform register in `{what}[..]`, found `{w2}`"),
+            ))
+        }
+    };
+    cur.skip_ws();
+    cur.expect(b']', "`]` after the descriptor register")?;
+    Ok(d)
+}
+
 fn parse_operand(cur: &mut Cur) -> Result<Operand, ParseError> {
     let mut not = false;
     let mut neg = false;
@@ -529,21 +549,7 @@ fn parse_operand(cur: &mut Cur) -> Result<Operand, ParseError> {
                     addr: parse_address(cur, None)?,
                 })
             } else if w == "desc" && next == Some(b'[') {
-                cur.bump();
-                cur.skip_ws();
-                let p = cur.pos;
-                let w2 = cur.scan(is_word_char);
-                let d = match reg_of(cur, w2, p)? {
-                    Some(r) if r.file == RegFile::UR => r.idx,
-                    _ => {
-                        return Err(cur.err_at(
-                            p,
-                            format!("expected a uniform register in `desc[..]`, found `{w2}`"),
-                        ))
-                    }
-                };
-                cur.skip_ws();
-                cur.expect(b']', "`]` after the descriptor register")?;
+                let d = bracketed_ureg(cur, "desc")?;
                 if cur.peek() != Some(b'[') {
                     return Err(cur.err(format!("expected `[` after `desc[..]`, found {}", cur.found())));
                 }
@@ -551,22 +557,7 @@ fn parse_operand(cur: &mut Cur) -> Result<Operand, ParseError> {
             } else if w == "gdesc" && next == Some(b'[') {
                 // Hopper warpgroup MMA: `gdesc[UR4]` = four uniform registers holding the A
                 // and B shared-memory matrix descriptors.
-                cur.bump();
-                cur.skip_ws();
-                let p = cur.pos;
-                let w2 = cur.scan(is_word_char);
-                let d = match reg_of(cur, w2, p)? {
-                    Some(r) if r.file == RegFile::UR => r.idx,
-                    _ => {
-                        return Err(cur.err_at(
-                            p,
-                            format!("expected a uniform register in `gdesc[..]`, found `{w2}`"),
-                        ))
-                    }
-                };
-                cur.skip_ws();
-                cur.expect(b']', "`]` after the descriptor register")?;
-                OperandKind::GmmaDesc(d)
+                OperandKind::GmmaDesc(bracketed_ureg(cur, "gdesc")?)
             } else if w == "INF" || w == "QNAN" || w == "NAN" {
                 if abs || not {
                     return Err(cur.err_at(start, "modifiers are not allowed on a float constant"));
