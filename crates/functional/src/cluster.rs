@@ -6,6 +6,10 @@
 //! `%cluster_ctarank` = the x-fastest linearisation of `%cluster_ctaid`, `%cluster_nctarank` =
 //! CTAs per cluster. The grid must be a whole number of clusters in every dimension.
 
+/// Most CTAs in a cluster: 8 portable, 16 with `cudaFuncAttributeNonPortableClusterSizeAllowed`
+/// on H100 (CUDA 13.5 `cuda.h`; the TMA multicast mask has 16 bits).
+pub const MAX_CLUSTER_CTAS: u32 = 16;
+
 /// The cluster geometry of one launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClusterGeom {
@@ -15,14 +19,21 @@ pub struct ClusterGeom {
 }
 
 impl ClusterGeom {
-    /// CTAs per cluster (1 without clusters).
+    /// CTAs per cluster (1 without clusters; saturates for nonsense shapes, which
+    /// [`error`](Self::error) refuses).
     pub fn size(&self) -> u32 {
-        self.cluster.iter().product()
+        self.cluster.iter().fold(1u32, |a, &d| a.saturating_mul(d))
     }
 
-    /// Why the cluster dimensions do not fit the grid, if they do not.
+    /// Why the cluster dimensions do not fit the grid or the hardware, if they do not.
     pub fn error(&self) -> Option<String> {
         let c = self.cluster;
+        if self.size() > MAX_CLUSTER_CTAS {
+            return Some(format!(
+                "a cluster of {}x{}x{} CTAs exceeds the {MAX_CLUSTER_CTAS} CTAs a cluster may have",
+                c[0], c[1], c[2]
+            ));
+        }
         if c.contains(&0) || (0..3).any(|d| !self.grid[d].is_multiple_of(c[d])) {
             return Some(format!(
                 "cluster dimensions {}x{}x{} do not divide the grid {}x{}x{}",
@@ -107,6 +118,14 @@ mod tests {
             cluster: [2, 1, 1],
         };
         assert!(bad.error().is_some());
+        // More than 16 CTAs per cluster (or a shape whose product overflows) is refused.
+        for c in [[17, 1, 1], [4, 4, 2], [65536, 65536, 2]] {
+            let g = ClusterGeom {
+                grid: [c[0] * 2, c[1], c[2]],
+                cluster: c,
+            };
+            assert!(g.error().is_some_and(|e| e.contains("exceeds")), "{c:?}");
+        }
         let none = ClusterGeom {
             grid: [5, 1, 1],
             cluster: [1, 1, 1],

@@ -344,6 +344,15 @@ impl Ex<'_> {
         if map.rank != dims as usize {
             return Err(self.unsup(&format!("{dims}-D copy with a rank-{} tensor map", map.rank)));
         }
+        // The box lands in (or comes from) one CTA's shared memory: a larger one is a fault,
+        // found before anything is allocated for it.
+        let smem_bytes = self.k.ctas[self.cta].shared.bytes.len() as u64;
+        if map.box_bytes() > smem_bytes {
+            return Err(self.unsup(&format!(
+                "a TMA box of {} bytes is larger than the CTA's {smem_bytes} bytes of shared memory",
+                map.box_bytes()
+            )));
+        }
         let smem = u64::from(self.ureg(a));
         let first_coord = if load { a + 2 } else { a + 1 };
         let coords: Vec<i64> = (0..dims)
@@ -501,7 +510,7 @@ impl Ex<'_> {
         let mut a = vec![0f64; 16 * k];
         if g.a_regs {
             let ar = match self.op(1)?.k {
-                K::R(r) => r,
+                K::R(r) if r as usize + 4 <= 255 => r,
                 _ => return Err(self.unsup("A operand")),
             };
             for lane in 0..32usize {
