@@ -68,12 +68,12 @@ impl<W> Sm<W> {
             return Err(StallReason::Yield);
         }
         let waits = if self.uses_control_bits {
-            (inst.ctrl.wait_mask != 0 && (0..6).any(|k| inst.ctrl.waits_on(k) && v.sb[k] != 0))
-                || v.depbar.is_some_and(|(from, sb, le, ids)| {
-                    now >= from
-                        && !(v.sb[sb as usize % 6] <= le
-                            && (0..6).all(|k| ids & (1 << k) == 0 || v.sb[k] == 0))
-                })
+            (inst.ctrl.wait_mask != 0 && (0..6).any(|k| inst.ctrl.waits_on(k) && v.sb[k] != 0)) || {
+                // Without a DEPBAR, `from` is NO_DEPBAR (u64::MAX): never reached.
+                let (from, sb, le, ids) = v.depbar;
+                now >= from
+                    && !(v.sb[sb as usize % 6] <= le && (0..6).all(|k| ids & (1 << k) == 0 || v.sb[k] == 0))
+            }
         } else {
             let w = &self.warps[slot];
             let max = self.cfg.scoreboard_max_consumers;
@@ -548,7 +548,7 @@ impl<W> Sm<W> {
                 v.no_issue_at = now + 1;
             }
             if let Special::Depbar { sb, le, ids } = special {
-                v.depbar = Some((now + depbar_delay, sb, le, ids));
+                v.depbar = (now + depbar_delay, sb, le, ids);
             }
         } else {
             self.iss[slot].stall_until = now + 1;

@@ -45,12 +45,22 @@ pub(crate) struct WarpIssue {
     pub(crate) stall_until: u64,
     pub(crate) no_issue_at: u64,
     pub(crate) age: u64,
-    pub(crate) depbar: Option<(u64, u8, u8, u8)>,
+    /// The last DEPBAR's condition (from, SB, count, ids): it applies from cycle `from`
+    /// (`NO_DEPBAR`: no DEPBAR issued). Not an `Option`, which would not fit the line.
+    pub(crate) depbar: (u64, u8, u8, u8),
     /// Dependence counters SB0–SB5.
     pub(crate) sb: [u8; 6],
     /// The executor may report the warp blocked (set after each issue).
     pub(crate) maybe_blocked: bool,
 }
+
+/// `WarpIssue::depbar` of a warp that issued no DEPBAR.
+pub(crate) const NO_DEPBAR: u64 = u64::MAX;
+
+const _: () = assert!(
+    std::mem::size_of::<WarpIssue>() == 64,
+    "WarpIssue is one cache line"
+);
 
 impl WarpIssue {
     fn new(age: u64) -> Self {
@@ -60,7 +70,7 @@ impl WarpIssue {
             stall_until: 0,
             no_issue_at: u64::MAX,
             age,
-            depbar: None,
+            depbar: (NO_DEPBAR, 0, 0, 0),
             sb: [0; 6],
             maybe_blocked: true,
         }
