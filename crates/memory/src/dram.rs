@@ -122,6 +122,11 @@ pub(crate) struct DramChannel {
     next_rd: u64,
     next_wr: u64,
     bus_free: u64,
+    /// The scheduler found nothing to issue, and nothing can issue before this cycle while
+    /// the queue and `quiet_blocked` stay as they are (every command's condition is a time
+    /// being reached): `schedule` only counts the cycle until then. 0: evaluate.
+    quiet_until: u64,
+    quiet_blocked: bool,
     pub inflight: VecDeque<(u64, DramDone)>,
     pub stats: DramStats,
 }
@@ -163,6 +168,8 @@ impl DramChannel {
             next_rd: 0,
             next_wr: 0,
             bus_free: 0,
+            quiet_until: 0,
+            quiet_blocked: false,
             inflight: VecDeque::with_capacity(cap + 8),
             stats: DramStats::default(),
         }
@@ -175,26 +182,31 @@ impl DramChannel {
     pub fn enqueue(&mut self, now: u64, mut r: DramReq) {
         r.arrival = now;
         self.queue.push(r);
+        self.quiet_until = 0;
     }
 
     pub fn is_idle(&self) -> bool {
         self.queue.is_empty() && self.inflight.is_empty()
     }
 
-    fn col_ok(&self, r: &DramReq, now: u64, reads_blocked: bool) -> bool {
-        let b = &self.banks[r.bank as usize];
-        if (reads_blocked && !r.write)
-            || now < b.col_ready
-            || now < self.next_col_any
-            || now < self.next_col_bg[r.bank_group as usize]
-        {
-            return false;
-        }
-        if r.write {
-            now >= self.next_wr && self.bus_free <= now + self.t_wl
+    /// The first cycles from which a column read and a column write may issue as far as
+    /// the channel-wide constraints go (a read at `now` needs `now >= reads`, and so on),
+    /// `u64::MAX` for reads while they are blocked.
+    #[inline]
+    fn col_times(&self, reads_blocked: bool) -> (u64, u64) {
+        // `bus_free <= now + t_cl` is `now >= bus_free - t_cl` (always, when bus_free < t_cl).
+        let reads = if reads_blocked {
+            u64::MAX
         } else {
-            now >= self.next_rd && self.bus_free <= now + self.t_cl
-        }
+            self.next_col_any
+                .max(self.next_rd)
+                .max(self.bus_free.saturating_sub(self.t_cl))
+        };
+        let writes = self
+            .next_col_any
+            .max(self.next_wr)
+            .max(self.bus_free.saturating_sub(self.t_wl));
+        (reads, writes)
     }
 
     /// Issues at most one command at DRAM cycle `now`. `reads_blocked`: the oldest completed
@@ -205,14 +217,30 @@ impl DramChannel {
         if self.queue.is_empty() {
             return;
         }
+        if now < self.quiet_until && reads_blocked == self.quiet_blocked {
+            return;
+        }
+        // Set again below when nothing issues (a command changes the state it was for).
+        self.quiet_until = 0;
+        // The earliest cycle at which a command found not issuable now could issue.
+        let mut next = u64::MAX;
         let mut has_hit = [false; 64];
         let mut pick = None;
+        let (reads, writes) = self.col_times(reads_blocked);
         for (i, r) in self.queue.iter().enumerate() {
-            if self.banks[r.bank as usize].open == r.row {
-                has_hit[r.bank as usize] = true;
-                if pick.is_none() && self.col_ok(r, now, reads_blocked) {
+            let b = &self.banks[r.bank as usize];
+            if b.open == r.row {
+                // A column command for this row hit may issue from cycle `t`.
+                let t = if r.write { writes } else { reads }
+                    .max(b.col_ready)
+                    .max(self.next_col_bg[r.bank_group as usize]);
+                if now >= t {
+                    // The oldest issuable row hit (`has_hit` is not needed then).
                     pick = Some(i);
+                    break;
                 }
+                has_hit[r.bank as usize] = true;
+                next = next.min(t);
             }
         }
         if let Some(i) = pick {
@@ -240,6 +268,7 @@ impl DramChannel {
                     self.stats.precharges += 1;
                     return;
                 }
+                next = next.min(b.pre_ready);
             } else if now >= b.act_ready && now >= self.next_act_any {
                 let b = &mut self.banks[bi];
                 b.open = r.row;
@@ -250,8 +279,14 @@ impl DramChannel {
                 self.queue[i].caused_act = true;
                 self.stats.activates += 1;
                 return;
+            } else {
+                next = next.min(b.act_ready.max(self.next_act_any));
             }
         }
+        // Nothing issued: every condition above is a cycle being reached, and only a
+        // command, a new request or a change of `reads_blocked` changes them.
+        self.quiet_until = next;
+        self.quiet_blocked = reads_blocked;
     }
 
     fn issue_column(&mut self, r: DramReq, now: u64) {

@@ -41,9 +41,12 @@ impl<W> Sm<W> {
             });
             room
         };
-        let s = &self.subcores[sc];
         // The sub-core's warps with room, as bits of the SM's `room` mask.
-        let mut bits = self.room & s.slot_mask;
+        let mut bits = self.room & self.sc_mask[sc];
+        if bits == 0 {
+            return;
+        }
+        let s = &self.subcores[sc];
         debug_assert!(s.warps.iter().all(|&x| has_room(x) == (bits >> x & 1 == 1)));
         let chosen = s.last_issued.filter(|&l| bits >> l & 1 == 1).or_else(|| {
             // The youngest of them (ages are unique).
@@ -61,6 +64,8 @@ impl<W> Sm<W> {
         let Some(slot) = chosen else {
             return;
         };
+        // What follows may queue a fetch or I-cache requests.
+        self.sc_busy[sc] = true;
         let pc = self.warps[slot].fetch_pc;
         if self.index_of(pc).is_none() {
             return;
@@ -146,6 +151,10 @@ impl<W> Sm<W> {
                 break;
             }
             let sc = (self.l1i_rr + k) % n;
+            // An idle sub-core has no I-cache request.
+            if !self.sc_busy[sc] {
+                continue;
+            }
             let Some(line) = self.subcores[sc].l1_queue.pop_front() else {
                 continue;
             };

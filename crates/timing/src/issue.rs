@@ -68,12 +68,13 @@ impl<W> Sm<W> {
             return Err(StallReason::Yield);
         }
         let waits = if self.uses_control_bits {
-            (inst.ctrl.wait_mask != 0 && (0..6).any(|k| inst.ctrl.waits_on(k) && v.sb[k] != 0))
-                || v.depbar.is_some_and(|(from, sb, le, ids)| {
-                    now >= from
-                        && !(v.sb[sb as usize % crate::inst::DEP_COUNTERS] <= le
-                            && (0..6).all(|k| ids & (1 << k) == 0 || v.sb[k] == 0))
-                })
+            (inst.ctrl.wait_mask != 0 && (0..6).any(|k| inst.ctrl.waits_on(k) && v.sb[k] != 0)) || {
+                // Without a DEPBAR, `from` is NO_DEPBAR (u64::MAX): never reached.
+                let (from, sb, le, ids) = v.depbar;
+                now >= from
+                    && !(v.sb[sb as usize % crate::inst::DEP_COUNTERS] <= le
+                        && (0..6).all(|k| ids & (1 << k) == 0 || v.sb[k] == 0))
+            }
         } else {
             let w = &self.warps[slot];
             let max = self.cfg.scoreboard_max_consumers;
@@ -256,11 +257,18 @@ impl<W> Sm<W> {
         sc: usize,
         now: u64,
     ) -> Result<(), String> {
-        if self.subcores[sc].warps.is_empty() {
+        let m = self.sc_mask[sc];
+        debug_assert_eq!(m == 0, self.subcores[sc].warps.is_empty());
+        if m == 0 {
             self.stats.stall_slots[StallReason::Idle as usize] += 1;
             return Ok(());
         }
-        if self.subcores[sc].control.is_some() {
+        // An idle sub-core (`sc_busy` false) has nothing in Control and no constant wait.
+        let busy = self.sc_busy[sc];
+        debug_assert!(
+            busy || (self.subcores[sc].control.is_none() && self.subcores[sc].const_wait.is_none())
+        );
+        if busy && self.subcores[sc].control.is_some() {
             self.stats.stall_slots[StallReason::AllocatePortConflict as usize] += 1;
             return Ok(());
         }
@@ -268,8 +276,7 @@ impl<W> Sm<W> {
         // (a flag only a release, an issue or a flush clears): nothing can issue, and the
         // stall reason is what the full evaluation below would find (the common case of a
         // memory-bound kernel, checked without looking at the warps' state).
-        if self.cfg.scheduler != SchedPolicy::TwoLevel && self.subcores[sc].const_wait.is_none() {
-            let m = self.subcores[sc].slot_mask;
+        if self.cfg.scheduler != SchedPolicy::TwoLevel && (!busy || self.subcores[sc].const_wait.is_none()) {
             let blocked = (self.go & m == 0).then_some(self.waiting & m != 0);
             if let Some(any_waits) = blocked {
                 let reason = if any_waits {
@@ -359,6 +366,7 @@ impl<W> Sm<W> {
                     let l1line = self.const_l1_line(bank, off);
                     self.subcores[sc].l1_queue.push_back(l1line);
                     self.subcores[sc].const_wait = Some((slot, now, line, u64::MAX));
+                    self.sc_busy[sc] = true;
                     self.stats.stall_slots[StallReason::ConstCacheMiss as usize] += 1;
                     return Ok(());
                 } else {
@@ -515,6 +523,7 @@ impl<W> Sm<W> {
         };
         let s = &mut self.subcores[sc];
         s.control = Some(stage);
+        self.sc_busy[sc] = true;
         let cfg_expiry = self.cfg.stall_expiry;
         let gt11 = self.cfg.stall_gt11_without_yield_cycles as u64;
         let special_threshold = self.cfg.stall_special_threshold as u64;
@@ -554,7 +563,7 @@ impl<W> Sm<W> {
                 } else {
                     depbar_delay
                 };
-                v.depbar = Some((now + delay, sb, le, ids));
+                v.depbar = (now + delay, sb, le, ids);
             }
         } else {
             self.iss[slot].stall_until = now + 1;

@@ -93,6 +93,10 @@ impl<W> Sm<W> {
         let n = self.subcores.len();
         for k in 0..n {
             let sc = (self.arb_rr + k) % n;
+            // An idle sub-core's memory queue is empty.
+            if !self.sc_busy[sc] {
+                continue;
+            }
             let ready = self.subcores[sc]
                 .mem_q
                 .front()

@@ -51,6 +51,9 @@ impl<W> Sm<W> {
                 return;
             }
             let window = Self::read_window(&self.cfg, &mut need);
+            // The port schedule's window starts at the current cycle (it is only looked
+            // at here and in the variable-latency read stage).
+            s.ports.advance(now);
             if !s.ports.fits(now + 1, window, &need[..banks as usize]) {
                 self.stats.allocate_stall_cycles += 1;
                 return;
@@ -154,6 +157,7 @@ impl<W> Sm<W> {
         let window = Self::read_window(&self.cfg, &mut need);
         let s = &mut self.subcores[sc];
         if !self.cfg.rf_ideal {
+            s.ports.advance(now);
             if !s.ports.fits(now, window, &need[..banks as usize]) {
                 return;
             }

@@ -45,13 +45,23 @@ pub(crate) struct WarpIssue {
     pub(crate) stall_until: u64,
     pub(crate) no_issue_at: u64,
     pub(crate) age: u64,
-    pub(crate) depbar: Option<(u64, u8, u8, u8)>,
+    /// The last DEPBAR's condition (from, SB, count, ids): it applies from cycle `from`
+    /// (`NO_DEPBAR`: no DEPBAR issued). Not an `Option`, which would not fit the line.
+    pub(crate) depbar: (u64, u8, u8, u8),
     /// Dependence counters SB0–SB5 and Hopper's warpgroup-MMA group counter (`gsb0`, index
     /// [`GMMA_GROUP_SB`](crate::inst::GMMA_GROUP_SB)).
     pub(crate) sb: [u8; DEP_COUNTERS],
     /// The executor may report the warp blocked (set after each issue).
     pub(crate) maybe_blocked: bool,
 }
+
+/// `WarpIssue::depbar` of a warp that issued no DEPBAR.
+pub(crate) const NO_DEPBAR: u64 = u64::MAX;
+
+const _: () = assert!(
+    std::mem::size_of::<WarpIssue>() == 64,
+    "WarpIssue is one cache line"
+);
 
 impl WarpIssue {
     fn new(age: u64) -> Self {
@@ -61,7 +71,7 @@ impl WarpIssue {
             stall_until: 0,
             no_issue_at: u64::MAX,
             age,
-            depbar: None,
+            depbar: (NO_DEPBAR, 0, 0, 0),
             sb: [0; DEP_COUNTERS],
             maybe_blocked: true,
         }
@@ -268,9 +278,8 @@ pub(crate) struct MemEntry {
 }
 
 pub(crate) struct SubCore {
+    /// Its warps' slots (their bits: `Sm::sc_mask`).
     pub(crate) warps: Vec<usize>,
-    /// The same warps as bits of their slots.
-    pub(crate) slot_mask: u64,
     pub(crate) last_issued: Option<usize>,
     pub(crate) last_issue_cycle: u64,
     pub(crate) l0i: TagCache,
@@ -319,6 +328,19 @@ pub(crate) enum Event {
     ILine { sc: usize, line: u64 },
 }
 
+impl SubCore {
+    /// Whether any of its pipeline structures holds work (see `Sm::sc_busy`).
+    fn has_work(&self) -> bool {
+        self.control.is_some()
+            || self.allocate.is_some()
+            || !self.var_q.is_empty()
+            || !self.mem_q.is_empty()
+            || !self.fetches.is_empty()
+            || !self.l1_queue.is_empty()
+            || self.const_wait.is_some()
+    }
+}
+
 /// A simulated SM.
 pub struct Sm<W> {
     pub cfg: CoreConfig,
@@ -332,6 +354,14 @@ pub struct Sm<W> {
     /// Per warp slot, what the issue stage reads every cycle (see [`WarpIssue`]).
     pub(crate) iss: Vec<WarpIssue>,
     pub(crate) subcores: Vec<SubCore>,
+    /// Per sub-core, the slots of its warps as bits (kept with `SubCore::warps`).
+    pub(crate) sc_mask: Vec<u64>,
+    /// Per sub-core: its pipeline may hold work (Control, Allocate, the variable-latency and
+    /// memory queues, fetches, I-cache requests or a constant-cache wait). False only when
+    /// all are empty: then its per-cycle stages and the arbiters skip it without touching
+    /// the `SubCore` record. Set where work enters (issue, fetch, a constant-cache miss),
+    /// recomputed by `Sm::tick` after a busy sub-core's cycle (`SubCore::has_work`).
+    pub(crate) sc_busy: Vec<bool>,
     /// The executor's records of instructions in flight (register results and memory
     /// access), written in place at issue and reused: indexed by `Stage::writes`,
     /// `PendingResult::slab` and the write-back events; `slab_live[i]` until committed.
@@ -409,9 +439,8 @@ impl<W> Sm<W> {
             max_warps <= MAX_WARP_SLOTS,
             "{max_warps} warp slots per SM: at most {MAX_WARP_SLOTS}"
         );
-        let subcores = (0..cfg.subcores as usize)
+        let subcores: Vec<SubCore> = (0..cfg.subcores as usize)
             .map(|_| SubCore {
-                slot_mask: 0,
                 warps: Vec::new(),
                 last_issued: None,
                 last_issue_cycle: u64::MAX,
@@ -455,6 +484,8 @@ impl<W> Sm<W> {
             code_base: 0,
             warps,
             iss: vec![WarpIssue::new(0); max_warps],
+            sc_mask: vec![0; subcores.len()],
+            sc_busy: vec![false; subcores.len()],
             subcores,
             slab: Vec::new(),
             slab_live: Vec::new(),
@@ -570,7 +601,7 @@ impl<W> Sm<W> {
         self.sync_masks(slot);
         self.used_warps += 1;
         self.subcores[sc].warps.push(slot);
-        self.subcores[sc].slot_mask |= 1 << slot;
+        self.sc_mask[sc] |= 1 << slot;
         Some(slot)
     }
 
@@ -720,14 +751,19 @@ impl<W> Sm<W> {
             }
         }
         for sc in 0..self.subcores.len() {
-            self.subcores[sc].ports.advance(now);
-            self.allocate_stage(sc, now);
-            self.var_read_stage(sc, now);
-            self.mem_addr_stage(sc, now);
-            self.control_stage(sc, now);
-            self.decode_stage(sc, now);
+            // A sub-core with an empty pipeline: these stages have nothing to do.
+            if self.sc_busy[sc] {
+                self.allocate_stage(sc, now);
+                self.var_read_stage(sc, now);
+                self.mem_addr_stage(sc, now);
+                self.control_stage(sc, now);
+                self.decode_stage(sc, now);
+            }
             self.issue_stage(ex, sc, now)?;
             self.fetch_stage(sc, now);
+            if self.sc_busy[sc] {
+                self.sc_busy[sc] = self.subcores[sc].has_work();
+            }
         }
         self.mem_arbiter(now);
         if !self.tma.is_empty() {
@@ -986,7 +1022,7 @@ impl<W> Sm<W> {
             self.sync_masks(slot);
             self.used_warps -= 1;
             self.subcores[sc].warps.retain(|&x| x != slot);
-            self.subcores[sc].slot_mask &= !(1 << slot);
+            self.sc_mask[sc] &= !(1 << slot);
             self.subcores[sc].two_level_pool.retain(|&x| x != slot);
             if self.subcores[sc].last_issued == Some(slot) {
                 self.subcores[sc].last_issued = None;
