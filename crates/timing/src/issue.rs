@@ -294,12 +294,35 @@ impl<W> Sm<W> {
         let mut buf = std::mem::take(&mut self.ready_buf);
         buf.clear();
         let mut best = StallReason::Idle;
-        for k in 0..self.subcores[sc].warps.len() {
-            let slot = self.subcores[sc].warps[k];
-            // Only the ready warps are listed (the policies choose among them).
-            match self.ready(ex, sc, slot, now) {
-                Ok(()) => buf.push(slot),
-                Err(r) => best = best.min(r),
+        if self.ltrf_enabled() {
+            // LTRF: a warp's check may start a register-cache prefetch that delays the next
+            // warp's, so the warps are checked in the sub-core's order.
+            for k in 0..self.subcores[sc].warps.len() {
+                let slot = self.subcores[sc].warps[k];
+                // Only the ready warps are listed (the policies choose among them).
+                match self.ready(ex, sc, slot, now) {
+                    Ok(()) => buf.push(slot),
+                    Err(r) => best = best.min(r),
+                }
+            }
+        } else {
+            // Otherwise the checks are independent and their order does not matter (the
+            // reason is the minimum, the policies choose by age, which is unique, or by the
+            // sub-core's order): only the warps in `go` are checked. An exited warp's reason
+            // is `Idle`, a waiting warp's `DependenceCounters` (what `ready` answers for
+            // them without looking further).
+            let m = self.sc_mask[sc];
+            if self.waiting & m != 0 {
+                best = StallReason::DependenceCounters;
+            }
+            let mut bits = self.go & m;
+            while bits != 0 {
+                let slot = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                match self.ready(ex, sc, slot, now) {
+                    Ok(()) => buf.push(slot),
+                    Err(r) => best = best.min(r),
+                }
             }
         }
         let r = self.choose_and_issue(ex, sc, now, &buf, best);

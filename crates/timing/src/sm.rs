@@ -158,6 +158,8 @@ pub(crate) const SB_REGS: usize = 352;
 /// `Sm::hot` flags: the slot holds a warp that has not exited (`used && !exited`).
 /// Most warp slots an SM can have (one bit each in the `go`/`waiting`/`room` masks).
 pub const MAX_WARP_SLOTS: usize = 64;
+/// Most sub-cores an SM can have (`gpu.subcores_per_sm` is validated to 1..=8).
+pub const MAX_SUBCORES: usize = 8;
 pub(crate) const HOT_LIVE: u8 = 1;
 /// The head instruction waits on dependence counters or the scoreboard; cleared when one
 /// of the warp's counters or scoreboard entries is released, when it issues, and when its
@@ -341,75 +343,11 @@ impl SubCore {
     }
 }
 
-/// A simulated SM.
+/// A simulated SM. `repr(C)`: the fields every cycle reads of every SM come first, in a few
+/// cache lines (on a loaded GPU the per-cycle work of the SMs is mostly cache misses).
+#[repr(C)]
 pub struct Sm<W> {
-    pub cfg: CoreConfig,
-    /// The kernel's static code, shared by every SM of the launch (not copied per SM).
-    pub(crate) code: std::sync::Arc<[StaticInst]>,
-    /// (pc, index) of `code` sorted by pc, for code whose instruction i is not at pc 16·i
-    /// (trace-built code holds only the executed pcs); empty otherwise.
-    pub(crate) pc_sorted: Vec<(u64, u32)>,
-    pub(crate) code_base: u64,
-    pub(crate) warps: Vec<Warp>,
-    /// Per warp slot, what the issue stage reads every cycle (see [`WarpIssue`]).
-    pub(crate) iss: Vec<WarpIssue>,
-    pub(crate) subcores: Vec<SubCore>,
-    /// Per sub-core, the slots of its warps as bits (kept with `SubCore::warps`).
-    pub(crate) sc_mask: Vec<u64>,
-    /// Per sub-core: its pipeline may hold work (Control, Allocate, the variable-latency and
-    /// memory queues, fetches, I-cache requests or a constant-cache wait). False only when
-    /// all are empty: then its per-cycle stages and the arbiters skip it without touching
-    /// the `SubCore` record. Set where work enters (issue, fetch, a constant-cache miss),
-    /// recomputed by `Sm::tick` after a busy sub-core's cycle (`SubCore::has_work`).
-    pub(crate) sc_busy: Vec<bool>,
-    /// The executor's records of instructions in flight (register results and memory
-    /// access), written in place at issue and reused: indexed by `Stage::writes`,
-    /// `PendingResult::slab` and the write-back events; `slab_live[i]` until committed.
-    pub(crate) slab: Vec<Issued<W>>,
-    pub(crate) slab_live: Vec<bool>,
-    pub(crate) free_slab: Vec<usize>,
-    pub(crate) events: BinaryHeap<Reverse<(u64, u64, Event)>>,
-    pub(crate) event_seq: u64,
-    pub(crate) l1i: TagCache,
-    /// Lines of the L1 I/C being fetched from L2: (line, cycle it is in the L1).
-    pub(crate) l1i_inflight: Vec<(u64, u64)>,
-    pub(crate) l1i_rr: usize,
-    pub(crate) shared_unit_free: Vec<u64>,
-    /// The SM's shared-memory operand path of warpgroup MMAs is free from this time, in
-    /// 1/`gmma_smem_bytes_per_cycle` cycles (bytes).
-    pub(crate) gmma_smem_free: u64,
-    /// The Tensor Memory Accelerator's copies in flight.
-    pub tma: crate::tma::TmaUnit,
-    pub(crate) arb_free: u64,
-    pub(crate) arb_rr: usize,
-    pub(crate) mem: Box<dyn DataMemory>,
-    /// Accesses the data memory completes later: request id -> (warp slot, instruction, results).
-    pub(crate) mem_pending: std::collections::HashMap<u64, (usize, usize, usize)>,
-    pub(crate) next_mem_id: u64,
-    pub(crate) next_age: u64,
-    pub stats: CoreStats,
-    pub record: bool,
-    pub(crate) finished: Vec<u32>,
-    pub(crate) uses_control_bits: bool,
     pub(crate) now: u64,
-    /// The cycle the SM's clock counter (SR_CLOCKLO) and its issue logs count from: when its
-    /// first CTA started (`Sm::start_at`).
-    pub(crate) clock_origin: u64,
-    /// Whether `clock_origin` was set.
-    pub(crate) started: bool,
-    /// Warps with counter increments staged this cycle.
-    pub(crate) staged: Vec<usize>,
-    /// Readiness of a sub-core's warps, reused every cycle by the issue stage.
-    pub(crate) ready_buf: Vec<usize>,
-    /// Warps that exited and are not retired yet.
-    pub(crate) exited_warps: u32,
-    /// Slots of the warps that exited and are not retired yet, in slot order (retirement
-    /// looks at these only, not at every slot every cycle).
-    pub(crate) exited_slots: Vec<usize>,
-    /// Per warp slot, `HOT_*` flags: what the readiness check of every warp every cycle
-    /// looks at first, kept apart from the large `Warp` records so that idle and waiting
-    /// warps cost no cache miss.
-    pub(crate) hot: Vec<u8>,
     /// Slots whose warp is live and not known to wait on its dependence counters (`go`),
     /// and live and known to wait (`waiting`): the `HOT_LIVE`/`HOT_DEP_WAIT` flags as bit
     /// masks, kept in step by [`Sm::sync_masks`], so the issue stage sees a sub-core with
@@ -419,11 +357,77 @@ pub struct Sm<W> {
     /// Slots whose warp is live and has room in its instruction buffer (`HOT_LIVE` and not
     /// `HOT_NO_ROOM`): the fetch stage's candidates.
     pub(crate) room: u64,
+    pub(crate) arb_free: u64,
+    /// The cycle the SM's clock counter (SR_CLOCKLO) and its issue logs count from: when its
+    /// first CTA started (`Sm::start_at`).
+    pub(crate) clock_origin: u64,
     /// Warp slots in use (kept so that the per-cycle idle and occupancy queries do not
     /// scan every warp).
     pub(crate) used_warps: usize,
+    /// Warps that exited and are not retired yet.
+    pub(crate) exited_warps: u32,
+    pub(crate) uses_control_bits: bool,
+    /// Whether `clock_origin` was set.
+    pub(crate) started: bool,
+    pub record: bool,
+    /// Per sub-core: its pipeline may hold work (Control, Allocate, the variable-latency and
+    /// memory queues, fetches, I-cache requests or a constant-cache wait). False only when
+    /// all are empty: then its per-cycle stages and the arbiters skip it without touching
+    /// the `SubCore` record. Set where work enters (issue, fetch, a constant-cache miss),
+    /// recomputed by `Sm::tick` after a busy sub-core's cycle (`SubCore::has_work`).
+    pub(crate) sc_busy: [bool; MAX_SUBCORES],
+    pub(crate) l1i_rr: usize,
+    pub(crate) arb_rr: usize,
+    pub(crate) events: BinaryHeap<Reverse<(u64, u64, Event)>>,
+    /// Warps with counter increments staged this cycle.
+    pub(crate) staged: Vec<usize>,
+    /// Per sub-core, the slots of its warps as bits (kept with `SubCore::warps`).
+    pub(crate) sc_mask: [u64; MAX_SUBCORES],
+    /// Per warp slot, `HOT_*` flags: what the readiness check of every warp every cycle
+    /// looks at first, kept apart from the large `Warp` records so that idle and waiting
+    /// warps cost no cache miss.
+    pub(crate) hot: [u8; MAX_WARP_SLOTS],
+    pub(crate) subcores: Vec<SubCore>,
+    /// Per warp slot, what the issue stage reads every cycle (see [`WarpIssue`]).
+    pub(crate) iss: Vec<WarpIssue>,
+    pub(crate) mem: Box<dyn DataMemory>,
+    pub(crate) finished: Vec<u32>,
+    /// The kernel's static code, shared by every SM of the launch (not copied per SM).
+    pub(crate) code: std::sync::Arc<[StaticInst]>,
+    /// (pc, index) of `code` sorted by pc, for code whose instruction i is not at pc 16·i
+    /// (trace-built code holds only the executed pcs); empty otherwise.
+    pub(crate) pc_sorted: Vec<(u64, u32)>,
+    pub(crate) warps: Vec<Warp>,
+    /// Readiness of a sub-core's warps, reused every cycle by the issue stage.
+    pub(crate) ready_buf: Vec<usize>,
+    /// Slots of the warps that exited and are not retired yet, in slot order (retirement
+    /// looks at these only, not at every slot every cycle).
+    pub(crate) exited_slots: Vec<usize>,
+    /// The executor's records of instructions in flight (register results and memory
+    /// access), written in place at issue and reused: indexed by `Stage::writes`,
+    /// `PendingResult::slab` and the write-back events; `slab_live[i]` until committed.
+    pub(crate) slab: Vec<Issued<W>>,
+    pub(crate) slab_live: Vec<bool>,
+    pub(crate) free_slab: Vec<usize>,
+    pub(crate) event_seq: u64,
+    /// Accesses the data memory completes later: request id -> (warp slot, instruction, results).
+    pub(crate) mem_pending: std::collections::HashMap<u64, (usize, usize, usize)>,
+    pub(crate) next_mem_id: u64,
+    pub(crate) next_age: u64,
+    pub(crate) l1i: TagCache,
+    /// Lines of the L1 I/C being fetched from L2: (line, cycle it is in the L1).
+    pub(crate) l1i_inflight: Vec<(u64, u64)>,
+    pub(crate) shared_unit_free: Vec<u64>,
+    /// The SM's shared-memory operand path of warpgroup MMAs is free from this time, in
+    /// 1/`gmma_smem_bytes_per_cycle` cycles (bytes).
+    pub(crate) gmma_smem_free: u64,
+    /// The Tensor Memory Accelerator's copies in flight.
+    pub tma: crate::tma::TmaUnit,
+    pub(crate) code_base: u64,
     pub(crate) fp32_unit: Option<usize>,
     pub(crate) int_unit: Option<usize>,
+    pub stats: CoreStats,
+    pub cfg: CoreConfig,
 }
 
 /// A latch's results slot after its results were committed early (`issue.rs`): committing
@@ -438,6 +442,11 @@ impl<W> Sm<W> {
         assert!(
             max_warps <= MAX_WARP_SLOTS,
             "{max_warps} warp slots per SM: at most {MAX_WARP_SLOTS}"
+        );
+        assert!(
+            (cfg.subcores as usize) <= MAX_SUBCORES,
+            "{} sub-cores per SM: at most {MAX_SUBCORES}",
+            cfg.subcores
         );
         let subcores: Vec<SubCore> = (0..cfg.subcores as usize)
             .map(|_| SubCore {
@@ -484,8 +493,8 @@ impl<W> Sm<W> {
             code_base: 0,
             warps,
             iss: vec![WarpIssue::new(0); max_warps],
-            sc_mask: vec![0; subcores.len()],
-            sc_busy: vec![false; subcores.len()],
+            sc_mask: [0; MAX_SUBCORES],
+            sc_busy: [false; MAX_SUBCORES],
             subcores,
             slab: Vec::new(),
             slab_live: Vec::new(),
@@ -510,7 +519,7 @@ impl<W> Sm<W> {
             ready_buf: Vec::with_capacity(64),
             exited_warps: 0,
             exited_slots: Vec::with_capacity(max_warps),
-            hot: vec![0; max_warps],
+            hot: [0; MAX_WARP_SLOTS],
             go: 0,
             waiting: 0,
             room: 0,
