@@ -100,16 +100,20 @@ impl Executor for EngineExec<'_> {
                     Space::Local => MemSpace::Local,
                     _ => MemSpace::Const,
                 };
-                let o = out.mem.get_or_insert_with(|| MemAccess {
-                    space,
-                    addrs: [0; 32],
-                    active: 0,
-                    bytes_per_lane: 0,
-                });
-                o.space = space;
-                o.addrs = m.addrs;
-                o.active = i.active_mask;
-                o.bytes_per_lane = m.bytes_per_lane;
+                // Written in place (the record's `Option` is built only the first time).
+                if let Some(o) = &mut out.mem {
+                    o.space = space;
+                    o.addrs = m.addrs;
+                    o.active = i.active_mask;
+                    o.bytes_per_lane = m.bytes_per_lane;
+                } else {
+                    out.mem = Some(MemAccess {
+                        space,
+                        addrs: m.addrs,
+                        active: i.active_mask,
+                        bytes_per_lane: m.bytes_per_lane,
+                    });
+                }
             }
         }
         Ok(())

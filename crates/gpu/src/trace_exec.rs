@@ -639,12 +639,17 @@ impl Executor for TraceKernel {
             None => out.mem = None,
             Some(space) => {
                 // Written in place into the timing model's record.
-                let m = out.mem.get_or_insert_with(|| MemAccess {
-                    space,
-                    addrs: [0; 32],
-                    active: 0,
-                    bytes_per_lane: 0,
-                });
+                if out.mem.is_none() {
+                    out.mem = Some(MemAccess {
+                        space,
+                        addrs: [0; 32],
+                        active: 0,
+                        bytes_per_lane: 0,
+                    });
+                }
+                let Some(m) = &mut out.mem else {
+                    return Err("memory access record missing".into());
+                };
                 let a = if i.is_mem() {
                     let s = i.addr_start as usize;
                     w.addrs.get(s..s + i.n_addrs()).unwrap_or(&[])
