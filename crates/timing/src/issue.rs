@@ -10,6 +10,7 @@ use crate::stats::StallReason;
 
 impl<W> Sm<W> {
     /// Readiness of one warp at `now`: Ok(()) or the reason it cannot issue.
+    #[inline(always)]
     pub(crate) fn ready<E: Executor<Writes = W>>(
         &mut self,
         ex: &E,

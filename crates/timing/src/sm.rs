@@ -279,41 +279,43 @@ pub(crate) struct MemEntry {
     pub(crate) arb_ready: Option<u64>,
 }
 
+/// `repr(C)`: what the stages of a busy sub-core look at every cycle comes first.
+#[repr(C)]
 pub(crate) struct SubCore {
+    pub(crate) control: Option<Stage>,
+    pub(crate) allocate: Option<Stage>,
+    pub(crate) var_q: VecDeque<Stage>,
+    pub(crate) mem_q: VecDeque<MemEntry>,
+    pub(crate) fetches: VecDeque<Fetch>,
+    /// Lines requested from the L1 I-cache: (line, prefetch)
+    pub(crate) l1_queue: VecDeque<u64>,
+    pub(crate) const_wait: Option<(usize, u64, u64, u64)>,
     /// Its warps' slots (their bits: `Sm::sc_mask`).
     pub(crate) warps: Vec<usize>,
     pub(crate) last_issued: Option<usize>,
     pub(crate) last_issue_cycle: u64,
-    pub(crate) l0i: TagCache,
-    pub(crate) sbuf: StreamBuffer,
-    /// Lines requested from the L1 I-cache: (line, prefetch)
-    pub(crate) l1_queue: VecDeque<u64>,
-    /// Demand lines in flight: (line, ready)
-    pub(crate) demand: Vec<(u64, u64)>,
-    pub(crate) fetches: VecDeque<Fetch>,
-    pub(crate) control: Option<Stage>,
-    pub(crate) allocate: Option<Stage>,
-    pub(crate) ports: PortSchedule,
-    pub(crate) rfc: Rfc,
+    pub(crate) addr_free: u64,
+    pub(crate) mem_occupancy: u32,
+    /// The memory write-back latch is busy until this cycle.
+    pub(crate) mem_wb_free: u64,
     pub(crate) unit_free: Vec<u64>,
     /// Variable-latency units of the sub-core: free to start an instruction from this cycle.
     pub(crate) var_unit_free: Vec<u64>,
-    pub(crate) mem_q: VecDeque<MemEntry>,
-    pub(crate) mem_occupancy: u32,
-    pub(crate) addr_free: u64,
-    /// The memory write-back latch is busy until this cycle.
-    pub(crate) mem_wb_free: u64,
-    pub(crate) var_q: VecDeque<Stage>,
-    pub(crate) const_wait: Option<(usize, u64, u64, u64)>,
-    pub(crate) l0c: TagCache,
+    pub(crate) ports: PortSchedule,
+    pub(crate) rfc: Rfc,
     pub(crate) last_clock_issue: Option<u64>,
-    /// Banks written by fixed-latency results per cycle (ring of 64).
-    pub(crate) fixed_wb: [u8; 64],
-    pub(crate) fixed_wb_cycle: [u64; 64],
+    /// Demand lines in flight: (line, ready)
+    pub(crate) demand: Vec<(u64, u64)>,
+    pub(crate) l0i: TagCache,
+    pub(crate) sbuf: StreamBuffer,
+    pub(crate) l0c: TagCache,
     pub(crate) two_level_pool: Vec<usize>,
     /// LTRF: the sub-core's path from the main register file to its register cache is busy
     /// (prefetches and write-backs, one at a time) until this cycle.
     pub(crate) rc_fill_free: u64,
+    /// Banks written by fixed-latency results per cycle (ring of 64).
+    pub(crate) fixed_wb: [u8; 64],
+    pub(crate) fixed_wb_cycle: [u64; 64],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
