@@ -148,7 +148,7 @@ pub unsafe fn launch(
     launch.const0 = k.const0.clone();
     if let Some(c) = k.info.cluster_dims {
         launch.cluster = c.map(|d| d.max(1));
-        if let Some(why) = launch.cluster_error() {
+        if let Some(why) = launch.clusters().error() {
             return Err(RtError::new(
                 cudaErrorInvalidConfiguration,
                 format!("kernel {name}: {why}"),

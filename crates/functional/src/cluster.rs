@@ -79,6 +79,13 @@ impl ClusterGeom {
         (cid, within, rank)
     }
 
+    /// The linear id of the cluster holding linear CTA `linear` (x-fastest in `%clusterid`).
+    pub fn cluster_index(&self, linear: u32) -> u32 {
+        let (cid, _, _) = self.position(linear);
+        let cg = self.clusters_per_grid();
+        cid[0] + cg[0] * (cid[1] + cg[1] * cid[2])
+    }
+
     /// The linear CTA id of the `i`-th CTA in dispatch order: cluster after cluster (clusters
     /// in x-fastest order of `%clusterid`), within a cluster by rank; the identity without
     /// clusters.
@@ -112,6 +119,7 @@ mod tests {
         let order: Vec<u32> = (0..8).map(|i| g.dispatch_order(i)).collect();
         assert_eq!(order, [0, 1, 4, 5, 2, 3, 6, 7]);
         assert_eq!(g.position(6), ([1, 0, 0], [0, 1, 0], 2));
+        assert_eq!((g.cluster_index(5), g.cluster_index(6)), (0, 1));
         assert_eq!(g.error(), None);
         let bad = ClusterGeom {
             grid: [3, 1, 1],

@@ -97,16 +97,6 @@ impl Launch {
     pub fn cluster_size(&self) -> u32 {
         self.clusters().size()
     }
-
-    /// Why the cluster dimensions do not fit the grid, if they do not.
-    pub fn cluster_error(&self) -> Option<String> {
-        self.clusters().error()
-    }
-
-    /// The linear CTA id of the `i`-th CTA in dispatch order ([`ClusterGeom::dispatch_order`]).
-    pub fn cta_in_dispatch_order(&self, i: u32) -> u32 {
-        self.clusters().dispatch_order(i)
-    }
 }
 
 /// Shared memory available when the launch does not say (the static-allocation limit).

@@ -132,7 +132,7 @@ pub fn decode(ins: &Instruction) -> Option<HopperOp> {
         },
         "HGMMA" | "IGMMA" | "QGMMA" => {
             let spec = GmmaSpec::parse(&ins.opcode)?;
-            let a_regs = matches!(ins.operands.get(1).map(|o| &o.kind), Some(OperandKind::Reg(_)));
+            let a_regs = sassim_isa::gmma_a_in_registers(ins);
             let di = 1 + usize::from(a_regs);
             let desc = ins.operands.get(di)?;
             if !matches!(desc.kind, OperandKind::GmmaDesc(_)) {
@@ -147,10 +147,7 @@ pub fn decode(ins: &Instruction) -> Option<HopperOp> {
                     return None;
                 }
             }
-            let commit = ins
-                .operands
-                .iter()
-                .any(|o| matches!(&o.kind, OperandKind::Keyword(k) if k == "gsb0"));
+            let commit = sassim_isa::names_gmma_group(ins);
             // RS form: a negated A is a register negate.
             let neg_a = has("negA") || (a_regs && ins.operands[1].neg);
             let op = GmmaOp {

@@ -101,7 +101,7 @@ pub fn run_exec_with<E: From<ExecError>>(
         // The CTAs of a thread-block cluster start together (they are co-scheduled).
         let csize = ex.launch().cluster_size().max(1);
         while ((resident.len() as u32) < max_res || !next_cta.is_multiple_of(csize)) && next_cta < nctas {
-            let id = ex.launch().cta_in_dispatch_order(next_cta);
+            let id = ex.launch().clusters().dispatch_order(next_cta);
             let ws = ex.start_cta(id);
             stats.warps = stats.warps.saturating_add(ws.len() as u32);
             if ex.options().record_cflow_trace {

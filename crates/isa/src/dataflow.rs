@@ -213,7 +213,7 @@ pub fn operand_width(ins: &Instruction, i: usize) -> u8 {
         "HGMMA" | "IGMMA" | "QGMMA" => match crate::mma::GmmaSpec::parse(&ins.opcode) {
             // D, [A registers,] gdesc, C [, scale-d predicate] [, gsb0].
             Some(s) => {
-                let rs = matches!(ins.operands.get(1).map(|o| &o.kind), Some(OperandKind::Reg(_)));
+                let rs = crate::mma::gmma_a_in_registers(ins);
                 match (is_dest, src_slot, rs) {
                     (true, _, _) | (false, 1, false) | (false, 2, true) => s.d_regs(),
                     (false, 0, true) => s.a_regs(),

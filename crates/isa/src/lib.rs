@@ -17,7 +17,9 @@ pub use control::{ControlBits, NUM_DEP_COUNTERS};
 pub use dataflow::{dest_count, infer_widths, operand_width, regs_read, regs_written, ArchReg};
 pub use elem::ElemType;
 pub use instruction::{Instruction, Kernel, Listing, Opcode, INSTRUCTION_BYTES};
-pub use mma::{ldsm_matrices, GmmaSpec, GmmaType, MmaFamily, MmaSpec, MmaType};
+pub use mma::{
+    gmma_a_in_registers, ldsm_matrices, names_gmma_group, GmmaSpec, GmmaType, MmaFamily, MmaSpec, MmaType,
+};
 pub use operand::{
     AddrReg, Address, ConstBank, ConstRef, Imm, Operand, OperandKind, Pred, PredReg, Reg, RegFile, Target,
 };

@@ -11,7 +11,8 @@
 //! engine (which computes the product) and the timing model (operand widths, register-file
 //! reads).
 
-use crate::instruction::Opcode;
+use crate::instruction::{Instruction, Opcode};
+use crate::operand::OperandKind;
 
 /// Which tensor-core instruction family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -408,4 +409,18 @@ impl GmmaSpec {
     pub fn a_regs(&self) -> u8 {
         4
     }
+}
+
+/// Whether a warpgroup MMA takes A from registers (the RS form `HGMMA … Rd, Ra, gdesc[..], …`)
+/// rather than from shared memory (`HGMMA … Rd, gdesc[..], …`).
+pub fn gmma_a_in_registers(ins: &Instruction) -> bool {
+    matches!(ins.operands.get(1).map(|o| &o.kind), Some(OperandKind::Reg(_)))
+}
+
+/// Whether an instruction names the warpgroup-MMA group scoreboard `gsb0` (an MMA that ends a
+/// commit group, or `WARPGROUP.DEPBAR.LE gsb0, n`).
+pub fn names_gmma_group(ins: &Instruction) -> bool {
+    ins.operands
+        .iter()
+        .any(|o| matches!(&o.kind, OperandKind::Keyword(k) if k == "gsb0"))
 }

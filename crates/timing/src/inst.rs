@@ -215,13 +215,15 @@ fn special(ins: &Instruction) -> Special {
         return Special::ClockRead;
     }
     match base {
-        "DEPBAR" => {
+        // WARPGROUP.DEPBAR.LE gsb0, n: at most n committed warpgroup-MMA groups in flight.
+        "DEPBAR" | "WARPGROUP" if base == "DEPBAR" || ins.opcode.has("DEPBAR") => {
             let mut sb = 0u8;
             let mut le = 0u8;
             let mut ids = 0u8;
             for o in &ins.operands {
                 match &o.kind {
                     OperandKind::Sb(s) => sb = *s,
+                    OperandKind::Keyword(k) if k == "gsb0" => sb = GMMA_GROUP_SB,
                     OperandKind::Imm(i) => le = i.as_u32().min(63) as u8,
                     OperandKind::SbSet(v) => {
                         for s in v {
@@ -232,22 +234,6 @@ fn special(ins: &Instruction) -> Special {
                 }
             }
             Special::Depbar { sb, le, ids }
-        }
-        // WARPGROUP.DEPBAR.LE gsb0, n: at most n committed warpgroup-MMA groups in flight.
-        "WARPGROUP" if ins.opcode.has("DEPBAR") => {
-            let le = ins
-                .operands
-                .iter()
-                .find_map(|o| match &o.kind {
-                    OperandKind::Imm(i) => Some(i.as_u32().min(63) as u8),
-                    _ => None,
-                })
-                .unwrap_or(0);
-            Special::Depbar {
-                sb: GMMA_GROUP_SB,
-                le,
-                ids: 0,
-            }
         }
         "ERRBAR" => Special::Errbar,
         "EXIT" => Special::Exit,
@@ -265,10 +251,7 @@ fn special(ins: &Instruction) -> Special {
 fn gmma_group_ctrl(ins: &Instruction) -> sassim_isa::ControlBits {
     let mut c = ins.ctrl;
     if matches!(ins.opcode.base.as_str(), "HGMMA" | "IGMMA" | "QGMMA" | "BGMMA")
-        && ins
-            .operands
-            .iter()
-            .any(|o| matches!(&o.kind, OperandKind::Keyword(k) if k == "gsb0"))
+        && sassim_isa::names_gmma_group(ins)
     {
         c.write_sb = Some(GMMA_GROUP_SB);
     }
@@ -283,9 +266,12 @@ fn gmma_smem_bytes(ins: &Instruction) -> u32 {
     let Some(s) = sassim_isa::GmmaSpec::parse(&ins.opcode) else {
         return 0;
     };
-    let a_in_regs = matches!(ins.operands.get(1).map(|o| &o.kind), Some(OperandKind::Reg(_)));
     let row = s.k * s.a.bytes();
-    let a = if a_in_regs { 0 } else { 16 * row };
+    let a = if sassim_isa::gmma_a_in_registers(ins) {
+        0
+    } else {
+        16 * row
+    };
     a + s.n * s.k * s.b.bytes() / 4
 }
 

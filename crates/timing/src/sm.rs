@@ -754,7 +754,7 @@ impl<W> Sm<W> {
         let mut done = Vec::new();
         self.mem.completed(now, &mut done);
         for id in done {
-            if self.tma.completed(id) {
+            if !self.tma.is_empty() && self.tma.completed(id) {
                 continue;
             }
             if let Some((slot, sidx, writes)) = self.mem_pending.remove(&id) {

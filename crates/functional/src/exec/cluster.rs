@@ -44,9 +44,7 @@ impl KernelExec {
     /// (cluster linear id, rank) of a linear CTA id.
     pub(super) fn cluster_position(&self, linear: u32) -> (u32, u32) {
         let g = self.geom();
-        let (cid, _, rank) = g.position(linear);
-        let cg = g.clusters_per_grid();
-        (cid[0] + cg[0] * (cid[1] + cg[1] * cid[2]), rank)
+        (g.cluster_index(linear), g.position(linear).2)
     }
 
     pub(super) fn cluster_started(&mut self, linear: u32, cidx: usize) {

@@ -294,14 +294,15 @@ impl Ex<'_> {
     /// Complete `bytes` transaction bytes on the mbarrier at shared::cluster address `bar`.
     fn complete_tx(&mut self, bar: u64, bytes: u64) -> Res<()> {
         let l = self.g.trailing_zeros() as usize;
-        let at = self
+        let (c, off) = self
             .k
             .cluster_smem(self.cta, bar)
             .ok_or_else(|| self.fault(l, bar, 8, MemSpace::Shared, false))?;
-        let mut b = Mbarrier::decode(self.read_word(l, at)?);
-        b.apply(0, -(bytes as i64), false).map_err(|e| self.unsup(&e))?;
-        self.write_word(at, b.encode());
-        Ok(())
+        match self.k.complete_tx_at(c, off, bytes) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(self.fault(l, off, 8, MemSpace::Shared, false)),
+            Err(e) => Err(self.unsup(&e)),
+        }
     }
 
     /// The first uniform register of address operand `i` (`[UR8]`).
@@ -323,17 +324,7 @@ impl Ex<'_> {
         let lane = self.g.trailing_zeros() as usize;
         let map_addr = u64::from(self.ureg(b)) | u64::from(self.ureg(b + 1)) << 32;
         let mut raw = [0u8; TENSOR_MAP_BYTES];
-        let ok = match crate::memory::const_window(map_addr) {
-            Some(off) => match self.k.cbank.get(off as usize..off as usize + TENSOR_MAP_BYTES) {
-                Some(s) => {
-                    raw.copy_from_slice(s);
-                    true
-                }
-                None => false,
-            },
-            None => self.k.global.read_into(map_addr, &mut raw),
-        };
-        if !ok {
+        if !self.k.read_global(map_addr, &mut raw) {
             return Err(self.fault(lane, map_addr, TENSOR_MAP_BYTES as u32, MemSpace::Global, false));
         }
         let map = TensorMap::decode(&raw).ok_or_else(|| {
@@ -695,17 +686,26 @@ impl KernelExec {
             if !live {
                 continue;
             }
-            let mut w = [0u8; 8];
-            if !self.ctas[c].shared.read_into(off, &mut w) {
-                continue;
-            }
-            let mut b = Mbarrier::decode(u64::from_le_bytes(w));
-            b.apply(0, -(p.bytes as i64), false)
+            self.complete_tx_at(c, off, p.bytes)
                 .map_err(|e| ExecError::unsupported(format!("TMA completion: {e}"), 0))?;
-            self.ctas[c].shared.write(off, &b.encode().to_le_bytes());
-            self.progress += 1;
         }
         Ok(())
+    }
+
+    /// complete-tx of `bytes` on the mbarrier word at offset `off` of CTA record `c` (PTX
+    /// `mbarrier.complete_tx`, what a TMA load does when its bytes have arrived). `Ok(false)`:
+    /// the word is outside the CTA's shared memory.
+    fn complete_tx_at(&mut self, c: usize, off: u64, bytes: u64) -> Result<bool, String> {
+        let mut w = [0u8; 8];
+        if !self.ctas[c].shared.read_into(off, &mut w) {
+            return Ok(false);
+        }
+        let mut b = Mbarrier::decode(u64::from_le_bytes(w));
+        b.apply(0, -(bytes as i64), false)?;
+        if self.ctas[c].shared.write(off, &b.encode().to_le_bytes()) == Some(true) {
+            self.progress += 1;
+        }
+        Ok(true)
     }
 }
 

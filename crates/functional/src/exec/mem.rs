@@ -11,6 +11,23 @@ fn space_of(space: MemSpace) -> Space {
     }
 }
 
+impl KernelExec {
+    /// Read global memory, or the read-only constant-bank window of the generic address space
+    /// (`memory::CONST_WINDOW`: a kernel's parameters by address). False if not mapped.
+    pub(super) fn read_global(&self, addr: u64, out: &mut [u8]) -> bool {
+        match crate::memory::const_window(addr) {
+            Some(off) => match self.cbank.get(off as usize..).and_then(|b| b.get(..out.len())) {
+                Some(b) => {
+                    out.copy_from_slice(b);
+                    true
+                }
+                None => false,
+            },
+            None => self.global.read_into(addr, out),
+        }
+    }
+}
+
 impl Ex<'_> {
     /// Per-lane address of a memory operand.
     pub(super) fn address(&self, m: &MemAddr, lane: usize, space: MemSpace) -> u64 {
@@ -113,16 +130,7 @@ impl Ex<'_> {
             return Err(self.fault(lane, addr, n, space, true));
         }
         let ok = match space {
-            MemSpace::Global | MemSpace::Generic => match crate::memory::const_window(addr) {
-                Some(off) => match self.k.cbank.get(off as usize..off as usize + out.len()) {
-                    Some(b) => {
-                        out.copy_from_slice(b);
-                        true
-                    }
-                    None => false,
-                },
-                None => self.k.global.read_into(addr, out),
-            },
+            MemSpace::Global | MemSpace::Generic => self.k.read_global(addr, out),
             MemSpace::Shared => match self.smem_target(addr, generic) {
                 Some((c, a)) => self.k.ctas[c].shared.read_into(a, out),
                 None => false,
