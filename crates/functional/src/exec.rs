@@ -931,8 +931,14 @@ impl KernelExec {
                 ArchReg::R(i) => {
                     let i = i as usize;
                     if i < nregs && !wp.regs.is_empty() {
-                        for l in lanes(wr.mask) {
-                            wp.regs[i * 32 + l] = wr.vals[l];
+                        let row = &mut wp.regs[i * 32..i * 32 + 32];
+                        if wr.mask == u32::MAX {
+                            // Every lane (the common case): one copy.
+                            row.copy_from_slice(&wr.vals);
+                        } else {
+                            for l in lanes(wr.mask) {
+                                row[l] = wr.vals[l];
+                            }
                         }
                     }
                 }

@@ -596,6 +596,8 @@ struct ConstGeom {
 
 /// One SM's data memory: `sassim-memory`'s L1D + shared memory, and the L0 VL constant
 /// cache of the shared memory unit (LDC).
+/// `repr(C)`: the L1, whose queues every cycle looks at, first.
+#[repr(C)]
 pub struct SmDataMemory {
     pub l1: mm::SmMemory,
     lat: HitLatencies,

@@ -27,14 +27,30 @@ const IPOLY64: [&[u32]; 6] = [
     &[17, 16, 15, 14, 11, 9, 5, 4],
 ];
 
-fn fold(higher: u64, table: &[&[u32]]) -> u64 {
-    let mut out = 0;
-    for (i, bits) in table.iter().enumerate() {
-        let mut b = 0;
-        for &p in bits.iter() {
-            b ^= (higher >> p) & 1;
+/// The bit lists of a table as masks: output bit i is the parity of `higher & mask[i]`.
+const fn masks<const N: usize>(table: [&[u32]; N]) -> [u64; N] {
+    let mut out = [0u64; N];
+    let mut i = 0;
+    while i < N {
+        let mut k = 0;
+        while k < table[i].len() {
+            out[i] |= 1 << table[i][k];
+            k += 1;
         }
-        out |= b << i;
+        i += 1;
+    }
+    out
+}
+const IPOLY16_MASKS: [u64; 4] = masks(IPOLY16);
+const IPOLY32_MASKS: [u64; 5] = masks(IPOLY32);
+const IPOLY64_MASKS: [u64; 6] = masks(IPOLY64);
+
+/// Output bit i: the XOR of the bits of `higher` listed in row i of the table (as masks).
+#[inline]
+fn fold(higher: u64, masks: &[u64]) -> u64 {
+    let mut out = 0;
+    for (i, &m) in masks.iter().enumerate() {
+        out |= u64::from((higher & m).count_ones() & 1) << i;
     }
     out
 }
@@ -45,13 +61,13 @@ fn fold(higher: u64, table: &[&[u32]]) -> u64 {
 pub fn ipoly_hash(higher_bits: u64, index: u64, buckets: u64) -> u64 {
     debug_assert!(buckets.is_power_of_two());
     match buckets {
-        16 => index ^ fold(higher_bits, &IPOLY16),
-        32 => index ^ fold(higher_bits, &IPOLY32),
-        64 => index ^ fold(higher_bits, &IPOLY64),
+        16 => index ^ fold(higher_bits, &IPOLY16_MASKS),
+        32 => index ^ fold(higher_bits, &IPOLY32_MASKS),
+        64 => index ^ fold(higher_bits, &IPOLY64_MASKS),
         1 => 0,
         _ => {
             let bits = buckets.trailing_zeros();
-            let mut h = fold(higher_bits, &IPOLY64) ^ (fold(higher_bits >> 19, &IPOLY64) << 6);
+            let mut h = fold(higher_bits, &IPOLY64_MASKS) ^ (fold(higher_bits >> 19, &IPOLY64_MASKS) << 6);
             let mut acc = 0;
             while h != 0 {
                 acc ^= h & (buckets - 1);
@@ -223,6 +239,31 @@ impl AddressMapping {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fold_masks_match_the_bit_lists() {
+        // Output bit i is the XOR of the listed bits of `higher`, bit by bit.
+        fn reference(higher: u64, table: &[&[u32]]) -> u64 {
+            let mut out = 0;
+            for (i, bits) in table.iter().enumerate() {
+                let mut b = 0;
+                for &p in bits.iter() {
+                    b ^= (higher >> p) & 1;
+                }
+                out |= b << i;
+            }
+            out
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            assert_eq!(fold(x, &IPOLY16_MASKS), reference(x, &IPOLY16));
+            assert_eq!(fold(x, &IPOLY32_MASKS), reference(x, &IPOLY32));
+            assert_eq!(fold(x, &IPOLY64_MASKS), reference(x, &IPOLY64));
+        }
+    }
 
     #[test]
     fn ipoly_is_bijective_per_group() {

@@ -105,22 +105,28 @@ const NO_TAG: u32 = u32::MAX;
 type Rejection = (u32, usize, fn(&mut L1Stats));
 
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct SmMemory {
+    // `repr(C)`: what the per-cycle calls (`tick`, `pop_completed`) read comes first.
+    miss_queue: VecDeque<(u64, L2Request)>,
+    completed: BinaryHeap<Reverse<(u64, u64, u64)>>,
+    requests_per_cycle: u32,
+    /// Changes whenever the L1's state may have changed (an access accepted, a fill, the
+    /// miss queue draining, a completion): a rejected access is decided without changing
+    /// state, so its retry gives the same rejection until then.
+    epoch: u64,
+    seq: u64,
     line_shift: u32,
     sector_shift: u32,
     latency: u64,
     fill_latency: u64,
     miss_latency: u64,
-    requests_per_cycle: u32,
     write_policy: WritePolicy,
     miss_queue_cap: usize,
     cache: SectorCache,
     mshr: MshrTable<L1Waiter>,
-    miss_queue: VecDeque<(u64, L2Request)>,
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
-    completed: BinaryHeap<Reverse<(u64, u64, u64)>>,
-    seq: u64,
     // Shared memory.
     sh_banks: u32,
     sh_width: u64,
@@ -133,10 +139,6 @@ pub struct SmMemory {
     sh_atomic_words: Vec<u64>,
     sh_atomic_until: u64,
     stats: L1Stats,
-    /// Changes whenever the L1's state may have changed (an access accepted, a fill, the
-    /// miss queue draining, a completion): a rejected access is decided without changing
-    /// state, so its retry gives the same rejection until then.
-    epoch: u64,
     /// The last coalesced requests (a rejected request is retried unchanged): the request,
     /// its line count and lines. Looked up by comparing the whole request.
     coalesced: Vec<(WarpMemRequest, usize, [LineReq; MAX_LINES])>,
