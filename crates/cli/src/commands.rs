@@ -63,6 +63,10 @@ pub struct RunArgs {
     /// all cores). Results are the same for any number.
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Threads that tick the SMs of one kernel (default: the cores left per job, i.e. all
+    /// cores divided by `--jobs`). Statistics are identical for any number.
+    #[arg(long)]
+    pub threads: Option<usize>,
     /// Overwrite existing output files.
     #[arg(long)]
     pub force: bool,
@@ -298,6 +302,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         .num_threads(jobs.max(1))
         .build()
         .map_err(|e| anyhow!("thread pool: {e}"))?;
+    let threads = kernel_threads(check_threads(a.threads)?, jobs.min(selected.len().max(1)));
     let results: Vec<Result<(sassim_gpu::workload::WorkloadRun, f64)>> = pool.install(|| {
         use rayon::prelude::*;
         selected
@@ -310,6 +315,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
                     deadline,
                     deadlock_cycles: a.limits.deadlock_cycles,
                     progress: Some(progress_fn(bar.clone())),
+                    threads,
                     ..RunOptions::default()
                 };
                 let mut gpu = Gpu::new(cfg.clone());
@@ -493,6 +499,30 @@ fn finish_report(
     Ok(())
 }
 
+/// The machine's cores (1 if unknown).
+pub fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Threads per kernel: `--threads`, or the cores left to each of `jobs` simulations run at
+/// once.
+fn kernel_threads(threads: Option<usize>, jobs: usize) -> usize {
+    threads.unwrap_or_else(|| all_cores() / jobs.max(1)).max(1)
+}
+
+/// Most threads `--threads` accepts.
+pub const MAX_THREADS: usize = 1024;
+
+/// `--threads` checked: 1 to [`MAX_THREADS`].
+pub fn check_threads(threads: Option<usize>) -> Result<Option<usize>> {
+    match threads {
+        Some(t) if t == 0 || t > MAX_THREADS => {
+            bail!("--threads {t}: give 1 to {MAX_THREADS}")
+        }
+        t => Ok(t),
+    }
+}
+
 /// Trace-driven mode: every kernel of an Accel-Sim kernelslist.g.
 fn run_trace(a: &RunArgs, kernelslist: &Path, cfg: GpuConfig) -> Result<ExitCode> {
     let mut listings = Vec::new();
@@ -511,6 +541,7 @@ fn run_trace(a: &RunArgs, kernelslist: &Path, cfg: GpuConfig) -> Result<ExitCode
         // Kernels without a listing: inferred unless `listing` (scoreboards) or `scoreboard`
         // was asked for.
         infer_control_bits: matches!(a.control_bits, None | Some(ControlBitsArg::Infer)),
+        threads: kernel_threads(check_threads(a.threads)?, 1),
         ..RunOptions::default()
     };
     let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, kernelslist, &listings, &opts)

@@ -25,9 +25,10 @@ pub struct ExecArgs {
     /// Write Accel-Sim-compatible `name = value` lines (one block per launch) to this file.
     #[arg(long, value_name = "FILE")]
     pub accelsim: Option<PathBuf>,
-    /// Threads used to simulate a kernel (statistics are identical for any number).
-    #[arg(long)]
-    pub jobs: Option<usize>,
+    /// Threads that tick the SMs of a kernel (default: all cores; statistics are identical
+    /// for any number). `--jobs` is an older name.
+    #[arg(long, alias = "jobs")]
+    pub threads: Option<usize>,
     /// Directory of cached SASS listings (`<sha256 of cubin>.nvdisasm-hex`); repeatable.
     #[arg(long = "sass-cache", value_name = "DIR")]
     pub sass_cache: Vec<PathBuf>,
@@ -204,7 +205,9 @@ pub fn exec(mut a: ExecArgs) -> Result<ExitCode> {
         sass_cache: cache_dirs,
         nvdisasm: sassim_cubin::find_nvdisasm(exe_dir.as_deref()),
         write_cache: user_cache,
-        threads: a.jobs.unwrap_or(1).max(1),
+        threads: crate::commands::check_threads(a.threads)?
+            .unwrap_or_else(crate::commands::all_cores)
+            .max(1),
         max_cycles: a.max_cycles,
         deadlock_cycles: a.deadlock_cycles,
         max_wall_seconds: a.max_wall.unwrap_or(0.0),

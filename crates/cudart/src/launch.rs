@@ -265,6 +265,7 @@ fn run_timed(
         deadlock_cycles: rt.cfg.deadlock_cycles,
         regs_per_thread: Some(regs),
         progress: rt.cfg.progress_fd.map(|fd| progress_fn(fd, name)),
+        threads: rt.cfg.threads,
         ..RunOptions::default()
     };
     let run = rt

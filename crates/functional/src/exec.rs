@@ -156,6 +156,9 @@ pub struct RegWrite {
 #[derive(Clone, Copy)]
 pub struct PendingWrites {
     len: u8,
+    /// A global atomic whose returned values are written when its shard's memory effects
+    /// are applied (parallel ticking, `exec/shard.rs`): 0 = none.
+    pub(crate) ticket: u32,
     w: [RegWrite; MAX_WRITES],
 }
 
@@ -176,6 +179,7 @@ impl Default for PendingWrites {
     fn default() -> Self {
         PendingWrites {
             len: 0,
+            ticket: 0,
             w: [RegWrite {
                 reg: ArchReg::R(0),
                 mask: 0,
@@ -194,6 +198,7 @@ impl PendingWrites {
     #[inline]
     pub fn clear(&mut self) {
         self.len = 0;
+        self.ticket = 0;
     }
     /// Make `self` hold the writes of `other`, copying only the used entries (a record
     /// reused for every issue, without copying the whole fixed-size array).
@@ -202,6 +207,7 @@ impl PendingWrites {
         let n = other.len as usize;
         self.w[..n].copy_from_slice(&other.w[..n]);
         self.len = other.len;
+        self.ticket = other.ticket;
     }
     #[inline]
     pub fn is_empty(&self) -> bool {
@@ -418,6 +424,9 @@ pub struct KernelExec {
     clusters: cluster::Clusters,
     /// TMA copies whose mbarrier completion waits for the timing model (`set_defer_bulk`).
     bulk: hopper::BulkCopies,
+    /// A shard of a kernel whose SMs are ticked in parallel: its global-memory effects,
+    /// applied at the end of each cycle (`exec/shard.rs`). `None`: global memory is `global`.
+    shard: Option<Box<shard::ShardLog>>,
 }
 
 /// A float `r` with `trunc(y · r) = y / n` for every CTA index `y < 65536` (the reciprocal the
@@ -572,6 +581,7 @@ impl KernelExec {
             fault: None,
             clusters: cluster::Clusters::default(),
             bulk: hopper::BulkCopies::default(),
+            shard: None,
         })
     }
 
@@ -889,6 +899,9 @@ impl KernelExec {
     /// registers lane 0 (uniform predicates its bit 0); a register beyond the kernel's
     /// count reads as 0. The old values are compared in place, without a copy.
     pub fn commit_changed(&mut self, w: WarpId, writes: &PendingWrites) -> bool {
+        if let Some(patched) = self.returned_values(writes) {
+            return self.commit_changed(w, &patched);
+        }
         let changed = writes.as_slice().iter().any(|wr| self.write_changes(w, wr));
         self.commit(w, writes);
         changed
@@ -924,6 +937,9 @@ impl KernelExec {
 
     /// Apply the register results of an issued instruction.
     pub fn commit(&mut self, w: WarpId, writes: &PendingWrites) {
+        if let Some(patched) = self.returned_values(writes) {
+            return self.commit(w, &patched);
+        }
         let nregs = self.nregs;
         let wp = &mut self.warps[w.0 as usize];
         for wr in writes.as_slice() {
@@ -1014,7 +1030,20 @@ impl KernelExec {
     /// [`PendingWrites`]), so no ~1.2 KB record is built and moved per instruction. After an
     /// error `out` holds nothing meaningful.
     pub fn issue_into(&mut self, w: WarpId, clock: u64, out: &mut Issued) -> Result<(), ExecError> {
-        let r = self.issue_inner(w, clock, out);
+        self.issue_with(w, clock, out, None)
+    }
+
+    /// [`KernelExec::issue_into`] with global memory given from outside (a shard's view
+    /// when SMs are ticked in parallel, see `exec/shard.rs`): reads see `global`, writes
+    /// and global atomics are logged and applied by [`KernelExec::apply_shard_log`].
+    pub(crate) fn issue_with(
+        &mut self,
+        w: WarpId,
+        clock: u64,
+        out: &mut Issued,
+        gmem: Option<&GlobalMemory>,
+    ) -> Result<(), ExecError> {
+        let r = self.issue_inner(w, clock, out, gmem);
         if let Err(e) = &r {
             if self.fault.is_none() && !matches!(e, ExecError::NotReady { .. }) {
                 self.fault = Some(e.clone());
@@ -1023,7 +1052,13 @@ impl KernelExec {
         r
     }
 
-    fn issue_inner(&mut self, w: WarpId, clock: u64, out: &mut Issued) -> Result<(), ExecError> {
+    fn issue_inner(
+        &mut self,
+        w: WarpId,
+        clock: u64,
+        out: &mut Issued,
+        gmem: Option<&GlobalMemory>,
+    ) -> Result<(), ExecError> {
         let wi = w.0 as usize;
         let code = self.code.clone();
         let (path, cta_idx) = {
@@ -1092,6 +1127,7 @@ impl KernelExec {
         out.clock_read = false;
         let mut ex = Ex {
             k: self,
+            gmem,
             wi,
             cta: cta_idx,
             d,
@@ -1114,6 +1150,8 @@ impl KernelExec {
 /// Per-issue execution context.
 struct Ex<'a> {
     k: &'a mut KernelExec,
+    /// Global memory when it is not `k.global` (a shard's read view; writes are logged).
+    gmem: Option<&'a GlobalMemory>,
     wi: usize,
     cta: usize,
     d: &'a DInst,
@@ -1444,4 +1482,5 @@ mod data;
 mod hopper;
 mod mem;
 mod mma;
+mod shard;
 pub mod syscall;

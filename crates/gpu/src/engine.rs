@@ -19,7 +19,57 @@ pub struct EngineExec<'a> {
     pub scratch: Box<sassim_functional::Issued>,
 }
 
+/// Where a warp of `k` is, for deadlock reports.
+pub(crate) fn describe_warp(k: &KernelExec, w: WarpId) -> String {
+    k.stuck_reason(w).unwrap_or_else(|| match k.warp_state(w) {
+        WarpStatus::AtBarrier { id } => format!("waiting at barrier {id}"),
+        WarpStatus::Exited => "exited".into(),
+        _ => format!(
+            "spinning at pc {:#x} with mask {:#010x}",
+            k.next_pc(w).unwrap_or(0),
+            k.next_mask(w).unwrap_or(0)
+        ),
+    })
+}
+
+/// Copy the used parts of the engine's issue record `i` into the timing model's `out`.
+pub(crate) fn copy_issued(i: &sassim_functional::Issued, out: &mut Issued<PendingWrites>) {
+    out.pc = i.pc;
+    out.index = i.index;
+    out.active_mask = i.active_mask;
+    out.exited = i.exited;
+    out.writes.copy_from(&i.writes);
+    match &i.mem {
+        None => out.mem = None,
+        Some(m) => {
+            let space = match m.space {
+                Space::Global => MemSpace::Global,
+                Space::Shared => MemSpace::Shared,
+                Space::Local => MemSpace::Local,
+                _ => MemSpace::Const,
+            };
+            let o = out.mem.get_or_insert_with(|| MemAccess::blank(space));
+            o.space = space;
+            o.addrs = m.addrs;
+            o.active = i.active_mask;
+            o.bytes_per_lane = m.bytes_per_lane;
+            o.remote = m.remote;
+        }
+    }
+}
+
 impl crate::KernelSource for EngineExec<'_> {
+    type Writes = PendingWrites;
+
+    fn tick_sms(
+        &mut self,
+        sms: &mut [sassim_timing::Sm<PendingWrites>],
+        _threads: &crate::parallel::Threads,
+    ) -> Result<(), String> {
+        // One executor owns every warp and the global memory: the SMs tick in order.
+        crate::parallel::tick_in_order(self, sms)
+    }
+
     fn num_ctas(&self) -> u32 {
         self.k.launch().num_ctas()
     }
@@ -32,7 +82,7 @@ impl crate::KernelSource for EngineExec<'_> {
     fn clusters(&self) -> sassim_functional::cluster::ClusterGeom {
         self.k.launch().clusters()
     }
-    fn start_cta(&mut self, id: u32) -> Vec<(u32, u32)> {
+    fn start_cta(&mut self, _sm: usize, id: u32) -> Vec<(u32, u32)> {
         let warps = self.k.start_cta(id);
         (self.on_cta)(self.k, &warps);
         warps.iter().map(|w| (w.0, self.k.warp_location(*w).1)).collect()
@@ -49,18 +99,7 @@ impl crate::KernelSource for EngineExec<'_> {
         self.k.progress_counter() + self.reg_changes
     }
     fn describe(&self, warp: u32) -> String {
-        let w = WarpId(warp);
-        self.k
-            .stuck_reason(w)
-            .unwrap_or_else(|| match self.k.warp_state(w) {
-                WarpStatus::AtBarrier { id } => format!("waiting at barrier {id}"),
-                WarpStatus::Exited => "exited".into(),
-                _ => format!(
-                    "spinning at pc {:#x} with mask {:#010x}",
-                    self.k.next_pc(w).unwrap_or(0),
-                    self.k.next_mask(w).unwrap_or(0)
-                ),
-            })
+        describe_warp(self.k, WarpId(warp))
     }
 }
 
@@ -86,28 +125,7 @@ impl Executor for EngineExec<'_> {
             .issue_into(WarpId(warp), clock, i)
             .map_err(|e| e.to_string())?;
         self.issued += 1;
-        out.pc = i.pc;
-        out.index = i.index;
-        out.active_mask = i.active_mask;
-        out.exited = i.exited;
-        out.writes.copy_from(&i.writes);
-        match &i.mem {
-            None => out.mem = None,
-            Some(m) => {
-                let space = match m.space {
-                    Space::Global => MemSpace::Global,
-                    Space::Shared => MemSpace::Shared,
-                    Space::Local => MemSpace::Local,
-                    _ => MemSpace::Const,
-                };
-                let o = out.mem.get_or_insert_with(|| MemAccess::blank(space));
-                o.space = space;
-                o.addrs = m.addrs;
-                o.active = i.active_mask;
-                o.bytes_per_lane = m.bytes_per_lane;
-                o.remote = m.remote;
-            }
-        }
+        copy_issued(i, out);
         Ok(())
     }
 

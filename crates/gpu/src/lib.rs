@@ -9,8 +9,10 @@ pub mod launch;
 pub mod ltrf;
 pub mod memsys;
 pub mod microbench;
+pub mod parallel;
 pub mod report;
 pub mod trace_exec;
+mod trace_part;
 pub mod workload;
 
 use engine::EngineExec;
@@ -138,6 +140,8 @@ pub struct RunOptions {
     /// Registers per thread for occupancy when known from the binary (a cubin's
     /// `EIATTR_REGCOUNT`); None: derived from the highest register the code names.
     pub regs_per_thread: Option<u32>,
+    /// Threads that tick the SMs of one kernel (`--threads`; results do not depend on it).
+    pub threads: usize,
 }
 
 impl Default for RunOptions {
@@ -156,18 +160,26 @@ impl Default for RunOptions {
             progress: None,
             progress_interval: 20_000,
             regs_per_thread: None,
+            threads: 1,
         }
     }
 }
 
 /// What the run loop needs from whoever supplies the kernel's instructions: the
-/// functional engine ([`engine::EngineExec`]) or a trace.
-pub trait KernelSource: sassim_timing::Executor {
+/// functional engine ([`engine::EngineExec`], or split by SM: [`parallel::ShardedEngine`])
+/// or a trace.
+pub trait KernelSource {
+    /// The register results the executor hands the timing model.
+    type Writes: Default;
     fn num_ctas(&self) -> u32;
     fn warps_per_cta(&self) -> u32;
     fn threads_per_cta(&self) -> u32;
-    /// Create the warps of CTA `id`: (executor warp id, warp index within the CTA).
-    fn start_cta(&mut self, id: u32) -> Vec<(u32, u32)>;
+    /// Create the warps of CTA `id` on simulated SM `sm`: (executor warp id, warp index
+    /// within the CTA).
+    fn start_cta(&mut self, sm: usize, id: u32) -> Vec<(u32, u32)>;
+    /// Tick every SM that is not idle, for one cycle: in SM order, or on the threads of
+    /// `threads` with the same result. An error is the lowest-numbered failing SM's.
+    fn tick_sms(&mut self, sms: &mut [Sm<Self::Writes>], threads: &parallel::Threads) -> Result<(), String>;
     /// All warps of the CTA of `warp` have finished.
     fn retire_cta(&mut self, warp: u32);
     /// Warp instructions issued so far.
@@ -236,6 +248,8 @@ pub struct Gpu {
     pub mem_hierarchy: bool,
     /// The memory system, kept across kernels.
     mem: Option<memsys::MemModel>,
+    /// The threads that tick SMs, kept across kernels (rebuilt when the count changes).
+    threads: Option<parallel::Threads>,
 }
 
 impl Gpu {
@@ -248,6 +262,7 @@ impl Gpu {
             now: 0,
             mem_hierarchy: true,
             mem: None,
+            threads: None,
         }
     }
 
@@ -289,6 +304,19 @@ impl Gpu {
         let active = exec.options().active_warps.clone();
         // TMA loads complete on their mbarriers when the timing model has moved their bytes.
         exec.set_defer_bulk(true);
+        let mut prepared = prepare(kernel, &self.cfg, &self.core);
+        if let Some(r) = opts.regs_per_thread {
+            let gran = self.cfg.gpu.reg_alloc_granularity.max(1);
+            prepared.regs_per_thread = r.max(1).div_ceil(gran) * gran;
+        }
+        // Split by SM (parallel ticking, the same results for any thread count) unless the
+        // kernel shares state between SMs beyond global memory or the caller reads the
+        // finished CTAs' registers.
+        let num_sms = (self.cfg.gpu.num_sms as usize).min(exec.launch().num_ctas().max(1) as usize);
+        if exec.shardable() && !opts.keep_cta_state && num_sms <= 1 << parallel::SM_BITS {
+            let mut src = parallel::ShardedEngine::new(exec, num_sms, on_cta);
+            return self.run_source(&mut src, kernel, prepared, opts, active.as_deref());
+        }
         let mut src = EngineExec {
             k: exec,
             issued: 0,
@@ -297,11 +325,6 @@ impl Gpu {
             reg_changes: 0,
             scratch: Box::default(),
         };
-        let mut prepared = prepare(kernel, &self.cfg, &self.core);
-        if let Some(r) = opts.regs_per_thread {
-            let gran = self.cfg.gpu.reg_alloc_granularity.max(1);
-            prepared.regs_per_thread = r.max(1).div_ceil(gran) * gran;
-        }
         self.run_source(&mut src, kernel, prepared, opts, active.as_deref())
     }
 
@@ -420,6 +443,10 @@ impl Gpu {
                 ),
             });
         }
+        let threads = match self.threads.take() {
+            Some(t) if t.count() == opts.threads.max(1) => t,
+            _ => parallel::Threads::new(opts.threads),
+        };
         let mut launchers = vec![launch::SmLauncher::default(); num_sms];
         let mut sent = Vec::new();
         let mut done_ctas = 0u32;
@@ -458,12 +485,13 @@ impl Gpu {
                     first_warp.get_or_insert(cycle);
                 }
             }
+            occ_sum += sms
+                .iter()
+                .filter(|sm| !sm.is_idle())
+                .map(|sm| sm.active_warps() as u64)
+                .sum::<u64>();
+            src.tick_sms(&mut sms, &threads).map_err(SimError::Exec)?;
             for (s, sm) in sms.iter_mut().enumerate() {
-                if sm.is_idle() {
-                    continue;
-                }
-                occ_sum += sm.active_warps() as u64;
-                sm.tick(src).map_err(SimError::Exec)?;
                 for w in sm.take_finished() {
                     if let Some(cta) = cs.warp_cta.remove(&w) {
                         let left = cs.cta_left.entry(cta).or_insert(1);
@@ -590,6 +618,7 @@ impl Gpu {
         }
         run.mem = mem.report(&mut sms);
         self.mem = Some(mem);
+        self.threads = Some(threads);
         run.occupancy = if run.bare_cycles == 0 {
             0.0
         } else {
@@ -663,7 +692,7 @@ impl CtaSched {
         if self.slot_by_warp_index && s.active_warps() > 0 {
             return None;
         }
-        let warps = src.start_cta(cta);
+        let warps = src.start_cta(sm, cta);
         for &(w, _) in &warps {
             self.warp_cta.insert(w, cta);
         }

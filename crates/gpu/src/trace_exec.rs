@@ -29,16 +29,15 @@
 //! Counts in the unknown-opcode warning are given both ways: distinct static
 //! instructions (PCs) and dynamic warp instructions of the trace.
 
+use crate::trace_part::{PartExec, TWarp, TraceCode, TracePart};
 use crate::{Gpu, KernelRun, PreparedKernel, RunOptions, SimError};
 use sassim_isa::{
     AddrReg, Address, ConstBank, ConstRef, ControlBits, Instruction, Kernel, Listing, Opcode, Operand,
     OperandKind, PredReg,
 };
-use sassim_timing::exec::{Executor, Issued, MemAccess};
-use sassim_timing::inst::MemSpace;
 use sassim_timing::DepMode;
 use sassim_trace::{KernelHeader, KernelTraceReader, RegKind, TraceCommand, TraceInstr};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -76,7 +75,7 @@ pub struct TraceKernelRun {
 
 /// How trace PCs map to the timing model's 16-byte instruction slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PcMap {
+pub(crate) enum PcMap {
     /// Volta and later: 16-byte instructions, PCs kept.
     Identity,
     /// 8-byte instructions with one control word per bundle of `bundle` slots.
@@ -92,7 +91,7 @@ impl PcMap {
         }
     }
     /// Timing-model PC of a trace (or listing) PC; `None` for a control-word slot.
-    fn map(self, pc: u64) -> Option<u64> {
+    pub(crate) fn map(self, pc: u64) -> Option<u64> {
         match self {
             PcMap::Identity => (pc.is_multiple_of(16)).then_some(pc),
             PcMap::Bundled { bundle } => {
@@ -107,30 +106,11 @@ impl PcMap {
     }
 }
 
-/// One warp of a CTA in flight.
-struct TWarp {
-    cta: u32,
-    instrs: Vec<TraceInstr>,
-    addrs: Vec<u64>,
-    pos: usize,
-    /// Barriers issued (BAR, including BAR.ARV).
-    bars: u32,
-    /// The last barrier issued waits for the others (not BAR.ARV).
-    waits: bool,
-}
-
-impl TWarp {
-    fn done(&self) -> bool {
-        self.pos >= self.instrs.len()
-    }
-}
-
 /// A kernel trace as the timing model's instruction source (see the module docs).
 pub struct TraceKernel {
     path: PathBuf,
     header: KernelHeader,
     kernel: Arc<Kernel>,
-    pc_map: PcMap,
     has_control_bits: bool,
     warnings: Vec<String>,
     num_blocks: u32,
@@ -138,18 +118,14 @@ pub struct TraceKernel {
     wpc: u32,
     /// Per static index: (opcode string, dynamic count) of instructions the trace executed.
     executed: Vec<Option<(String, u64)>>,
-    /// Per static index: memory space of a memory instruction (set by `prepare`).
-    mem_space: Vec<Option<MemSpace>>,
-    /// Per static index: 0 = no barrier, 1 = BAR (waits), 2 = BAR.ARV (arrives).
-    barrier: Vec<u8>,
+    /// What issuing reads of the kernel (PC map, memory spaces, barriers).
+    code: TraceCode,
     reader: Option<KernelTraceReader>,
     next_cta: u32,
-    /// Executor warp id of `warps[0]`.
-    base: u32,
-    warps: VecDeque<Option<TWarp>>,
-    /// Per CTA in flight: the fewest barriers issued by a warp that has not exited.
-    cta_min_bars: HashMap<u32, u32>,
-    issued: u64,
+    /// The warps in flight, by simulated SM (the SMs tick in parallel).
+    parts: Vec<TracePart>,
+    /// The SM of each CTA in flight.
+    cta_sm: HashMap<u32, usize>,
     error: Option<String>,
 }
 
@@ -473,21 +449,22 @@ impl TraceKernel {
             path: path.to_path_buf(),
             header,
             kernel: Arc::new(kernel),
-            pc_map,
             has_control_bits: listing_kernel.is_some(),
             warnings,
             num_blocks: blocks as u32,
             total_instrs: total,
             wpc,
             executed,
-            mem_space: vec![None; n],
-            barrier,
+            code: TraceCode {
+                pc_map,
+                mem_space: vec![None; n],
+                barrier,
+                wpc,
+            },
             reader: Some(reader),
             next_cta: 0,
-            base: 0,
-            warps: VecDeque::new(),
-            cta_min_bars: HashMap::new(),
-            issued: 0,
+            parts: Vec::new(),
+            cta_sm: HashMap::new(),
             error: None,
         })
     }
@@ -548,7 +525,7 @@ impl TraceKernel {
             }
         }
         for (i, s) in p.code.iter().enumerate() {
-            self.mem_space[i] = s.mem.map(|m| m.space);
+            self.code.mem_space[i] = s.mem.map(|m| m.space);
         }
         if self.header.nregs > 0 {
             let g = &gpu.cfg.gpu;
@@ -578,121 +555,31 @@ impl TraceKernel {
     pub fn stream_error(&self) -> Option<&str> {
         self.error.as_deref()
     }
-
-    fn warp(&self, id: u32) -> Option<&TWarp> {
-        let i = id.checked_sub(self.base)? as usize;
-        self.warps.get(i)?.as_ref()
-    }
-
-    fn warp_mut(&mut self, id: u32) -> Option<&mut TWarp> {
-        let i = id.checked_sub(self.base)? as usize;
-        self.warps.get_mut(i)?.as_mut()
-    }
-
-    fn cta_range(&self, cta: u32) -> std::ops::Range<usize> {
-        let first = (cta as u64 * self.wpc as u64).saturating_sub(self.base as u64) as usize;
-        first.min(self.warps.len())..(first + self.wpc as usize).min(self.warps.len())
-    }
-
-    fn update_cta_min(&mut self, cta: u32) {
-        let m = self
-            .warps
-            .range(self.cta_range(cta))
-            .flatten()
-            .filter(|w| !w.done())
-            .map(|w| w.bars)
-            .min();
-        self.cta_min_bars.insert(cta, m.unwrap_or(u32::MAX));
-    }
-}
-
-impl Executor for TraceKernel {
-    type Writes = ();
-
-    fn next_pc(&self, warp: u32) -> Option<u64> {
-        let w = self.warp(warp)?;
-        let i = w.instrs.get(w.pos)?;
-        self.pc_map.map(u64::from(i.pc))
-    }
-
-    fn blocked(&self, warp: u32) -> bool {
-        match self.warp(warp) {
-            Some(w) if w.waits && w.bars > 0 => self.cta_min_bars.get(&w.cta).is_some_and(|&m| m < w.bars),
-            _ => false,
-        }
-    }
-
-    fn issue(&mut self, warp: u32, _clock: u64, out: &mut Issued<()>) -> Result<(), String> {
-        let pc_map = self.pc_map;
-        let w = self
-            .warp(warp)
-            .ok_or_else(|| format!("trace warp {warp} is not in flight"))?;
-        let i = *w
-            .instrs
-            .get(w.pos)
-            .ok_or_else(|| format!("trace warp {warp} has no instruction left"))?;
-        let pc = pc_map
-            .map(u64::from(i.pc))
-            .ok_or_else(|| format!("pc {:#x} is not an instruction slot", i.pc))?;
-        let index = (pc / 16) as usize;
-        match self.mem_space.get(index).copied().flatten() {
-            None => out.mem = None,
-            Some(space) => {
-                // Written in place into the timing model's record.
-                let m = out.mem.get_or_insert_with(|| MemAccess::blank(space));
-                let a = if i.is_mem() {
-                    let s = i.addr_start as usize;
-                    w.addrs.get(s..s + i.n_addrs()).unwrap_or(&[])
-                } else {
-                    &[]
-                };
-                let mut it = a.iter();
-                for (lane, slot) in m.addrs.iter_mut().enumerate() {
-                    *slot = 0;
-                    if i.mask >> lane & 1 == 1 {
-                        if let Some(&x) = it.next() {
-                            *slot = x;
-                        }
-                    }
-                }
-                m.space = space;
-                // Lanes without an address (a trace without addresses) do not access.
-                m.active = if a.len() == i.mask.count_ones() as usize {
-                    i.mask
-                } else {
-                    0
-                };
-                m.bytes_per_lane = if i.mem_width > 0 {
-                    u32::from(i.mem_width)
-                } else {
-                    4
-                };
-            }
-        }
-        let bar = self.barrier.get(index).copied().unwrap_or(0);
-        let w = self.warp_mut(warp).expect("warp checked above");
-        w.pos += 1;
-        let exited = w.done();
-        if bar != 0 {
-            w.bars += 1;
-            w.waits = bar == 1;
-        }
-        let cta = w.cta;
-        if bar != 0 || exited {
-            self.update_cta_min(cta);
-        }
-        self.issued += 1;
-        out.pc = pc;
-        out.index = index;
-        out.active_mask = i.mask;
-        out.exited = exited;
-        Ok(())
-    }
-
-    fn commit(&mut self, _warp: u32, _writes: &()) {}
 }
 
 impl crate::KernelSource for TraceKernel {
+    type Writes = ();
+
+    fn tick_sms(
+        &mut self,
+        sms: &mut [sassim_timing::Sm<()>],
+        threads: &crate::parallel::Threads,
+    ) -> Result<(), String> {
+        if self.parts.len() < sms.len() {
+            self.parts.resize_with(sms.len(), TracePart::default);
+        }
+        let code = &self.code;
+        let tick = |first: usize, sms: &mut [sassim_timing::Sm<()>], parts: &mut [TracePart]| {
+            for (i, (sm, p)) in sms.iter_mut().zip(parts.iter_mut()).enumerate() {
+                if !sm.is_idle() {
+                    sm.tick(&mut PartExec { code, p }).map_err(|e| (first + i, e))?;
+                }
+            }
+            Ok(())
+        };
+        let n = sms.len();
+        threads.for_parts(sms, &mut self.parts[..n], &tick)
+    }
     fn num_ctas(&self) -> u32 {
         self.num_blocks
     }
@@ -702,7 +589,7 @@ impl crate::KernelSource for TraceKernel {
     fn threads_per_cta(&self) -> u32 {
         self.header.threads_per_block().min(u64::from(u32::MAX)) as u32
     }
-    fn start_cta(&mut self, id: u32) -> Vec<(u32, u32)> {
+    fn start_cta(&mut self, sm: usize, id: u32) -> Vec<(u32, u32)> {
         // CTAs start in order; the trace's blocks are read in file order.
         let cta = self.next_cta;
         debug_assert_eq!(id, cta);
@@ -734,56 +621,51 @@ impl crate::KernelSource for TraceKernel {
             }
         };
         let first = cta as u64 * self.wpc as u64;
-        // Keep `warps` covering [base, first + wpc).
-        if self.warps.is_empty() {
-            self.base = first as u32;
+        if self.parts.len() <= sm {
+            self.parts.resize_with(sm + 1, TracePart::default);
         }
-        let end = first + self.wpc as u64;
-        while (self.base as u64 + self.warps.len() as u64) < end {
-            self.warps.push_back(None);
-        }
+        let part = &mut self.parts[sm];
         let mut out = Vec::new();
         for w in block.warps {
             if w.warp_id >= self.wpc || w.instrs.is_empty() {
                 continue;
             }
             let id = (first + w.warp_id as u64) as u32;
-            let i = (id - self.base) as usize;
-            if self.warps[i].is_some() {
+            if part.warps.contains_key(&id) {
                 continue;
             }
-            self.warps[i] = Some(TWarp {
-                cta,
-                instrs: w.instrs,
-                addrs: w.addrs,
-                pos: 0,
-                bars: 0,
-                waits: false,
-            });
+            part.warps.insert(
+                id,
+                TWarp {
+                    cta,
+                    instrs: w.instrs,
+                    addrs: w.addrs,
+                    pos: 0,
+                    bars: 0,
+                    waits: false,
+                },
+            );
             out.push((id, w.warp_id));
         }
-        self.update_cta_min(cta);
+        part.update_cta_min(self.wpc, cta);
+        self.cta_sm.insert(cta, sm);
         out
     }
     fn retire_cta(&mut self, warp: u32) {
-        let cta = match self.warp(warp) {
-            Some(w) => w.cta,
-            None => warp / self.wpc,
-        };
-        for i in self.cta_range(cta) {
-            self.warps[i] = None;
-        }
-        self.cta_min_bars.remove(&cta);
-        while matches!(self.warps.front(), Some(None)) {
-            self.warps.pop_front();
-            self.base += 1;
+        let cta = warp / self.wpc;
+        if let Some(p) = self.cta_sm.remove(&cta).and_then(|sm| self.parts.get_mut(sm)) {
+            p.retire(self.wpc, cta);
         }
     }
     fn issued(&self) -> u64 {
-        self.issued
+        self.parts.iter().map(|p| p.issued).sum()
     }
     fn describe(&self, warp: u32) -> String {
-        let Some(w) = self.warp(warp) else {
+        let part = self
+            .cta_sm
+            .get(&(warp / self.wpc))
+            .and_then(|&sm| self.parts.get(sm));
+        let Some((p, w)) = part.and_then(|p| Some((p, p.warps.get(&warp)?))) else {
             return "not in flight".into();
         };
         let at = match w.instrs.get(w.pos) {
@@ -795,7 +677,7 @@ impl crate::KernelSource for TraceKernel {
             ),
             None => "exited".into(),
         };
-        if self.blocked(warp) {
+        if p.blocked(warp) {
             format!("{at}, waiting at barrier {} of CTA {}", w.bars, w.cta)
         } else {
             at

@@ -15,6 +15,11 @@ impl KernelExec {
     /// Read global memory, or the read-only constant-bank window of the generic address space
     /// (`memory::CONST_WINDOW`: a kernel's parameters by address). False if not mapped.
     pub(super) fn read_global(&self, addr: u64, out: &mut [u8]) -> bool {
+        self.read_global_in(&self.global, addr, out)
+    }
+
+    /// [`KernelExec::read_global`] of global memory `global`.
+    pub(super) fn read_global_in(&self, global: &GlobalMemory, addr: u64, out: &mut [u8]) -> bool {
         match crate::memory::const_window(addr) {
             Some(off) => match self.cbank.get(off as usize..).and_then(|b| b.get(..out.len())) {
                 Some(b) => {
@@ -23,12 +28,31 @@ impl KernelExec {
                 }
                 None => false,
             },
-            None => self.global.read_into(addr, out),
+            None => global.read_into(addr, out),
         }
     }
 }
 
 impl Ex<'_> {
+    /// Read global memory (or the constant window): the kernel's own, or a shard's view.
+    #[inline]
+    pub(super) fn read_global(&self, addr: u64, out: &mut [u8]) -> bool {
+        match self.gmem {
+            None => self.k.read_global(addr, out),
+            Some(g) => self.k.read_global_in(g, addr, out),
+        }
+    }
+
+    /// Write global memory; a shard logs the write for the end of the cycle
+    /// (`exec/shard.rs`). False if the range is not mapped.
+    #[inline]
+    pub(super) fn write_global(&mut self, addr: u64, data: &[u8]) -> bool {
+        match self.gmem {
+            None => self.k.global.write(addr, data),
+            Some(g) => g.is_mapped(addr, data.len() as u64) && self.k.log_store(addr, data),
+        }
+    }
+
     /// Per-lane address of a memory operand.
     pub(super) fn address(&self, m: &MemAddr, lane: usize, space: MemSpace) -> u64 {
         let global = matches!(space, MemSpace::Global | MemSpace::Generic);
@@ -130,7 +154,7 @@ impl Ex<'_> {
             return Err(self.fault(lane, addr, n, space, true));
         }
         let ok = match space {
-            MemSpace::Global | MemSpace::Generic => self.k.read_global(addr, out),
+            MemSpace::Global | MemSpace::Generic => self.read_global(addr, out),
             MemSpace::Shared => match self.smem_target(addr, generic) {
                 Some((c, a)) => self.k.ctas[c].shared.read_into(a, out),
                 None => false,
@@ -166,7 +190,7 @@ impl Ex<'_> {
             return Err(self.fault(lane, addr, n, space, true));
         }
         let ok = match space {
-            MemSpace::Global | MemSpace::Generic => self.k.global.write(addr, data),
+            MemSpace::Global | MemSpace::Generic => self.write_global(addr, data),
             MemSpace::Shared => match self.smem_target(addr, generic) {
                 Some((c, a)) => match self.k.ctas[c].shared.write(a, data) {
                     Some(changed) => {
@@ -348,81 +372,57 @@ impl Ex<'_> {
         if n != expected {
             return Err(self.unsup("operands"));
         }
+        let get = |s: &mut Self, k: usize, l: usize| -> Res<u64> {
+            let o = s.op(k)?;
+            if wide {
+                s.raw64(o, l)
+            } else {
+                Ok(s.raw(o, l)? as u64)
+            }
+        };
         let mut addrs = [0u64; 32];
         for l in lanes(self.g) {
             let a = self.address(&m, l, space);
             addrs[l] = a;
+            let b = if need_b { get(self, bi, l)? } else { 1 };
+            let c = if op == AtomOp::Cas {
+                get(self, bi + 1, l)?
+            } else {
+                0
+            };
+            if self.gmem.is_some() {
+                if let (MemSpace::Global, g) = Self::resolve(space, a) {
+                    // A shard: performed at the end of the cycle, in SM order.
+                    if g & (u64::from(nb) - 1) != 0 {
+                        return Err(self.fault(l, g, nb, MemSpace::Global, true));
+                    }
+                    if !self.gmem.is_some_and(|m| m.is_mapped(g, u64::from(nb))) {
+                        return Err(self.fault(l, g, nb, MemSpace::Global, false));
+                    }
+                    let reg = match rd {
+                        None => None,
+                        Some(r) => match self.op(r)?.k {
+                            K::R(255) => None,
+                            K::R(r) => Some(r),
+                            _ => return Err(self.unsup("atomic result is not a register")),
+                        },
+                    };
+                    if let Some(r) = reg {
+                        // Placeholder values, replaced at commit by the returned ones.
+                        self.out.writes.r(r, l, 0);
+                        if wide {
+                            self.out.writes.r(r + 1, l, 0);
+                        }
+                    }
+                    let ticket = self.out.writes.ticket;
+                    self.out.writes.ticket = self.k.log_atomic(ticket, reg, wide, l, g, op, ty, b, c);
+                    continue;
+                }
+            }
             let mut buf = [0u8; 8];
             self.load(space, l, a, &mut buf[..nb as usize])?;
             let old = u64::from_le_bytes(buf);
-            let get = |s: &mut Self, k: usize| -> Res<u64> {
-                let o = s.op(k)?;
-                if wide {
-                    s.raw64(o, l)
-                } else {
-                    Ok(s.raw(o, l)? as u64)
-                }
-            };
-            let b = if need_b { get(self, bi)? } else { 1 };
-            let mask = if wide { u64::MAX } else { 0xffff_ffff };
-            let signed = matches!(ty, AtomTy::S32 | AtomTy::S64);
-            let sx = |v: u64| if wide { v as i64 } else { v as u32 as i32 as i64 };
-            let new = match op {
-                AtomOp::Add => match ty {
-                    AtomTy::F32 => (f32::from_bits(old as u32) + f32::from_bits(b as u32)).to_bits() as u64,
-                    AtomTy::F64 => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
-                    _ => old.wrapping_add(b) & mask,
-                },
-                AtomOp::Min => {
-                    if signed {
-                        if sx(b) < sx(old) {
-                            b
-                        } else {
-                            old
-                        }
-                    } else {
-                        old.min(b)
-                    }
-                }
-                AtomOp::Max => {
-                    if signed {
-                        if sx(b) > sx(old) {
-                            b
-                        } else {
-                            old
-                        }
-                    } else {
-                        old.max(b)
-                    }
-                }
-                AtomOp::Inc => {
-                    if old >= b {
-                        0
-                    } else {
-                        old + 1
-                    }
-                }
-                AtomOp::Dec => {
-                    if old == 0 || old > b {
-                        b
-                    } else {
-                        old - 1
-                    }
-                }
-                AtomOp::And => old & b,
-                AtomOp::Or => old | b,
-                AtomOp::Xor => old ^ b,
-                AtomOp::Exch => b,
-                AtomOp::Cas => {
-                    let c = get(self, bi + 1)?;
-                    if old == b {
-                        c
-                    } else {
-                        old
-                    }
-                }
-                AtomOp::PopcInc => old.wrapping_add(1) & mask,
-            } & mask;
+            let new = atomic_result(op, ty, old, b, c);
             if new != old {
                 self.store(space, l, a, &new.to_le_bytes()[..nb as usize])?;
             }
@@ -437,4 +437,68 @@ impl Ex<'_> {
         self.record(space, MemKind::Atomic, nb, addrs);
         Ok(())
     }
+}
+
+/// The value an atomic leaves in memory: `op` of type `ty` applied to the `old` value with
+/// operands `b` (and `c` for a compare-and-swap).
+pub(super) fn atomic_result(op: AtomOp, ty: AtomTy, old: u64, b: u64, c: u64) -> u64 {
+    let wide = matches!(ty, AtomTy::U64 | AtomTy::S64 | AtomTy::F64);
+    let mask = if wide { u64::MAX } else { 0xffff_ffff };
+    let signed = matches!(ty, AtomTy::S32 | AtomTy::S64);
+    let sx = |v: u64| if wide { v as i64 } else { v as u32 as i32 as i64 };
+    (match op {
+        AtomOp::Add => match ty {
+            AtomTy::F32 => (f32::from_bits(old as u32) + f32::from_bits(b as u32)).to_bits() as u64,
+            AtomTy::F64 => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
+            _ => old.wrapping_add(b) & mask,
+        },
+        AtomOp::Min => {
+            if signed {
+                if sx(b) < sx(old) {
+                    b
+                } else {
+                    old
+                }
+            } else {
+                old.min(b)
+            }
+        }
+        AtomOp::Max => {
+            if signed {
+                if sx(b) > sx(old) {
+                    b
+                } else {
+                    old
+                }
+            } else {
+                old.max(b)
+            }
+        }
+        AtomOp::Inc => {
+            if old >= b {
+                0
+            } else {
+                old + 1
+            }
+        }
+        AtomOp::Dec => {
+            if old == 0 || old > b {
+                b
+            } else {
+                old - 1
+            }
+        }
+        AtomOp::And => old & b,
+        AtomOp::Or => old | b,
+        AtomOp::Xor => old ^ b,
+        AtomOp::Exch => b,
+        AtomOp::Cas => {
+            if old == b {
+                c
+            } else {
+                old
+            }
+        }
+        AtomOp::PopcInc => old.wrapping_add(1) & mask,
+    }) & mask
 }

@@ -67,7 +67,7 @@ impl Ex<'_> {
     /// Read `len` bytes at a generic address.
     fn read_generic(&self, lane: usize, addr: u64, out: &mut [u8]) -> bool {
         match crate::memory::resolve_generic(addr) {
-            Generic::Global(a) => self.k.global.read_into(a, out),
+            Generic::Global(a) => self.read_global(a, out),
             Generic::Shared(a) => self.k.ctas[self.cta].shared.read_into(a, out),
             Generic::Local(a) => {
                 let lb = self.k.opts.local_bytes as u64;

@@ -1,0 +1,275 @@
+//! Ticking the SMs of one kernel on several threads, with results that do not depend on
+//! the number of threads (issue 15; docs/performance.md "Parallel simulation").
+//!
+//! Per cycle: (1) every SM ticks — its pipeline, its functional execution (its own shard of
+//! the kernel, `sassim_functional` `exec/shard.rs`) — reading global memory as it was at
+//! the start of the cycle; the SMs are split into contiguous groups, one per thread; (2) on
+//! one thread, in SM order: each shard's logged global stores and atomics are applied and
+//! its `printf` text appended; then the dispatcher, the CTA bookkeeping and the memory
+//! system beyond the L1s run as before. Nothing in (1) reads what another SM writes in (1),
+//! so (1) gives the same state in any order, and (2) has one order.
+
+use crate::engine::{copy_issued, describe_warp};
+use sassim_functional::{GlobalMemory, KernelExec, PendingWrites, WarpId, WarpStatus};
+use sassim_timing::exec::{Executor, Issued};
+use sassim_timing::Sm;
+use std::sync::Mutex;
+
+/// An error of one element of a part: (its index, the message).
+pub type PartError = (usize, String);
+
+/// Work on one part: (index of its first element, its elements of both slices).
+pub type PartFn<'f, A, B> = dyn Fn(usize, &mut [A], &mut [B]) -> Result<(), PartError> + Sync + 'f;
+
+/// The threads that tick SMs (`--threads`).
+pub struct Threads {
+    n: usize,
+    pool: Option<rayon::ThreadPool>,
+}
+
+impl Threads {
+    /// `n` threads (the calling thread is one of them); 0 or 1: the calling thread alone.
+    /// If the operating system refuses the threads, the SMs tick on the calling thread
+    /// (same results).
+    pub fn new(n: usize) -> Threads {
+        let pool = (n > 1)
+            .then(|| rayon::ThreadPoolBuilder::new().num_threads(n - 1).build().ok())
+            .flatten();
+        Threads {
+            n: if pool.is_some() { n } else { 1 },
+            pool,
+        }
+    }
+
+    pub fn count(&self) -> usize {
+        self.n
+    }
+
+    /// Call `f(first, a_part, b_part)` on `a` and `b` (of equal length) split into up to
+    /// `count()` contiguous parts, `first` being the index of the part's first element, one
+    /// part per thread. Returns the error with the lowest index any call returned.
+    pub fn for_parts<A: Send, B: Send>(
+        &self,
+        a: &mut [A],
+        b: &mut [B],
+        f: &PartFn<'_, A, B>,
+    ) -> Result<(), String> {
+        let parts = self.n.min(a.len()).max(1);
+        let pool = match &self.pool {
+            Some(p) if parts > 1 => p,
+            _ => return f(0, a, b).map_err(|e| e.1),
+        };
+        let size = a.len().div_ceil(parts);
+        let first_err: Mutex<Option<PartError>> = Mutex::new(None);
+        let note = |e: PartError| {
+            let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
+            if g.as_ref().is_none_or(|(i, _)| e.0 < *i) {
+                *g = Some(e);
+            }
+        };
+        pool.in_place_scope(|s| {
+            let mut it = a.chunks_mut(size).zip(b.chunks_mut(size)).enumerate();
+            let own = it.next();
+            for (k, (ca, cb)) in it {
+                let note = &note;
+                s.spawn(move |_| {
+                    if let Err(e) = f(k * size, ca, cb) {
+                        note(e);
+                    }
+                });
+            }
+            if let Some((_, (ca, cb))) = own {
+                if let Err(e) = f(0, ca, cb) {
+                    note(e);
+                }
+            }
+        });
+        match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Tick every SM that is not idle, in SM order, with one executor (a source that is not
+/// split by SM).
+pub fn tick_in_order<E: Executor>(e: &mut E, sms: &mut [Sm<E::Writes>]) -> Result<(), String> {
+    for sm in sms.iter_mut() {
+        if !sm.is_idle() {
+            sm.tick(e)?;
+        }
+    }
+    Ok(())
+}
+
+/// One SM's part of the kernel.
+struct Shard {
+    k: KernelExec,
+    issued: u64,
+    reg_changes: u64,
+    /// The engine's issue record, reused (boxed: ~1.2 KB).
+    scratch: Box<sassim_functional::Issued>,
+}
+
+/// Bits of a timing-model warp id that name the SM of a [`ShardedEngine`] warp.
+pub const SM_BITS: u32 = 12;
+
+/// The functional engine split by SM (see the module docs). Warp ids the timing model
+/// sees are `local << SM_BITS | sm` (at most 2^SM_BITS SMs). The kernel's global memory is held here while the kernel
+/// runs and given back to the [`KernelExec`] it was made from when this is dropped.
+pub struct ShardedEngine<'a> {
+    main: &'a mut KernelExec,
+    global: GlobalMemory,
+    shards: Vec<Shard>,
+    on_cta: &'a mut dyn FnMut(&mut KernelExec, &[WarpId]),
+}
+
+impl<'a> ShardedEngine<'a> {
+    /// Split `main` (which must be [`KernelExec::shardable`]) into `num_sms` shards.
+    pub fn new(
+        main: &'a mut KernelExec,
+        num_sms: usize,
+        on_cta: &'a mut dyn FnMut(&mut KernelExec, &[WarpId]),
+    ) -> Self {
+        let global = std::mem::take(main.memory());
+        let shards = (0..num_sms.max(1))
+            .map(|_| Shard {
+                k: main.new_shard(),
+                issued: 0,
+                reg_changes: 0,
+                scratch: Box::default(),
+            })
+            .collect();
+        ShardedEngine {
+            main,
+            global,
+            shards,
+            on_cta,
+        }
+    }
+
+    /// Shard and local warp of a timing-model warp id.
+    fn locate(&self, warp: u32) -> (usize, WarpId) {
+        ((warp & ((1 << SM_BITS) - 1)) as usize, local(warp))
+    }
+}
+
+impl Drop for ShardedEngine<'_> {
+    fn drop(&mut self) {
+        std::mem::swap(self.main.memory(), &mut self.global);
+        for sh in &mut self.shards {
+            self.main.absorb_shard_output(&mut sh.k);
+        }
+    }
+}
+
+/// A shard as the timing model's executor for one cycle.
+struct ShardExec<'s> {
+    sh: &'s mut Shard,
+    global: &'s GlobalMemory,
+}
+
+/// The shard's own id of a timing-model warp id.
+#[inline]
+fn local(warp: u32) -> WarpId {
+    WarpId(warp >> SM_BITS)
+}
+
+impl Executor for ShardExec<'_> {
+    type Writes = PendingWrites;
+
+    fn next_pc(&self, warp: u32) -> Option<u64> {
+        self.sh.k.next_pc(local(warp))
+    }
+
+    fn blocked(&self, warp: u32) -> bool {
+        matches!(
+            self.sh.k.warp_state(local(warp)),
+            WarpStatus::AtBarrier { .. } | WarpStatus::Blocked
+        )
+    }
+
+    fn issue(&mut self, warp: u32, clock: u64, out: &mut Issued<PendingWrites>) -> Result<(), String> {
+        let i = &mut *self.sh.scratch;
+        self.sh
+            .k
+            .issue_shard(local(warp), clock, i, self.global)
+            .map_err(|e| e.to_string())?;
+        self.sh.issued += 1;
+        copy_issued(i, out);
+        Ok(())
+    }
+
+    fn commit(&mut self, warp: u32, writes: &PendingWrites) {
+        let changed = self.sh.k.commit_changed(local(warp), writes);
+        self.sh.reg_changes += u64::from(changed);
+    }
+}
+
+impl crate::KernelSource for ShardedEngine<'_> {
+    type Writes = PendingWrites;
+
+    fn num_ctas(&self) -> u32 {
+        self.main.launch().num_ctas()
+    }
+    fn warps_per_cta(&self) -> u32 {
+        self.main.launch().warps_per_cta()
+    }
+    fn threads_per_cta(&self) -> u32 {
+        self.main.launch().threads_per_cta()
+    }
+    fn clusters(&self) -> sassim_functional::cluster::ClusterGeom {
+        self.main.launch().clusters()
+    }
+    fn start_cta(&mut self, sm: usize, id: u32) -> Vec<(u32, u32)> {
+        let Some(sh) = self.shards.get_mut(sm) else {
+            return Vec::new();
+        };
+        let warps = sh.k.start_cta(id);
+        (self.on_cta)(&mut sh.k, &warps);
+        warps
+            .iter()
+            .map(|w| (w.0 << SM_BITS | sm as u32, sh.k.warp_location(*w).1))
+            .collect()
+    }
+    fn retire_cta(&mut self, warp: u32) {
+        let (s, w) = self.locate(warp);
+        self.shards[s].k.retire_cta_of(w);
+    }
+    fn issued(&self) -> u64 {
+        self.shards.iter().map(|s| s.issued).sum()
+    }
+    fn progress(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|s| s.k.shard_progress() + s.reg_changes)
+            .sum()
+    }
+    fn describe(&self, warp: u32) -> String {
+        let (s, w) = self.locate(warp);
+        describe_warp(&self.shards[s].k, w)
+    }
+
+    fn tick_sms(&mut self, sms: &mut [Sm<PendingWrites>], threads: &Threads) -> Result<(), String> {
+        let global = &self.global;
+        let tick = |first: usize, sms: &mut [Sm<PendingWrites>], shards: &mut [Shard]| {
+            for (i, (sm, sh)) in sms.iter_mut().zip(shards.iter_mut()).enumerate() {
+                if sm.is_idle() {
+                    continue;
+                }
+                let mut ex = ShardExec { sh, global };
+                sm.tick(&mut ex).map_err(|e| (first + i, e))?;
+            }
+            Ok(())
+        };
+        let r = threads.for_parts(sms, &mut self.shards[..], &tick);
+        // The cycle's global effects, in SM order.
+        for sh in &mut self.shards {
+            if sh.k.shard_has_output() {
+                sh.k.apply_shard_log(&mut self.global);
+                self.main.absorb_shard_output(&mut sh.k);
+            }
+        }
+        r
+    }
+}
