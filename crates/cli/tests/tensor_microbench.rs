@@ -13,7 +13,19 @@
 //!   TFLOPS and 1,979 INT8 TOPS (SXM5, 132 SMs at 1,830 MHz) = 512 FMA and 1,024 MAC per clock
 //!   per sub-core: one HMMA.16816 or IMMA.16832.S8 every 4 cycles.
 //!
-//! The issue asks for agreement within 10 %; the model reproduces these exactly.
+//! * Hopper mma.sync (not the whitepaper rate): Luo et al., "Benchmarking and Dissecting the
+//!   Nvidia Hopper GPU Architecture" (IPDPS 2024), Table VII, H800 PCIe: FP16 m16n8k16 24.1
+//!   cycles, 494.4 TFLOPS = 65.4 % of the H800's 756 dense FP16 TFLOPS; INT8 m16n8k32 24.0
+//!   cycles, 977.9 TOPS = 64.6 % of 1,513; sparse FP16 24.0 cycles, 722.8 TFLOPS = 47.8 % of
+//!   1,513 (docs/validation/published-tensor-microbenchmarks.md 2a). The model: 1.5x the
+//!   whitepaper intervals (66.7 % of peak: +2.0 % and +3.2 %), sparse 2x (50 %: +4.6 %).
+//! * 2:4-sparse MMAs (`HMMA.SP`, `IMMA.SP`): twice the dense math rate of their type
+//!   (GA102 whitepaper); latency at sm_86 22 = ptxas 13.5's distance to the consumer in
+//!   `workloads/programs/spmma_gemm` (Luo Table VII: 24.5 cycles on the A100 and RTX 4090,
+//!   -10 %); at sm_90 24 (Luo: 24.0 on the H800).
+//!
+//! The issue asks for agreement within 10 %; the model reproduces the compiler and whitepaper
+//! figures exactly and the measured ones within the margins above.
 
 mod common;
 use common::*;
@@ -29,9 +41,11 @@ fn chain(gpu: &str, op: &str, dep: bool, n: usize) -> String {
         ("R8", "R12")
     };
     let mut s = format!(".gpu {gpu}\n.block 32\n");
+    // Sparse MMAs: metadata in R2, sparsity selector 0.
+    let meta = if op.contains(".SP.") { ", R2, 0x0" } else { "" };
     for i in 0..n {
         let c = if dep { 4 } else { 16 + 4 * i };
-        s += &format!("[B------:R-:W-:-:S01] {op} R{c}, {a}, {b}, R{c} ;\n");
+        s += &format!("[B------:R-:W-:-:S01] {op} R{c}, {a}, {b}, R{c}{meta} ;\n");
     }
     s + "[B------:R-:W-:-:S05] EXIT ;\n"
 }
@@ -57,18 +71,57 @@ fn gaps(gpu: &str, op: &str, dep: bool) -> Vec<u64> {
 }
 
 /// (GPU, opcode, latency, initiation interval).
-const EXPECTED: [(&str, &str, u64, u64); 5] = [
+const EXPECTED: [(&str, &str, u64, u64); 13] = [
     ("rtx-a6000", "HMMA.16816.F32", 24, 16),
     ("rtx-a6000", "HMMA.1688.F32", 14, 8),
     ("rtx-a6000", "IMMA.16832.S8.S8", 24, 16),
-    ("h100", "HMMA.16816.F32", 24, 4),
-    ("h100", "IMMA.16832.S8.S8", 24, 4),
+    // Sparse: the dense interval of the same MACs halved (HMMA.SP.16832 = 4,096 MACs in the 16
+    // cycles of a dense HMMA.16816's 2,048); latency 22, ptxas's distance at sm_86 (Luo: 24.5
+    // on the A100 and RTX 4090, -10 %).
+    ("rtx-a6000", "HMMA.SP.16832.F32", 22, 16),
+    ("rtx-a6000", "HMMA.SP.16816.F32", 22, 8),
+    ("rtx-a6000", "HMMA.SP.16816.F32.TF32", 22, 16),
+    ("rtx-a6000", "IMMA.SP.16832.S8.S8", 22, 8),
+    ("rtx-a6000", "IMMA.SP.16864.S8.S8", 22, 16),
+    ("rtx-3080", "HMMA.SP.16832.F32", 22, 32),
+    // Hopper mma.sync at 2/3 of the whitepaper rate (Luo: 65.4 %, 64.6 %), sparse at 1/2 (47.8 %).
+    ("h100", "HMMA.16816.F32", 24, 6),
+    ("h100", "IMMA.16832.S8.S8", 24, 6),
+    ("h100", "HMMA.SP.16832.F32", 24, 8),
+    ("h100", "IMMA.SP.16864.S8.S8", 24, 8),
 ];
+
+/// Fraction of a sub-core's peak FP16 (or INT8) tensor rate an interval gives, against Luo's
+/// measured fraction: within 10 %.
+#[test]
+fn hopper_mma_sync_rates_are_within_ten_percent_of_luo() {
+    // (opcode, MACs, whitepaper MACs per clock per sub-core, Luo's measured fraction of peak).
+    for (op, macs, peak, luo) in [
+        ("HMMA.16816.F32", 2048.0, 512.0, 494.4 / 756.0),
+        ("IMMA.16832.S8.S8", 4096.0, 1024.0, 977.9 / 1513.0),
+        ("HMMA.SP.16832.F32", 4096.0, 1024.0, 722.8 / 1513.0),
+    ] {
+        let ind = gaps("h100", op, false);
+        let model = macs / ind[0] as f64 / peak;
+        assert!(
+            (model / luo - 1.0).abs() < 0.10,
+            "{op}: model {model:.3} of peak, Luo {luo:.3}"
+        );
+        let dep = gaps("h100", op, true);
+        assert!(
+            (dep[0] as f64 / 24.05 - 1.0).abs() < 0.10,
+            "{op}: latency {dep:?}"
+        );
+    }
+}
 
 #[test]
 fn mma_chains_reproduce_compiler_latencies_and_peak_rates() {
     for (gpu, op, lat, ii) in EXPECTED {
+        // A dependent MMA waits for the result and for the unit (RTX 3080 FP32-accumulate: the
+        // 32-cycle interval exceeds the 24-cycle latency).
         let dep = gaps(gpu, op, true);
+        let lat = lat.max(ii);
         assert!(
             dep.iter().all(|&g| g == lat),
             "{gpu} {op} dependent: {dep:?}, expected {lat}"

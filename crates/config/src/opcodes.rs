@@ -429,12 +429,13 @@ impl OpcodeTable {
         }
     }
 
-    /// First tensor-latency row matching opcode, shape and accumulator type.
+    /// First tensor-latency row matching opcode, shape, accumulator type and sparsity (`.SP`).
     fn tensor_row(&self, base: &str, modifiers: &[&str]) -> Option<&TensorLatency> {
         let has = |want: &str| want == "*" || modifiers.iter().any(|m| m.eq_ignore_ascii_case(want));
-        self.tensor_table
-            .iter()
-            .find(|r| r.opcode.eq_ignore_ascii_case(base) && has(&r.shape) && has(&r.acc_type))
+        let sparse = modifiers.iter().any(|m| m.eq_ignore_ascii_case("SP"));
+        self.tensor_table.iter().find(|r| {
+            r.opcode.eq_ignore_ascii_case(base) && r.sparse == sparse && has(&r.shape) && has(&r.acc_type)
+        })
     }
 }
 

@@ -350,6 +350,10 @@ pub struct TensorLatency {
     pub shape: String,
     /// Accumulator / destination type modifier (`F32`, `F16`, `S32`, `*`).
     pub acc_type: String,
+    /// A row for 2:4-sparse MMAs (`HMMA.SP`, `IMMA.SP`) only; rows without it match dense MMAs
+    /// only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sparse: bool,
     pub latency: u32,
     pub initiation_interval: u32,
     /// Multiply-accumulates per cycle of one sub-core's tensor unit. When set, a warpgroup

@@ -19,7 +19,8 @@ impl Ex<'_> {
             return Err(self.unsup("tensor-core instruction executed by a partial warp"));
         }
         match t {
-            TensorOp::Mma(spec) => self.mma(&spec),
+            TensorOp::Mma(spec) => self.mma(&spec, None),
+            TensorOp::SparseMma { spec, selector } => self.mma(&spec, Some(selector)),
             TensorOp::Ldsm { matrices, trans } => self.ldsm(matrices, trans),
             TensorOp::Movm => self.movm(),
         }
@@ -65,11 +66,16 @@ impl Ex<'_> {
         Ok(())
     }
 
-    fn mma(&mut self, spec: &MmaSpec) -> Res<()> {
+    /// `selector`: the sparsity selector of `HMMA.SP`/`IMMA.SP`, whose metadata is operand 5.
+    fn mma(&mut self, spec: &MmaSpec, selector: Option<u8>) -> Res<()> {
         let a = self.frag(1, spec.a_regs())?;
         let b = self.frag(2, spec.b_regs())?;
         let c = self.frag(3, spec.c_regs())?;
-        let d = tensor::mma(spec, &a, &b, &c);
+        let e = match selector {
+            Some(_) => self.frag(4, 1)?[0],
+            None => [0; 32],
+        };
+        let d = tensor::mma(spec, &a, &b, &c, selector.map(|s| (&e, s)));
         self.write_frag(&d, spec.c_regs())
     }
 

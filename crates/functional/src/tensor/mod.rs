@@ -15,17 +15,25 @@
 //!   starting from `d = C`, each rounded to nearest even.
 //! * Integer (`IMMA`): exact; the S32 result wraps modulo 2^32, or with `.SAT` is clamped to
 //!   the S32 range (PTX `.satfinite`).
+//!
+//! 2:4-sparse MMAs (`HMMA.SP`, `IMMA.SP`, PTX `mma.sp`) are expanded to the dense product
+//! first: [`sparse`] places each stored element of the compressed A at the column its
+//! metadata names, and the dense arithmetic above does the rest.
 
 pub mod layout;
+pub mod sparse;
 
 use layout::{coord, elements, slot, Role};
-use sassim_isa::{ldsm_matrices, Instruction, MmaFamily, MmaSpec, MmaType};
+use sassim_isa::{ldsm_matrices, Imm, Instruction, MmaFamily, MmaSpec, MmaType, OperandKind};
 
 /// A tensor-core instruction, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TensorOp {
     /// `HMMA`/`IMMA`/`DMMA Rd, Ra, Rb, Rc`.
     Mma(MmaSpec),
+    /// `HMMA.SP`/`IMMA.SP Rd, Ra, Rb, Rc, Re, selector`: A is 2:4 compressed, `Re` holds the
+    /// metadata of the threads the sparsity selector names (see [`sparse`]).
+    SparseMma { spec: MmaSpec, selector: u8 },
     /// `LDSM.16.M88[.n] Rd, [addr]` / `.MT88` (transposed): `matrices` 8×8 b16 matrices whose
     /// row addresses come from threads 0–7, 8–15, …
     Ldsm { matrices: u8, trans: bool },
@@ -34,13 +42,24 @@ pub enum TensorOp {
 }
 
 /// Decode a tensor-core opcode; `None` for forms the engine does not implement (reported as
-/// unsupported with the opcode): 2:4-sparse MMAs (`HMMA.SP`, `IMMA.SP`), Turing's
-/// `HMMA.884…STEPn`, `BMMA`, and `MOVM` other than `.16.MT88`.
+/// unsupported with the opcode): Turing's `HMMA.884…STEPn`, `BMMA`, `MOVM` other than
+/// `.16.MT88`, and a sparse MMA whose selector is out of its shape's range.
 pub fn decode(ins: &Instruction) -> Option<TensorOp> {
     match ins.opcode.base.as_str() {
         "HMMA" | "IMMA" | "DMMA" => {
             let s = MmaSpec::parse(&ins.opcode)?;
-            if s.sparse || ins.operands.len() != 4 {
+            if s.sparse {
+                if ins.operands.len() != 6 {
+                    return None;
+                }
+                let selector = match ins.operands[5].kind {
+                    OperandKind::Imm(Imm::Int(v)) => u8::try_from(v).ok()?,
+                    _ => return None,
+                };
+                sparse::check(&s, selector)?;
+                return Some(TensorOp::SparseMma { spec: s, selector });
+            }
+            if ins.operands.len() != 4 {
                 return None;
             }
             Some(TensorOp::Mma(s))
@@ -91,18 +110,19 @@ fn int_element(ty: MmaType, regs: &Frag, lane: usize, e: u32) -> i64 {
     }
 }
 
-/// Largest matrix of one operand (A of m16n8k64: 16 × 64 elements).
-const MAX_ELEMS: usize = 1024;
+/// Largest matrix of one operand (the dense A of a sparse m16n8k128: 16 × 128 elements).
+const MAX_ELEMS: usize = 2048;
 
 /// `D = A·B + C` for a whole warp. `c` is all zeros for `RZ`. Returns D's registers.
-pub fn mma(spec: &MmaSpec, a: &Frag, b: &Frag, c: &Frag) -> Frag {
+/// `meta`: for a sparse MMA, the metadata register of every lane and the sparsity selector.
+pub fn mma(spec: &MmaSpec, a: &Frag, b: &Frag, c: &Frag, meta: Option<(&[u32; 32], u8)>) -> Frag {
     let (n, k) = (spec.n as usize, spec.k as usize);
     let mut out: Frag = [[0; 32]; MAX_FRAG_REGS];
     if spec.family == MmaFamily::I {
         let mut am = [0i64; MAX_ELEMS];
         let mut bm = [0i64; MAX_ELEMS];
         let mut cm = [0i64; 128];
-        gather(spec, Role::A, k, &mut am, |l, e| int_element(spec.a, a, l, e));
+        gather_a(spec, meta, &mut am, |l, e| int_element(spec.a, a, l, e));
         gather(spec, Role::B, n, &mut bm, |l, e| int_element(spec.b, b, l, e));
         gather(spec, Role::C, n, &mut cm, |l, e| {
             int_element(MmaType::S32, c, l, e)
@@ -128,7 +148,7 @@ pub fn mma(spec: &MmaSpec, a: &Frag, b: &Frag, c: &Frag) -> Frag {
     let mut am = [0f64; MAX_ELEMS];
     let mut bm = [0f64; MAX_ELEMS];
     let mut cm = [0f64; 128];
-    gather(spec, Role::A, k, &mut am, |l, e| element(spec.a, a, l, e));
+    gather_a(spec, meta, &mut am, |l, e| element(spec.a, a, l, e));
     gather(spec, Role::B, n, &mut bm, |l, e| element(spec.b, b, l, e));
     gather(spec, Role::C, n, &mut cm, |l, e| element(spec.acc, c, l, e));
     for lane in 0..32u32 {
@@ -176,15 +196,32 @@ pub fn mma(spec: &MmaSpec, a: &Frag, b: &Frag, c: &Frag) -> Frag {
 
 /// Spread a fragment into a row-major matrix of `cols` columns.
 fn gather<T: Copy>(spec: &MmaSpec, role: Role, cols: usize, dst: &mut [T], get: impl Fn(usize, u32) -> T) {
-    let cols = if role == Role::A {
-        spec.a_cols() as usize
-    } else {
-        cols
-    };
     for lane in 0..32u32 {
         for e in 0..elements(spec, role) {
             let (r, c) = coord(spec, role, lane, e);
             dst[r as usize * cols + c as usize] = get(lane as usize, e);
+        }
+    }
+}
+
+/// Spread the A fragment into the dense row-major m×k matrix (`dst` zeroed): a dense A as is,
+/// a compressed (sparse) A's stored elements at the columns their metadata names, zeros
+/// elsewhere.
+fn gather_a<T: Copy>(
+    spec: &MmaSpec,
+    meta: Option<(&[u32; 32], u8)>,
+    dst: &mut [T],
+    get: impl Fn(usize, u32) -> T,
+) {
+    let k = spec.k as usize;
+    for lane in 0..32u32 {
+        for e in 0..elements(spec, Role::A) {
+            let (r, c) = coord(spec, Role::A, lane, e);
+            let col = match meta {
+                Some((m, sel)) => sparse::dense_col(spec, m, sel, r, c),
+                None => c,
+            };
+            dst[r as usize * k + col as usize] = get(lane as usize, e);
         }
     }
 }

@@ -4,6 +4,11 @@
 use super::*;
 use sassim_isa::Opcode;
 
+/// The dense MMA (no sparsity metadata).
+fn mma(s: &MmaSpec, a: &Frag, b: &Frag, c: &Frag) -> Frag {
+    super::mma(s, a, b, c, None)
+}
+
 fn spec(s: &str) -> MmaSpec {
     MmaSpec::parse(&Opcode::parse(s)).expect("known MMA")
 }
@@ -279,6 +284,105 @@ fn dmma_is_a_chain_of_fused_multiply_adds() {
                 x = a[i * 4 + kk].mul_add(b[kk * 8 + j], x);
             }
             assert_eq!(f64::from_bits(d[i * 8 + j]).to_bits(), x.to_bits(), "({i}, {j})");
+        }
+    }
+}
+
+/// Sparse MMAs against the dense product of the decompressed A: random 2:4 patterns, metadata
+/// written by the rule of `sparse` (the host side of the exec test `spmma` does the same from
+/// the PTX description).
+#[test]
+fn sparse_mma_equals_the_dense_product_of_the_expanded_a() {
+    for (op, bits, sel) in [
+        ("HMMA.SP.16832.F32", 16, 1u8),
+        ("HMMA.SP.16816.F32", 16, 3),
+        ("HMMA.SP.1688.F32.TF32", 32, 2),
+        ("IMMA.SP.16832.S8.S8", 8, 0),
+        ("IMMA.SP.16864.S8.S8", 8, 0),
+        ("IMMA.SP.16864.S4.S4", 4, 1),
+    ] {
+        let s = spec(op);
+        let (m, n, k) = (s.m as usize, s.n as usize, s.k as usize);
+        let unit = if s.family == MmaFamily::I { 8 } else { 16 };
+        let (dense_units, per_unit) = (k * bits / unit, (unit / bits).max(1));
+        let t = dense_units / 2 / 8; // metadata threads per quad
+        let mut rng = Rng(0x5eed + k as u64 + bits as u64);
+        // Keep 2 of every 4 units (for tf32, 1 of every 2 elements = an aligned unit pair).
+        let mut a_dense = vec![0u64; m * k];
+        let mut stored = vec![0u64; m * k / 2];
+        let mut meta = [0u32; 32];
+        let val = |rng: &mut Rng| match (s.family, bits) {
+            (MmaFamily::I, 4) => rng.next() % 16,
+            (MmaFamily::I, _) => rng.next() % 256,
+            (_, 16) => half::f16::from_f64((rng.next() % 64) as f64 / 8.0 - 4.0).to_bits() as u64,
+            _ => ((rng.next() % 64) as f32 / 8.0 - 4.0).to_bits() as u64,
+        };
+        for r in 0..m {
+            for chunk in 0..dense_units / 4 {
+                let (i0, i1) = if bits == 32 {
+                    if rng.next() % 2 == 0 {
+                        (0, 1)
+                    } else {
+                        (2, 3)
+                    }
+                } else {
+                    let i0 = rng.next() % 3;
+                    (i0, i0 + 1 + rng.next() % (3 - i0))
+                };
+                for (slot, idx) in [(0, i0), (1, i1)] {
+                    let u = 2 * chunk + slot; // stored unit
+                    let lane = 4 * (r % 8) + t * sel as usize + u / 8;
+                    meta[lane] |= (idx as u32) << (2 * (u % 8) + 16 * (r / 8));
+                    for e in 0..per_unit {
+                        let dcol = ((4 * chunk + idx as usize) * unit + e * bits) / bits;
+                        let scol = (u * unit + e * bits) / bits;
+                        if bits == 32 && slot == 1 {
+                            continue; // second half of the same tf32 element
+                        }
+                        let v = val(&mut rng);
+                        a_dense[r * k + dcol] = v;
+                        stored[r * (k / 2) + scol] = v;
+                    }
+                }
+            }
+        }
+        let b: Vec<u64> = (0..k * n).map(|_| val(&mut rng)).collect();
+        let c: Vec<u64> = (0..m * n).map(|i| (i as u64 % 7) * 3).collect();
+        let c_bits: Vec<u64> = if s.family == MmaFamily::I {
+            c.clone()
+        } else {
+            c.iter().map(|&x| (x as f32).to_bits() as u64).collect()
+        };
+        let d = super::mma(
+            &s,
+            &pack(&s, Role::A, bits as u32, k / 2, &stored),
+            &pack(&s, Role::B, bits as u32, n, &b),
+            &pack(&s, Role::C, 32, n, &c_bits),
+            Some((&meta, sel)),
+        );
+        let d = unpack(&s, 32, &d);
+        let num = |x: u64| -> f64 {
+            match (s.family, bits) {
+                (MmaFamily::I, 4) => ((x as i32) << 28 >> 28) as f64,
+                (MmaFamily::I, _) => x as u8 as i8 as f64,
+                (_, 16) => half::f16::from_bits(x as u16).to_f64(),
+                _ => f32::from_bits(x as u32) as f64,
+            }
+        };
+        for i in 0..m {
+            for j in 0..n {
+                let mut r = c[i * n + j] as f64;
+                for kk in 0..k {
+                    r += num(a_dense[i * k + kk]) * num(b[kk * n + j]);
+                }
+                let got = if s.family == MmaFamily::I {
+                    d[i * n + j] as u32 as i32 as f64
+                } else {
+                    f32::from_bits(d[i * n + j] as u32) as f64
+                };
+                // Multiples of 1/64 below 2^12 (FP) or small integers: exact.
+                assert_eq!(got, r, "{op} ({i}, {j})");
+            }
         }
     }
 }
