@@ -49,8 +49,12 @@ fn stored_units(spec: &MmaSpec) -> u32 {
 fn meta_threads(spec: &MmaSpec) -> Option<u32> {
     let u = stored_units(spec);
     let t = u / 8;
-    (spec.sparse && spec.m == 16 && spec.family != MmaFamily::D && u % 8 == 0 && matches!(t, 1 | 2 | 4))
-        .then_some(t)
+    (spec.sparse
+        && spec.m == 16
+        && spec.family != MmaFamily::D
+        && u.is_multiple_of(8)
+        && matches!(t, 1 | 2 | 4))
+    .then_some(t)
 }
 
 /// `Some(())` if the sparse MMA `spec` takes sparsity selector `selector`.

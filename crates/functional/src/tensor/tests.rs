@@ -320,7 +320,7 @@ fn sparse_mma_equals_the_dense_product_of_the_expanded_a() {
         for r in 0..m {
             for chunk in 0..dense_units / 4 {
                 let (i0, i1) = if bits == 32 {
-                    if rng.next() % 2 == 0 {
+                    if rng.next().is_multiple_of(2) {
                         (0, 1)
                     } else {
                         (2, 3)
