@@ -365,7 +365,9 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         kernel_end.push(end);
     }
     let warnings = print_warnings(&notes);
-    finish_report(&a, &cfg, kernels, t0, kernel_end, jobs, warnings)?;
+    // Threads used: the workloads run at once, each ticking its SMs on `threads`.
+    let used = jobs.min(selected.len().max(1)) * threads;
+    finish_report(&a, &cfg, kernels, t0, kernel_end, used, warnings)?;
     Ok(if failed {
         ExitCode::from(1)
     } else if stopped {
@@ -578,7 +580,7 @@ fn run_trace(a: &RunArgs, kernelslist: &Path, cfg: GpuConfig) -> Result<ExitCode
         eprintln!("{n}: {m}");
     }
     let warnings = print_warnings(&notes);
-    finish_report(a, &cfg, kernels, t0, ends, 1, warnings)?;
+    finish_report(a, &cfg, kernels, t0, ends, opts.threads, warnings)?;
     Ok(if stopped {
         ExitCode::from(EXIT_STOPPED)
     } else {

@@ -65,9 +65,10 @@ impl crate::KernelSource for EngineExec<'_> {
         &mut self,
         sms: &mut [sassim_timing::Sm<PendingWrites>],
         _threads: &crate::parallel::Threads,
+        cycle: u64,
     ) -> Result<(), String> {
         // One executor owns every warp and the global memory: the SMs tick in order.
-        crate::parallel::tick_in_order(self, sms)
+        crate::parallel::tick_in_order(self, sms, cycle)
     }
 
     fn num_ctas(&self) -> u32 {

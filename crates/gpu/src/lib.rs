@@ -11,6 +11,7 @@ pub mod memsys;
 pub mod microbench;
 pub mod parallel;
 pub mod report;
+pub mod threads;
 pub mod trace_exec;
 mod trace_part;
 pub mod workload;
@@ -177,9 +178,16 @@ pub trait KernelSource {
     /// Create the warps of CTA `id` on simulated SM `sm`: (executor warp id, warp index
     /// within the CTA).
     fn start_cta(&mut self, sm: usize, id: u32) -> Vec<(u32, u32)>;
-    /// Tick every SM that is not idle, for one cycle: in SM order, or on the threads of
-    /// `threads` with the same result. An error is the lowest-numbered failing SM's.
-    fn tick_sms(&mut self, sms: &mut [Sm<Self::Writes>], threads: &parallel::Threads) -> Result<(), String>;
+    /// Cycle `cycle` of the SMs: each SM's L1 takes the previous cycle's responses, the SM
+    /// ticks unless it is idle, its L1 sends its requests ([`parallel::tick_sm`]); in SM
+    /// order, or on the threads of `threads` with the same result. An error is the
+    /// lowest-numbered failing SM's.
+    fn tick_sms(
+        &mut self,
+        sms: &mut [Sm<Self::Writes>],
+        threads: &parallel::Threads,
+        cycle: u64,
+    ) -> Result<(), String>;
     /// All warps of the CTA of `warp` have finished.
     fn retire_cta(&mut self, warp: u32);
     /// Warp instructions issued so far.
@@ -447,6 +455,7 @@ impl Gpu {
             Some(t) if t.count() == opts.threads.max(1) => t,
             _ => parallel::Threads::new(opts.threads),
         };
+        mem.collect(cycle_before(start), &mut sms, &phys);
         let mut launchers = vec![launch::SmLauncher::default(); num_sms];
         let mut sent = Vec::new();
         let mut done_ctas = 0u32;
@@ -490,7 +499,7 @@ impl Gpu {
                 .filter(|sm| !sm.is_idle())
                 .map(|sm| sm.active_warps() as u64)
                 .sum::<u64>();
-            src.tick_sms(&mut sms, &threads).map_err(SimError::Exec)?;
+            src.tick_sms(&mut sms, &threads, cycle).map_err(SimError::Exec)?;
             for (s, sm) in sms.iter_mut().enumerate() {
                 for w in sm.take_finished() {
                     if let Some(cta) = cs.warp_cta.remove(&w) {
@@ -506,7 +515,8 @@ impl Gpu {
                     }
                 }
             }
-            mem.tick(cycle, &mut sms, &phys);
+            mem.tick_beyond_sms(cycle, &mut sms, &phys)
+                .map_err(SimError::Exec)?;
             cycle += 1;
             let elapsed = cycle - start;
             if src.progress() != last_issued {
@@ -563,6 +573,10 @@ impl Gpu {
         // end): requests still in flight (stores, their acknowledgements) drain before the
         // next kernel starts, so that none of them reaches the next kernel's L1s. (A kernel
         // stopped by a limit is abandoned as it is.) The drain is part of the bare kernel.
+        // The last cycle's responses are still in the SMs' inboxes.
+        for sm in sms.iter_mut() {
+            memsys::before_tick(sm);
+        }
         let drain_start = cycle;
         let drain_limit = if opts.deadlock_cycles > 0 {
             opts.deadlock_cycles
@@ -626,6 +640,11 @@ impl Gpu {
         };
         Ok(run)
     }
+}
+
+/// The cycle before `c` (for the responses "of the cycle before" the first).
+fn cycle_before(c: u64) -> u64 {
+    c.saturating_sub(1)
 }
 
 /// How often (in cycles) the run loop looks at the wall clock for `--max-wall`.

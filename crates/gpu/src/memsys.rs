@@ -383,6 +383,52 @@ impl MemModel {
         }
     }
 
+    /// The SMs' side of a cycle is done ([`before_tick`], `Sm::tick`, [`after_tick`] for
+    /// every SM, possibly in parallel): inject the L1s' requests into the interconnect in SM
+    /// order, advance the interconnect/L2/DRAM by one core cycle, and leave each SM's
+    /// responses in its inbox (filled at the start of its next tick) with its input queue's
+    /// room. The same order of events as [`MemModel::tick`].
+    pub fn tick_beyond_sms<W>(
+        &mut self,
+        cycle: u64,
+        sms: &mut [Sm<W>],
+        phys: &[usize],
+    ) -> Result<(), String> {
+        let MemModel::Hierarchy(h) = self else {
+            return Ok(());
+        };
+        let sys = &mut h.sys;
+        for (i, sm) in sms.iter_mut().enumerate() {
+            if let Some(m) = adapter(sm) {
+                for r in m.outbox.drain(..) {
+                    if !sys.push(cycle, phys[i], r) {
+                        return Err(format!(
+                            "SM {i}: the interconnect refused a request it had room for"
+                        ));
+                    }
+                }
+            }
+        }
+        sys.tick(cycle);
+        self.collect(cycle, sms, phys);
+        Ok(())
+    }
+
+    /// Move each SM's responses into its inbox and note its input queue's room.
+    pub fn collect<W>(&mut self, cycle: u64, sms: &mut [Sm<W>], phys: &[usize]) {
+        let MemModel::Hierarchy(h) = self else { return };
+        for (i, sm) in sms.iter_mut().enumerate() {
+            let s = phys[i];
+            if let Some(m) = adapter(sm) {
+                while let Some(resp) = h.sys.pop_response(s) {
+                    m.inbox.push(resp);
+                }
+                m.inbox_cycle = cycle;
+                m.room = h.sys.port_room(s);
+            }
+        }
+    }
+
     /// Advance everything beyond the SMs by one core cycle, after the SMs ticked:
     /// L1 miss queues → interconnect (SM order), interconnect/L2/DRAM, responses → L1s.
     /// `phys[i]` is the physical SM (interconnect port) of `sms[i]`.
@@ -549,6 +595,39 @@ impl MemModel {
     }
 }
 
+/// Before SM `sm` ticks: fill the L1 with the responses of the previous cycle.
+#[inline]
+pub fn before_tick<W>(sm: &mut Sm<W>) {
+    if let Some(m) = adapter(sm) {
+        let SmDataMemory {
+            l1,
+            inbox,
+            inbox_cycle,
+            ..
+        } = m;
+        for r in inbox.drain(..) {
+            l1.fill(*inbox_cycle, r);
+        }
+    }
+}
+
+/// After SM `sm` ticked in cycle `cycle`: the L1 sends its due requests into its outbox, as
+/// many as its interconnect input queue has room for.
+#[inline]
+pub fn after_tick<W>(sm: &mut Sm<W>, cycle: u64) {
+    if let Some(m) = adapter(sm) {
+        let SmDataMemory { l1, outbox, room, .. } = m;
+        l1.tick(cycle, &mut |r| {
+            if *room == 0 {
+                return false;
+            }
+            *room -= 1;
+            outbox.push(r);
+            true
+        });
+    }
+}
+
 fn adapter<W>(sm: &mut Sm<W>) -> Option<&mut SmDataMemory> {
     sm.data_memory().as_any_mut().downcast_mut::<SmDataMemory>()
 }
@@ -615,6 +694,14 @@ pub struct SmDataMemory {
     local_bytes_per_thread: u64,
     threads_per_sm: u64,
     dsm_extra: u64,
+    /// L2 responses that arrived at the end of cycle `inbox_cycle`, filled into the L1 at
+    /// the start of the SM's next tick ([`before_tick`]; the SMs tick in parallel).
+    inbox: Vec<mm::L2Response>,
+    inbox_cycle: u64,
+    /// Requests the L1 sent this cycle ([`after_tick`]), injected in SM order after the
+    /// SMs ticked; `room`: how many the SM's interconnect input queue accepts.
+    outbox: Vec<mm::L2Request>,
+    room: usize,
 }
 
 impl SmDataMemory {
@@ -645,6 +732,10 @@ impl SmDataMemory {
             local_bytes_per_thread: h.local_bytes_per_thread,
             threads_per_sm: h.threads_per_sm,
             dsm_extra: h.dsm_extra,
+            inbox: Vec::new(),
+            inbox_cycle: 0,
+            outbox: Vec::new(),
+            room: 0,
         }
     }
 

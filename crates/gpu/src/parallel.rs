@@ -13,91 +13,26 @@ use crate::engine::{copy_issued, describe_warp};
 use sassim_functional::{GlobalMemory, KernelExec, PendingWrites, WarpId, WarpStatus};
 use sassim_timing::exec::{Executor, Issued};
 use sassim_timing::Sm;
-use std::sync::Mutex;
 
-/// An error of one element of a part: (its index, the message).
-pub type PartError = (usize, String);
+pub use crate::threads::{PartError, PartFn, Threads};
 
-/// Work on one part: (index of its first element, its elements of both slices).
-pub type PartFn<'f, A, B> = dyn Fn(usize, &mut [A], &mut [B]) -> Result<(), PartError> + Sync + 'f;
-
-/// The threads that tick SMs (`--threads`).
-pub struct Threads {
-    n: usize,
-    pool: Option<rayon::ThreadPool>,
+/// One SM's cycle `cycle`: its L1 takes the previous cycle's responses, the SM ticks with
+/// executor `e` unless it is idle, its L1 sends its due requests (`memsys.rs`).
+#[inline]
+pub fn tick_sm<E: Executor>(sm: &mut Sm<E::Writes>, e: &mut E, cycle: u64) -> Result<(), String> {
+    crate::memsys::before_tick(sm);
+    if !sm.is_idle() {
+        sm.tick(e)?;
+    }
+    crate::memsys::after_tick(sm, cycle);
+    Ok(())
 }
 
-impl Threads {
-    /// `n` threads (the calling thread is one of them); 0 or 1: the calling thread alone.
-    /// If the operating system refuses the threads, the SMs tick on the calling thread
-    /// (same results).
-    pub fn new(n: usize) -> Threads {
-        let pool = (n > 1)
-            .then(|| rayon::ThreadPoolBuilder::new().num_threads(n - 1).build().ok())
-            .flatten();
-        Threads {
-            n: if pool.is_some() { n } else { 1 },
-            pool,
-        }
-    }
-
-    pub fn count(&self) -> usize {
-        self.n
-    }
-
-    /// Call `f(first, a_part, b_part)` on `a` and `b` (of equal length) split into up to
-    /// `count()` contiguous parts, `first` being the index of the part's first element, one
-    /// part per thread. Returns the error with the lowest index any call returned.
-    pub fn for_parts<A: Send, B: Send>(
-        &self,
-        a: &mut [A],
-        b: &mut [B],
-        f: &PartFn<'_, A, B>,
-    ) -> Result<(), String> {
-        let parts = self.n.min(a.len()).max(1);
-        let pool = match &self.pool {
-            Some(p) if parts > 1 => p,
-            _ => return f(0, a, b).map_err(|e| e.1),
-        };
-        let size = a.len().div_ceil(parts);
-        let first_err: Mutex<Option<PartError>> = Mutex::new(None);
-        let note = |e: PartError| {
-            let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
-            if g.as_ref().is_none_or(|(i, _)| e.0 < *i) {
-                *g = Some(e);
-            }
-        };
-        pool.in_place_scope(|s| {
-            let mut it = a.chunks_mut(size).zip(b.chunks_mut(size)).enumerate();
-            let own = it.next();
-            for (k, (ca, cb)) in it {
-                let note = &note;
-                s.spawn(move |_| {
-                    if let Err(e) = f(k * size, ca, cb) {
-                        note(e);
-                    }
-                });
-            }
-            if let Some((_, (ca, cb))) = own {
-                if let Err(e) = f(0, ca, cb) {
-                    note(e);
-                }
-            }
-        });
-        match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            Some((_, e)) => Err(e),
-            None => Ok(()),
-        }
-    }
-}
-
-/// Tick every SM that is not idle, in SM order, with one executor (a source that is not
-/// split by SM).
-pub fn tick_in_order<E: Executor>(e: &mut E, sms: &mut [Sm<E::Writes>]) -> Result<(), String> {
+/// [`tick_sm`] for every SM, in SM order, with one executor (a source that is not split by
+/// SM).
+pub fn tick_in_order<E: Executor>(e: &mut E, sms: &mut [Sm<E::Writes>], cycle: u64) -> Result<(), String> {
     for sm in sms.iter_mut() {
-        if !sm.is_idle() {
-            sm.tick(e)?;
-        }
+        tick_sm(sm, e, cycle)?;
     }
     Ok(())
 }
@@ -250,15 +185,17 @@ impl crate::KernelSource for ShardedEngine<'_> {
         describe_warp(&self.shards[s].k, w)
     }
 
-    fn tick_sms(&mut self, sms: &mut [Sm<PendingWrites>], threads: &Threads) -> Result<(), String> {
+    fn tick_sms(
+        &mut self,
+        sms: &mut [Sm<PendingWrites>],
+        threads: &Threads,
+        cycle: u64,
+    ) -> Result<(), String> {
         let global = &self.global;
         let tick = |first: usize, sms: &mut [Sm<PendingWrites>], shards: &mut [Shard]| {
             for (i, (sm, sh)) in sms.iter_mut().zip(shards.iter_mut()).enumerate() {
-                if sm.is_idle() {
-                    continue;
-                }
                 let mut ex = ShardExec { sh, global };
-                sm.tick(&mut ex).map_err(|e| (first + i, e))?;
+                tick_sm(sm, &mut ex, cycle).map_err(|e| (first + i, e))?;
             }
             Ok(())
         };

@@ -564,6 +564,7 @@ impl crate::KernelSource for TraceKernel {
         &mut self,
         sms: &mut [sassim_timing::Sm<()>],
         threads: &crate::parallel::Threads,
+        cycle: u64,
     ) -> Result<(), String> {
         if self.parts.len() < sms.len() {
             self.parts.resize_with(sms.len(), TracePart::default);
@@ -571,9 +572,7 @@ impl crate::KernelSource for TraceKernel {
         let code = &self.code;
         let tick = |first: usize, sms: &mut [sassim_timing::Sm<()>], parts: &mut [TracePart]| {
             for (i, (sm, p)) in sms.iter_mut().zip(parts.iter_mut()).enumerate() {
-                if !sm.is_idle() {
-                    sm.tick(&mut PartExec { code, p }).map_err(|e| (first + i, e))?;
-                }
+                crate::parallel::tick_sm(sm, &mut PartExec { code, p }, cycle).map_err(|e| (first + i, e))?;
             }
             Ok(())
         };

@@ -65,6 +65,11 @@ impl<T: Copy> Crossbar<T> {
         }
     }
 
+    /// Requests source `src` can still push before its queue is full.
+    pub fn room(&self, src: usize) -> usize {
+        self.src_cap.saturating_sub(self.src_q[src].len())
+    }
+
     pub fn can_push(&self, src: usize) -> bool {
         self.src_q[src].len() < self.src_cap
     }

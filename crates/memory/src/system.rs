@@ -156,6 +156,11 @@ impl MemorySystem {
         self.req_net.push(sm, dst, bytes, InReq { sm: sm as u16, req })
     }
 
+    /// Requests SM `sm` can inject before its interconnect input queue is full.
+    pub fn port_room(&self, sm: usize) -> usize {
+        self.req_net.room(sm)
+    }
+
     /// Next response delivered to SM `sm`.
     pub fn pop_response(&mut self, sm: usize) -> Option<L2Response> {
         self.resp_net.pop(sm, self.icnt.cycle)

@@ -1,0 +1,232 @@
+//! The threads that tick SMs (`--threads`): a fork-join pool made for one short parallel
+//! step per simulated cycle.
+//!
+//! A cycle of a loaded GPU is ~100 µs of work; a general-purpose pool (rayon) puts its
+//! workers to sleep between two steps, and waking them costs about as much as the step
+//! they would share (measured: two rayon threads ran the 84-SM vector add no faster than
+//! one). Here workers wait for the next step on an epoch counter, spinning a few µs, then
+//! yielding the core, and park only after [`PARK_ROUNDS`] idle rounds (between kernels,
+//! during long serial phases).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+/// An error of one element of a part: (its index, the message).
+pub type PartError = (usize, String);
+
+/// Work on one part: (index of its first element, its elements of both slices).
+pub type PartFn<'f, A, B> = dyn Fn(usize, &mut [A], &mut [B]) -> Result<(), PartError> + Sync + 'f;
+
+/// Idle rounds a waiting thread spins (`spin_loop` hints, a few µs) before it yields the
+/// core at each round (so that a busy machine's other work, or the thread it waits for,
+/// can run).
+pub const SPIN_ROUNDS: u32 = 2_000;
+/// Idle rounds (spinning, then yielding) after which a worker parks until the next step.
+pub const PARK_ROUNDS: u32 = 2_500;
+
+/// One round of waiting: a spin hint for the first [`SPIN_ROUNDS`], then a yield.
+#[inline]
+fn pause(round: u32) {
+    if round < SPIN_ROUNDS {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}
+
+/// One step's work: called with the part index (1.. for the workers).
+type Job<'a> = dyn Fn(usize) + Sync + 'a;
+
+struct Shared {
+    /// Bumped when a step is posted (and to stop the workers).
+    epoch: AtomicU64,
+    /// The step's work, valid from the epoch bump until `remaining` is 0.
+    job: Mutex<Option<&'static Job<'static>>>,
+    /// Workers that have not finished the current step.
+    remaining: AtomicUsize,
+    quit: AtomicBool,
+    parked: AtomicUsize,
+    lock: Mutex<()>,
+    wake: Condvar,
+}
+
+/// The threads that tick SMs: the calling thread and `count() - 1` workers.
+pub struct Threads {
+    n: usize,
+    shared: Arc<Shared>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+/// A raw slice pointer handed to a worker (the caller waits for the worker before it
+/// touches the slice again).
+struct RawSlice<T>(*mut T, usize);
+unsafe impl<T: Send> Sync for RawSlice<T> {}
+unsafe impl<T: Send> Send for RawSlice<T> {}
+
+impl<T> RawSlice<T> {
+    /// Elements `start..end` (within the slice).
+    ///
+    /// # Safety
+    /// No other reference to those elements may be alive while the result is.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn range(&self, start: usize, end: usize) -> &mut [T] {
+        debug_assert!(start <= end && end <= self.1);
+        // SAFETY: in bounds (above); exclusivity is the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(start), end - start) }
+    }
+}
+
+impl Threads {
+    /// `n` threads (the calling thread is one of them); 0 or 1: the calling thread alone.
+    /// If the operating system refuses a thread, fewer are used (same results).
+    pub fn new(n: usize) -> Threads {
+        let shared = Arc::new(Shared {
+            epoch: AtomicU64::new(0),
+            job: Mutex::new(None),
+            remaining: AtomicUsize::new(0),
+            quit: AtomicBool::new(false),
+            parked: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
+        });
+        let mut workers = Vec::new();
+        for k in 1..n.max(1) {
+            let sh = shared.clone();
+            match std::thread::Builder::new()
+                .name(format!("sassim-sm-{k}"))
+                .spawn(move || worker(&sh, k))
+            {
+                Ok(h) => workers.push(h),
+                Err(_) => break,
+            }
+        }
+        Threads {
+            n: workers.len() + 1,
+            shared,
+            workers,
+        }
+    }
+
+    pub fn count(&self) -> usize {
+        self.n
+    }
+
+    /// Call `f(first, a_part, b_part)` on `a` and `b` split into up to `count()` contiguous
+    /// parts of equal size (`first`: index of the part's first element), one part per
+    /// thread, and wait for all. Returns the error with the lowest index any call returned
+    /// (a panic in a worker is returned as an error of its part).
+    pub fn for_parts<A: Send, B: Send>(
+        &self,
+        a: &mut [A],
+        b: &mut [B],
+        f: &PartFn<'_, A, B>,
+    ) -> Result<(), String> {
+        let len = a.len().min(b.len());
+        let parts = self.n.min(len).max(1);
+        if parts == 1 {
+            return f(0, a, b).map_err(|e| e.1);
+        }
+        let size = len.div_ceil(parts);
+        let first_err: Mutex<Option<PartError>> = Mutex::new(None);
+        let note = |e: PartError| {
+            let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
+            if g.as_ref().is_none_or(|(i, _)| e.0 < *i) {
+                *g = Some(e);
+            }
+        };
+        let (pa, pb) = (RawSlice(a.as_mut_ptr(), len), RawSlice(b.as_mut_ptr(), len));
+        let part = |k: usize| {
+            let start = k * size;
+            if start >= len {
+                return;
+            }
+            let end = len.min(start + size);
+            // SAFETY: parts are disjoint ranges of `a` and `b`, which `for_parts` borrows
+            // mutably and does not touch until every part has finished.
+            let (ca, cb) = unsafe { (pa.range(start, end), pb.range(start, end)) };
+            match catch_unwind(AssertUnwindSafe(|| f(start, ca, cb))) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => note(e),
+                Err(_) => note((start, format!("a thread ticking SMs {start}.. panicked"))),
+            }
+        };
+        let job: &Job<'_> = &part;
+        // SAFETY: the workers use `job` only between the epoch bump below and their
+        // decrement of `remaining`; this function waits for `remaining` to reach 0 and
+        // clears the slot before `part` (and what it borrows) goes out of scope.
+        let job: &'static Job<'static> =
+            unsafe { std::mem::transmute::<&Job<'_>, &'static Job<'static>>(job) };
+        let sh = &*self.shared;
+        *sh.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
+        sh.remaining.store(self.workers.len(), Ordering::SeqCst);
+        sh.epoch.fetch_add(1, Ordering::SeqCst);
+        if sh.parked.load(Ordering::SeqCst) > 0 {
+            let _g = sh.lock.lock().unwrap_or_else(|p| p.into_inner());
+            sh.wake.notify_all();
+        }
+        part(0);
+        let mut round = 0u32;
+        while sh.remaining.load(Ordering::Acquire) != 0 {
+            pause(round);
+            round = round.saturating_add(1);
+        }
+        *sh.job.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+fn worker(sh: &Shared, k: usize) {
+    let mut seen = 0u64;
+    loop {
+        let mut rounds = 0u32;
+        loop {
+            let e = sh.epoch.load(Ordering::Acquire);
+            if e != seen {
+                seen = e;
+                break;
+            }
+            rounds += 1;
+            if rounds < PARK_ROUNDS {
+                pause(rounds);
+                continue;
+            }
+            // Park: registered before the epoch is checked again, under the lock the
+            // poster takes to notify, so no wake-up is lost.
+            let mut g = sh.lock.lock().unwrap_or_else(|p| p.into_inner());
+            sh.parked.fetch_add(1, Ordering::SeqCst);
+            while sh.epoch.load(Ordering::SeqCst) == seen {
+                g = sh.wake.wait(g).unwrap_or_else(|p| p.into_inner());
+            }
+            sh.parked.fetch_sub(1, Ordering::SeqCst);
+            rounds = 0;
+        }
+        if sh.quit.load(Ordering::Acquire) {
+            return;
+        }
+        let job = *sh.job.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(j) = job {
+            j(k);
+        }
+        sh.remaining.fetch_sub(1, Ordering::Release);
+    }
+}
+
+impl Drop for Threads {
+    fn drop(&mut self) {
+        let sh = &*self.shared;
+        sh.quit.store(true, Ordering::SeqCst);
+        sh.epoch.fetch_add(1, Ordering::SeqCst);
+        {
+            let _g = sh.lock.lock().unwrap_or_else(|p| p.into_inner());
+            sh.wake.notify_all();
+        }
+        for h in self.workers.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
