@@ -64,11 +64,12 @@ impl crate::KernelSource for EngineExec<'_> {
     fn tick_sms(
         &mut self,
         sms: &mut [sassim_timing::Sm<PendingWrites>],
+        notes: &mut [crate::parallel::SmNote],
         _threads: &crate::parallel::Threads,
         cycle: u64,
     ) -> Result<(), String> {
         // One executor owns every warp and the global memory: the SMs tick in order.
-        crate::parallel::tick_in_order(self, sms, cycle)
+        crate::parallel::tick_in_order(self, sms, notes, cycle)
     }
 
     fn num_ctas(&self) -> u32 {

@@ -185,6 +185,7 @@ pub trait KernelSource {
     fn tick_sms(
         &mut self,
         sms: &mut [Sm<Self::Writes>],
+        notes: &mut [parallel::SmNote],
         threads: &parallel::Threads,
         cycle: u64,
     ) -> Result<(), String>;
@@ -456,6 +457,9 @@ impl Gpu {
             _ => parallel::Threads::new(opts.threads),
         };
         mem.collect(cycle_before(start), &mut sms, &phys);
+        // What each SM's step reports to the serial part of the cycle.
+        let mut notes = vec![parallel::SmNote::default(); num_sms];
+        notes.iter_mut().for_each(|n| n.busy = true);
         let mut launchers = vec![launch::SmLauncher::default(); num_sms];
         let mut sent = Vec::new();
         let mut done_ctas = 0u32;
@@ -494,13 +498,13 @@ impl Gpu {
                     first_warp.get_or_insert(cycle);
                 }
             }
-            occ_sum += sms
-                .iter()
-                .filter(|sm| !sm.is_idle())
-                .map(|sm| sm.active_warps() as u64)
-                .sum::<u64>();
-            src.tick_sms(&mut sms, &threads, cycle).map_err(SimError::Exec)?;
+            src.tick_sms(&mut sms, &mut notes, &threads, cycle)
+                .map_err(SimError::Exec)?;
+            occ_sum += notes.iter().map(|n| u64::from(n.active)).sum::<u64>();
             for (s, sm) in sms.iter_mut().enumerate() {
+                if !notes[s].finished {
+                    continue;
+                }
                 for w in sm.take_finished() {
                     if let Some(cta) = cs.warp_cta.remove(&w) {
                         let left = cs.cta_left.entry(cta).or_insert(1);
@@ -515,7 +519,7 @@ impl Gpu {
                     }
                 }
             }
-            mem.tick_beyond_sms(cycle, &mut sms, &phys)
+            mem.tick_beyond_sms(cycle, &mut sms, &notes, &phys)
                 .map_err(SimError::Exec)?;
             cycle += 1;
             let elapsed = cycle - start;

@@ -209,6 +209,9 @@ pub struct Hierarchy {
     threads_per_sm: u64,
     /// Extra cycles of a distributed-shared-memory access (`mem_pipeline.dsm_extra`).
     dsm_extra: u64,
+    /// Per simulated SM: the room of its interconnect input queue as the SM counts it
+    /// (`tick_beyond_sms`).
+    room: Vec<usize>,
 }
 
 /// Map a GPU preset onto `sassim-memory`'s configuration (docs/memory.md, mapping table).
@@ -360,6 +363,7 @@ impl MemModel {
             local_bytes_per_thread: sassim_functional::LOCAL_BYTES as u64,
             threads_per_sm: cfg.gpu.max_warps_per_sm as u64 * cfg.gpu.warp_size as u64,
             dsm_extra: cfg.mem_pipeline.dsm_extra.unwrap_or(0) as u64,
+            room: Vec::new(),
         })))
     }
 
@@ -392,6 +396,7 @@ impl MemModel {
         &mut self,
         cycle: u64,
         sms: &mut [Sm<W>],
+        notes: &[crate::parallel::SmNote],
         phys: &[usize],
     ) -> Result<(), String> {
         let MemModel::Hierarchy(h) = self else {
@@ -399,6 +404,9 @@ impl MemModel {
         };
         let sys = &mut h.sys;
         for (i, sm) in sms.iter_mut().enumerate() {
+            if !notes[i].outbox {
+                continue;
+            }
             if let Some(m) = adapter(sm) {
                 for r in m.outbox.drain(..) {
                     if !sys.push(cycle, phys[i], r) {
@@ -406,26 +414,49 @@ impl MemModel {
                             "SM {i}: the interconnect refused a request it had room for"
                         ));
                     }
+                    // The SM counted it against its room.
+                    h.room[i] = h.room[i].saturating_sub(1);
                 }
             }
         }
         sys.tick(cycle);
-        self.collect(cycle, sms, phys);
+        // Responses into the inboxes; the room of the input queues, written to an SM's
+        // record only when it differs from what the SM counts (the records belong to the
+        // threads that tick the SMs).
+        for (i, sm) in sms.iter_mut().enumerate() {
+            let s = phys[i];
+            let room = h.sys.port_room(s);
+            if room == h.room[i] && !h.sys.has_response(s) {
+                continue;
+            }
+            if let Some(m) = adapter(sm) {
+                while let Some(r) = h.sys.pop_response(s) {
+                    m.inbox.push(r);
+                }
+                m.inbox_cycle = cycle;
+                m.room = room;
+            }
+            h.room[i] = room;
+        }
         Ok(())
     }
 
-    /// Move each SM's responses into its inbox and note its input queue's room.
+    /// Move each SM's responses into its inbox and note its input queue's room (before the
+    /// first cycle of a kernel).
     pub fn collect<W>(&mut self, cycle: u64, sms: &mut [Sm<W>], phys: &[usize]) {
         let MemModel::Hierarchy(h) = self else { return };
+        h.room.clear();
         for (i, sm) in sms.iter_mut().enumerate() {
             let s = phys[i];
+            let room = h.sys.port_room(s);
             if let Some(m) = adapter(sm) {
                 while let Some(resp) = h.sys.pop_response(s) {
                     m.inbox.push(resp);
                 }
                 m.inbox_cycle = cycle;
-                m.room = h.sys.port_room(s);
+                m.room = room;
             }
+            h.room.push(room);
         }
     }
 
@@ -612,19 +643,23 @@ pub fn before_tick<W>(sm: &mut Sm<W>) {
 }
 
 /// After SM `sm` ticked in cycle `cycle`: the L1 sends its due requests into its outbox, as
-/// many as its interconnect input queue has room for.
+/// many as its interconnect input queue has room for. Returns whether it sent any.
 #[inline]
-pub fn after_tick<W>(sm: &mut Sm<W>, cycle: u64) {
-    if let Some(m) = adapter(sm) {
-        let SmDataMemory { l1, outbox, room, .. } = m;
-        l1.tick(cycle, &mut |r| {
-            if *room == 0 {
-                return false;
-            }
-            *room -= 1;
-            outbox.push(r);
-            true
-        });
+pub fn after_tick<W>(sm: &mut Sm<W>, cycle: u64) -> bool {
+    match adapter(sm) {
+        Some(m) => {
+            let SmDataMemory { l1, outbox, room, .. } = m;
+            l1.tick(cycle, &mut |r| {
+                if *room == 0 {
+                    return false;
+                }
+                *room -= 1;
+                outbox.push(r);
+                true
+            });
+            !outbox.is_empty()
+        }
+        None => false,
     }
 }
 

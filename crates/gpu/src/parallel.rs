@@ -16,25 +16,64 @@ use sassim_timing::Sm;
 
 pub use crate::threads::{PartError, PartFn, Threads};
 
+/// What the serial part of a cycle needs of one SM after its step, written by the thread
+/// that ticked the SM: one small record per SM, so that the serial part reads a few cache
+/// lines instead of every SM's and executor's records (which the other threads own).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SmNote {
+    /// Warps on the SM before the tick (0 when it was idle): occupancy.
+    pub active: u32,
+    /// Progress events of the SM's executor part during the tick (deadlock detection).
+    pub progress: u32,
+    /// Not idle after the tick.
+    pub busy: bool,
+    /// Warps finished ([`Sm::take_finished`]).
+    pub finished: bool,
+    /// The executor part has global effects or output for the serial part.
+    pub output: bool,
+    /// The L1 sent requests (`memsys.rs` outbox).
+    pub outbox: bool,
+}
+
 /// One SM's cycle `cycle`: its L1 takes the previous cycle's responses, the SM ticks with
-/// executor `e` unless it is idle, its L1 sends its due requests (`memsys.rs`).
+/// executor `e` unless it is idle, its L1 sends its due requests (`memsys.rs`); `note`
+/// records the outcome.
 #[inline]
-pub fn tick_sm<E: Executor>(sm: &mut Sm<E::Writes>, e: &mut E, cycle: u64) -> Result<(), String> {
+pub fn tick_sm<E: Executor>(
+    sm: &mut Sm<E::Writes>,
+    e: &mut E,
+    cycle: u64,
+    note: &mut SmNote,
+) -> Result<(), String> {
     crate::memsys::before_tick(sm);
-    if !sm.is_idle() {
+    let idle = sm.is_idle();
+    note.active = if idle { 0 } else { sm.active_warps() as u32 };
+    if !idle {
         sm.tick(e)?;
     }
-    crate::memsys::after_tick(sm, cycle);
+    note.outbox = crate::memsys::after_tick(sm, cycle);
+    note.finished = sm.has_finished();
+    note.busy = !sm.is_idle();
     Ok(())
 }
 
 /// [`tick_sm`] for every SM, in SM order, with one executor (a source that is not split by
 /// SM).
-pub fn tick_in_order<E: Executor>(e: &mut E, sms: &mut [Sm<E::Writes>], cycle: u64) -> Result<(), String> {
-    for sm in sms.iter_mut() {
-        tick_sm(sm, e, cycle)?;
+pub fn tick_in_order<E: Executor>(
+    e: &mut E,
+    sms: &mut [Sm<E::Writes>],
+    notes: &mut [SmNote],
+    cycle: u64,
+) -> Result<(), String> {
+    for (sm, note) in sms.iter_mut().zip(notes.iter_mut()) {
+        tick_sm(sm, e, cycle, note)?;
     }
     Ok(())
+}
+
+/// Threads worth using for the SMs of `notes` (busy after the last cycle).
+pub fn useful_threads(threads: &Threads, notes: &[SmNote]) -> usize {
+    threads.useful(notes.iter().filter(|n| n.busy).count())
 }
 
 /// One SM's part of the kernel.
@@ -56,6 +95,8 @@ pub struct ShardedEngine<'a> {
     main: &'a mut KernelExec,
     global: GlobalMemory,
     shards: Vec<Shard>,
+    /// Progress events of all shards so far (summed from the SMs' notes).
+    progress: u64,
     on_cta: &'a mut dyn FnMut(&mut KernelExec, &[WarpId]),
 }
 
@@ -79,6 +120,7 @@ impl<'a> ShardedEngine<'a> {
             main,
             global,
             shards,
+            progress: 0,
             on_cta,
         }
     }
@@ -175,10 +217,7 @@ impl crate::KernelSource for ShardedEngine<'_> {
         self.shards.iter().map(|s| s.issued).sum()
     }
     fn progress(&self) -> u64 {
-        self.shards
-            .iter()
-            .map(|s| s.k.shard_progress() + s.reg_changes)
-            .sum()
+        self.progress
     }
     fn describe(&self, warp: u32) -> String {
         let (s, w) = self.locate(warp);
@@ -188,23 +227,36 @@ impl crate::KernelSource for ShardedEngine<'_> {
     fn tick_sms(
         &mut self,
         sms: &mut [Sm<PendingWrites>],
+        notes: &mut [SmNote],
         threads: &Threads,
         cycle: u64,
     ) -> Result<(), String> {
         let global = &self.global;
-        let tick = |first: usize, sms: &mut [Sm<PendingWrites>], shards: &mut [Shard]| {
-            for (i, (sm, sh)) in sms.iter_mut().zip(shards.iter_mut()).enumerate() {
-                let mut ex = ShardExec { sh, global };
-                tick_sm(sm, &mut ex, cycle).map_err(|e| (first + i, e))?;
-            }
-            Ok(())
-        };
-        let r = threads.for_parts(sms, &mut self.shards[..], &tick);
+        let tick =
+            |first: usize, sms: &mut [Sm<PendingWrites>], shards: &mut [Shard], notes: &mut [SmNote]| {
+                for (i, ((sm, sh), note)) in sms
+                    .iter_mut()
+                    .zip(shards.iter_mut())
+                    .zip(notes.iter_mut())
+                    .enumerate()
+                {
+                    let before = sh.k.shard_progress() + sh.reg_changes;
+                    tick_sm(sm, &mut ShardExec { sh, global }, cycle, note).map_err(|e| (first + i, e))?;
+                    note.progress = (sh.k.shard_progress() + sh.reg_changes - before) as u32;
+                    note.output = sh.k.shard_has_output();
+                }
+                Ok(())
+            };
+        let useful = useful_threads(threads, notes);
+        let r = threads.for_parts3(useful, sms, &mut self.shards[..], notes, &tick);
         // The cycle's global effects, in SM order.
-        for sh in &mut self.shards {
-            if sh.k.shard_has_output() {
+        for (sh, note) in self.shards.iter_mut().zip(notes.iter()) {
+            self.progress += u64::from(note.progress);
+            if note.output {
+                let before = sh.k.shard_progress();
                 sh.k.apply_shard_log(&mut self.global);
                 self.main.absorb_shard_output(&mut sh.k);
+                self.progress += sh.k.shard_progress() - before;
             }
         }
         r

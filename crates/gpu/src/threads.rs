@@ -19,6 +19,10 @@ pub type PartError = (usize, String);
 /// Work on one part: (index of its first element, its elements of both slices).
 pub type PartFn<'f, A, B> = dyn Fn(usize, &mut [A], &mut [B]) -> Result<(), PartError> + Sync + 'f;
 
+/// Work on one part of three slices.
+pub type PartFn3<'f, A, B, C> =
+    dyn Fn(usize, &mut [A], &mut [B], &mut [C]) -> Result<(), PartError> + Sync + 'f;
+
 /// Idle rounds a waiting thread spins (`spin_loop` hints, a few µs) before it yields the
 /// core at each round (so that a busy machine's other work, or the thread it waits for,
 /// can run).
@@ -35,6 +39,11 @@ fn pause(round: u32) {
         std::thread::yield_now();
     }
 }
+
+/// Busy SMs per thread below which a step uses fewer threads: an SM-cycle of a loaded SM is
+/// about 1 µs of work, a fork-join with spinning threads about 1 µs, so fewer than 8 SMs a
+/// thread would spend a large share of the step synchronising.
+pub const MIN_BUSY_SMS_PER_THREAD: usize = 8;
 
 /// One step's work: called with the part index (1.. for the workers).
 type Job<'a> = dyn Fn(usize) + Sync + 'a;
@@ -113,6 +122,12 @@ impl Threads {
         self.n
     }
 
+    /// Threads worth using for a step over `busy` SMs: one per [`MIN_BUSY_SMS_PER_THREAD`]
+    /// (a few SMs' cycle is shorter than a fork-join). Results do not depend on it.
+    pub fn useful(&self, busy: usize) -> usize {
+        (busy / MIN_BUSY_SMS_PER_THREAD).clamp(1, self.n)
+    }
+
     /// Call `f(first, a_part, b_part)` on `a` and `b` split into up to `count()` contiguous
     /// parts of equal size (`first`: index of the part's first element), one part per
     /// thread, and wait for all. Returns the error with the lowest index any call returned
@@ -123,10 +138,34 @@ impl Threads {
         b: &mut [B],
         f: &PartFn<'_, A, B>,
     ) -> Result<(), String> {
-        let len = a.len().min(b.len());
-        let parts = self.n.min(len).max(1);
+        self.for_parts_on(self.n, a, b, f)
+    }
+
+    /// [`Threads::for_parts`] on at most `threads` threads.
+    pub fn for_parts_on<A: Send, B: Send>(
+        &self,
+        threads: usize,
+        a: &mut [A],
+        b: &mut [B],
+        f: &PartFn<'_, A, B>,
+    ) -> Result<(), String> {
+        let mut none = vec![(); a.len().min(b.len())];
+        self.for_parts3(threads, a, b, &mut none, &|first, pa, pb, _| f(first, pa, pb))
+    }
+
+    /// [`Threads::for_parts`] over three slices, on at most `threads` threads.
+    pub fn for_parts3<A: Send, B: Send, C: Send>(
+        &self,
+        threads: usize,
+        a: &mut [A],
+        b: &mut [B],
+        c: &mut [C],
+        f: &PartFn3<'_, A, B, C>,
+    ) -> Result<(), String> {
+        let len = a.len().min(b.len()).min(c.len());
+        let parts = self.n.min(threads).min(len).max(1);
         if parts == 1 {
-            return f(0, a, b).map_err(|e| e.1);
+            return f(0, &mut a[..len], &mut b[..len], &mut c[..len]).map_err(|e| e.1);
         }
         let size = len.div_ceil(parts);
         let first_err: Mutex<Option<PartError>> = Mutex::new(None);
@@ -136,17 +175,21 @@ impl Threads {
                 *g = Some(e);
             }
         };
-        let (pa, pb) = (RawSlice(a.as_mut_ptr(), len), RawSlice(b.as_mut_ptr(), len));
+        let (pa, pb, pc) = (
+            RawSlice(a.as_mut_ptr(), len),
+            RawSlice(b.as_mut_ptr(), len),
+            RawSlice(c.as_mut_ptr(), len),
+        );
         let part = |k: usize| {
             let start = k * size;
             if start >= len {
                 return;
             }
             let end = len.min(start + size);
-            // SAFETY: parts are disjoint ranges of `a` and `b`, which `for_parts` borrows
-            // mutably and does not touch until every part has finished.
-            let (ca, cb) = unsafe { (pa.range(start, end), pb.range(start, end)) };
-            match catch_unwind(AssertUnwindSafe(|| f(start, ca, cb))) {
+            // SAFETY: parts are disjoint ranges of `a`, `b` and `c`, which this function
+            // borrows mutably and does not touch until every part has finished.
+            let (ca, cb, cc) = unsafe { (pa.range(start, end), pb.range(start, end), pc.range(start, end)) };
+            match catch_unwind(AssertUnwindSafe(|| f(start, ca, cb, cc))) {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => note(e),
                 Err(_) => note((start, format!("a thread ticking SMs {start}.. panicked"))),

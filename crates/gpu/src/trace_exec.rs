@@ -126,6 +126,8 @@ pub struct TraceKernel {
     parts: Vec<TracePart>,
     /// The SM of each CTA in flight.
     cta_sm: HashMap<u32, usize>,
+    /// Warp instructions issued (summed from the SMs' notes).
+    issued_total: u64,
     error: Option<String>,
 }
 
@@ -465,6 +467,7 @@ impl TraceKernel {
             next_cta: 0,
             parts: Vec::new(),
             cta_sm: HashMap::new(),
+            issued_total: 0,
             error: None,
         })
     }
@@ -563,6 +566,7 @@ impl crate::KernelSource for TraceKernel {
     fn tick_sms(
         &mut self,
         sms: &mut [sassim_timing::Sm<()>],
+        notes: &mut [crate::parallel::SmNote],
         threads: &crate::parallel::Threads,
         cycle: u64,
     ) -> Result<(), String> {
@@ -570,14 +574,28 @@ impl crate::KernelSource for TraceKernel {
             self.parts.resize_with(sms.len(), TracePart::default);
         }
         let code = &self.code;
-        let tick = |first: usize, sms: &mut [sassim_timing::Sm<()>], parts: &mut [TracePart]| {
-            for (i, (sm, p)) in sms.iter_mut().zip(parts.iter_mut()).enumerate() {
-                crate::parallel::tick_sm(sm, &mut PartExec { code, p }, cycle).map_err(|e| (first + i, e))?;
+        let tick = |first: usize,
+                    sms: &mut [sassim_timing::Sm<()>],
+                    parts: &mut [TracePart],
+                    notes: &mut [crate::parallel::SmNote]| {
+            for (i, ((sm, p), note)) in sms
+                .iter_mut()
+                .zip(parts.iter_mut())
+                .zip(notes.iter_mut())
+                .enumerate()
+            {
+                let before = p.issued;
+                crate::parallel::tick_sm(sm, &mut PartExec { code, p }, cycle, note)
+                    .map_err(|e| (first + i, e))?;
+                note.progress = (p.issued - before) as u32;
             }
             Ok(())
         };
         let n = sms.len();
-        threads.for_parts(sms, &mut self.parts[..n], &tick)
+        let useful = crate::parallel::useful_threads(threads, notes);
+        let r = threads.for_parts3(useful, sms, &mut self.parts[..n], notes, &tick);
+        self.issued_total += notes.iter().map(|n| u64::from(n.progress)).sum::<u64>();
+        r
     }
     fn num_ctas(&self) -> u32 {
         self.num_blocks
@@ -657,7 +675,7 @@ impl crate::KernelSource for TraceKernel {
         }
     }
     fn issued(&self) -> u64 {
-        self.parts.iter().map(|p| p.issued).sum()
+        self.issued_total
     }
     fn describe(&self, warp: u32) -> String {
         let part = self

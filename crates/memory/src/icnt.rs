@@ -120,6 +120,11 @@ impl<T: Copy> Crossbar<T> {
     }
 
     /// Head packet delivered at `dst` by icnt cycle `now`.
+    /// Whether [`Crossbar::pop`] would return an element.
+    pub fn has_ready(&self, dst: usize, now: u64) -> bool {
+        matches!(self.dst_q[dst].front(), Some((at, _)) if *at <= now)
+    }
+
     pub fn pop(&mut self, dst: usize, now: u64) -> Option<T> {
         match self.dst_q[dst].front() {
             Some((at, _)) if *at <= now => {

@@ -161,6 +161,11 @@ impl MemorySystem {
         self.req_net.room(sm)
     }
 
+    /// Whether a response for SM `sm` is waiting ([`MemorySystem::pop_response`]).
+    pub fn has_response(&self, sm: usize) -> bool {
+        self.resp_net.has_ready(sm, self.icnt.cycle)
+    }
+
     /// Next response delivered to SM `sm`.
     pub fn pop_response(&mut self, sm: usize) -> Option<L2Response> {
         self.resp_net.pop(sm, self.icnt.cycle)

@@ -669,6 +669,11 @@ impl<W> Sm<W> {
         std::mem::take(&mut self.finished)
     }
 
+    /// Whether warps finished since the last [`Sm::take_finished`].
+    pub fn has_finished(&self) -> bool {
+        !self.finished.is_empty()
+    }
+
     pub fn is_idle(&self) -> bool {
         self.used_warps == 0 && self.events.is_empty() && self.tma.is_empty()
     }
