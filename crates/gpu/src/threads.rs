@@ -6,11 +6,14 @@
 //! they would share (measured: two rayon threads ran the 84-SM vector add no faster than
 //! one). Here workers wait for the next step on an epoch counter, spinning a few µs, then
 //! yielding the core, and park only after [`PARK_ROUNDS`] idle rounds (between kernels,
-//! during long serial phases).
+//! during long serial phases). On a machine whose cores are busy with other work, steps
+//! that keep waiting for a worker make the pool run on the calling thread alone for a while
+//! ([`Threads::note_step`]). None of this changes results.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
+use std::cell::Cell;
 use std::thread::JoinHandle;
 
 /// An error of one element of a part: (its index, the message).
@@ -26,9 +29,9 @@ pub type PartFn3<'f, A, B, C> =
 /// Idle rounds a waiting thread spins (`spin_loop` hints, a few µs) before it yields the
 /// core at each round (so that a busy machine's other work, or the thread it waits for,
 /// can run).
-pub const SPIN_ROUNDS: u32 = 2_000;
+pub const SPIN_ROUNDS: u32 = 256;
 /// Idle rounds (spinning, then yielding) after which a worker parks until the next step.
-pub const PARK_ROUNDS: u32 = 2_500;
+pub const PARK_ROUNDS: u32 = 2_000;
 
 /// One round of waiting: a spin hint for the first [`SPIN_ROUNDS`], then a yield.
 #[inline]
@@ -55,6 +58,8 @@ struct Shared {
     job: Mutex<Option<&'static Job<'static>>>,
     /// Workers that have not finished the current step.
     remaining: AtomicUsize,
+    /// Workers that have started the current step.
+    started: AtomicUsize,
     quit: AtomicBool,
     parked: AtomicUsize,
     lock: Mutex<()>,
@@ -64,6 +69,11 @@ struct Shared {
 /// The threads that tick SMs: the calling thread and `count() - 1` workers.
 pub struct Threads {
     n: usize,
+    /// Back-off on a busy machine: steps run since the last check, how many of them waited
+    /// for a worker beyond [`SPIN_ROUNDS`], and steps left to run on this thread alone.
+    steps: Cell<u32>,
+    slow: Cell<u32>,
+    alone: Cell<u32>,
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
 }
@@ -95,6 +105,7 @@ impl Threads {
             epoch: AtomicU64::new(0),
             job: Mutex::new(None),
             remaining: AtomicUsize::new(0),
+            started: AtomicUsize::new(0),
             quit: AtomicBool::new(false),
             parked: AtomicUsize::new(0),
             lock: Mutex::new(()),
@@ -113,6 +124,9 @@ impl Threads {
         }
         Threads {
             n: workers.len() + 1,
+            steps: Cell::new(0),
+            slow: Cell::new(0),
+            alone: Cell::new(0),
             shared,
             workers,
         }
@@ -163,7 +177,11 @@ impl Threads {
         f: &PartFn3<'_, A, B, C>,
     ) -> Result<(), String> {
         let len = a.len().min(b.len()).min(c.len());
-        let parts = self.n.min(threads).min(len).max(1);
+        let mut parts = self.n.min(threads).min(len).max(1);
+        if self.alone.get() > 0 {
+            self.alone.set(self.alone.get() - 1);
+            parts = 1;
+        }
         if parts == 1 {
             return f(0, &mut a[..len], &mut b[..len], &mut c[..len]).map_err(|e| e.1);
         }
@@ -204,17 +222,21 @@ impl Threads {
         let sh = &*self.shared;
         *sh.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
         sh.remaining.store(self.workers.len(), Ordering::SeqCst);
+        sh.started.store(0, Ordering::SeqCst);
         sh.epoch.fetch_add(1, Ordering::SeqCst);
         if sh.parked.load(Ordering::SeqCst) > 0 {
             let _g = sh.lock.lock().unwrap_or_else(|p| p.into_inner());
             sh.wake.notify_all();
         }
         part(0);
+        // A worker that has not even started when this thread is done was not running.
+        let late = sh.started.load(Ordering::Acquire) < self.workers.len();
         let mut round = 0u32;
         while sh.remaining.load(Ordering::Acquire) != 0 {
             pause(round);
             round = round.saturating_add(1);
         }
+        self.note_step(late);
         *sh.job.lock().unwrap_or_else(|p| p.into_inner()) = None;
         match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
             Some((_, e)) => Err(e),
@@ -222,6 +244,30 @@ impl Threads {
         }
     }
 }
+
+impl Threads {
+    /// Count a parallel step (`slow`: a worker had not started its part when the calling
+    /// thread had finished its own). When the
+    /// cores are taken by other work, the threads of a step take turns on one core and
+    /// every step costs context switches: if more than a quarter of [`CHECK_STEPS`] steps
+    /// were slow, the next [`ALONE_STEPS`] steps run on the calling thread alone.
+    fn note_step(&self, slow: bool) {
+        self.steps.set(self.steps.get() + 1);
+        self.slow.set(self.slow.get() + u32::from(slow));
+        if self.steps.get() >= CHECK_STEPS {
+            if self.slow.get() * 4 > CHECK_STEPS {
+                self.alone.set(ALONE_STEPS);
+            }
+            self.steps.set(0);
+            self.slow.set(0);
+        }
+    }
+}
+
+/// Parallel steps between two checks of how many had to wait (see [`Threads::note_step`]).
+pub const CHECK_STEPS: u32 = 64;
+/// Steps run on the calling thread alone after a check found the machine busy.
+pub const ALONE_STEPS: u32 = 4_096;
 
 fn worker(sh: &Shared, k: usize) {
     let mut seen = 0u64;
@@ -251,6 +297,7 @@ fn worker(sh: &Shared, k: usize) {
         if sh.quit.load(Ordering::Acquire) {
             return;
         }
+        sh.started.fetch_add(1, Ordering::AcqRel);
         let job = *sh.job.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(j) = job {
             j(k);
