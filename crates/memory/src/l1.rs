@@ -90,6 +90,8 @@ struct Slot {
 #[derive(Debug, Clone, Copy, Default)]
 struct LineReq {
     line: u64,
+    /// Set of the line in the L1 (computed once, with the coalescing).
+    set: u32,
     sectors: u8,
     bytes: u32,
     lanes: u16,
@@ -368,6 +370,7 @@ impl SmMemory {
                     None if n < MAX_LINES => {
                         out[n] = LineReq {
                             line,
+                            set: self.cache.set_of(line) as u32,
                             sectors: mask,
                             bytes: b,
                             lanes: 1,
@@ -439,10 +442,17 @@ impl SmMemory {
         };
         let mut lines = [LineReq::default(); MAX_LINES];
         let n = self.coalesce_memo(req, &mut lines);
-        // Pass 1: resources, no state change.
+        // Pass 1: resources, no state change. The ways found (valid through pass 2: the
+        // lines are distinct and pass 2 never evicts one of them) are kept; the victims'
+        // dirtiness only matters once the MSHRs suffice, so it is looked at after that check
+        // (the rejections and their causes are those of checking it line by line).
+        let mut ways = [None; MAX_LINES];
+        let mut need_victim = [0u8; MAX_LINES];
+        let mut nv = 0usize;
         let (mut new_mshr, mut mq, mut misses) = (0usize, 0usize, 0usize);
-        for l in &lines[..n] {
+        for (i, l) in lines[..n].iter().enumerate() {
             let way = self.cache.find(l.line, l.line);
+            ways[i] = way;
             let valid = way.map_or(0, |w| self.cache.valid[w]);
             let missing = l.sectors & !valid;
             if missing == 0 {
@@ -463,20 +473,23 @@ impl SmMemory {
                     new_mshr += 1;
                     mq += 1;
                     if way.is_none() {
-                        match self.cache.pick_victim(l.line) {
-                            None => return self.reject(kind, |s| s.fail_no_victim += 1),
-                            Some(v) => {
-                                if v.evicted.is_some_and(|(_, d)| d != 0) {
-                                    mq += 1;
-                                }
-                            }
+                        if !self.cache.has_victim_in(l.set as usize) {
+                            return self.reject(kind, |s| s.fail_no_victim += 1);
                         }
+                        need_victim[nv] = i as u8;
+                        nv += 1;
                     }
                 }
             }
         }
         if new_mshr > self.mshr.free_entries() {
             return self.reject(kind, |s| s.fail_mshr += 1);
+        }
+        for &i in &need_victim[..nv] {
+            let v = self.cache.pick_victim_in(lines[i as usize].set as usize);
+            if v.is_some_and(|v| v.evicted.is_some_and(|(_, d)| d != 0)) {
+                mq += 1;
+            }
         }
         if !self.mq_fits(mq) {
             return self.reject(kind, |s| s.fail_miss_queue += 1);
@@ -503,9 +516,10 @@ impl SmMemory {
         } else {
             NO_TAG
         };
-        for l in &lines[..n] {
+        for (i, l) in lines[..n].iter().enumerate() {
             self.stats.line_accesses += 1;
-            let mut way = self.cache.find(l.line, l.line);
+            let mut way = ways[i];
+            debug_assert_eq!(way, self.cache.find(l.line, l.line));
             let valid = way.map_or(0, |w| self.cache.valid[w]);
             let missing = l.sectors & !valid;
             if let Some(w) = way {
@@ -551,7 +565,7 @@ impl SmMemory {
                             v.evicted
                                 .is_some_and(|(t, _)| lines[..n].iter().any(|o| o.line == t))
                         };
-                        if let Some(v) = self.cache.pick_victim(l.line).filter(|v| !own(v)) {
+                        if let Some(v) = self.cache.pick_victim_in(l.set as usize).filter(|v| !own(v)) {
                             self.evict_writeback(now, v.evicted);
                             self.cache.install(v.way, l.line);
                             way = Some(v.way);
@@ -598,7 +612,7 @@ impl SmMemory {
             if !write_back {
                 mq += 1;
             } else if self.cache.find(l.line, l.line).is_none() {
-                match self.cache.pick_victim(l.line) {
+                match self.cache.pick_victim_in(l.set as usize) {
                     None => mq += 1, // written through instead
                     Some(v) => mq += v.evicted.is_some_and(|(_, d)| d != 0) as usize,
                 }
@@ -621,7 +635,7 @@ impl SmMemory {
             if write_back {
                 let w = match way {
                     Some(w) => Some(w),
-                    None => self.cache.pick_victim(l.line).map(|v| {
+                    None => self.cache.pick_victim_in(l.set as usize).map(|v| {
                         self.evict_writeback(now, v.evicted);
                         self.cache.install(v.way, l.line);
                         v.way
