@@ -231,10 +231,12 @@ impl L2Slice {
     }
 
     fn push_dram(&mut self, now: u64, map: &AddressMapping, line: u64, set_line: u64, mask: u8, write: bool) {
-        let base = line << self.line_shift;
+        // The sectors of a line differ only in their DRAM column (a line lies in one
+        // interleaving chunk, and its sectors are consecutive columns of one row): bank,
+        // bank group and row, all a request keeps, are those of the line's address.
+        let loc = map.locate(line << self.line_shift);
         for s in 0..8u8 {
             if mask & (1 << s) != 0 {
-                let loc = map.locate(base + ((s as u64) << self.sector_shift));
                 let r = self.dram_req(line, set_line, s, write, &loc);
                 self.to_dram.push_back((now + self.dram_latency, r));
                 if write {
