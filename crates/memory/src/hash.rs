@@ -339,7 +339,7 @@ mod tests {
             assert!(seen.insert((l.channel, l.bank, l.row, l.col)), "collision at {i}");
             assert_eq!(m.slice_line(i * 32), l.slice_addr >> m.line_shift);
             // A line's sectors differ only in their column (the L2 locates a line once).
-            let b = m.locate(i * 32 & !((1u64 << m.line_shift) - 1));
+            let b = m.locate((i * 32) & !((1u64 << m.line_shift) - 1));
             assert_eq!(
                 (b.slice, b.channel, b.bank, b.bank_group, b.row),
                 (l.slice, l.channel, l.bank, l.bank_group, l.row)
