@@ -102,9 +102,69 @@ const MAX_LINES: usize = 64;
 const COALESCE_MEMO: usize = 8;
 const NO_TAG: u32 = u32::MAX;
 
+/// Why a global/local access was rejected (what its retry waits for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fail {
+    /// A missing line's MSHR entry has no room for another waiter.
+    MshrMerge,
+    /// The access needs this many new MSHR entries, more than are free.
+    MshrCount(usize),
+    /// A missing line's set has no way without a fill outstanding.
+    NoVictim,
+    MissQueue,
+    /// No pending-request slot for an access that misses.
+    PendingTable,
+}
+
+/// A rejection remembered with the access, and the state counters it was decided under.
+/// It holds, without recomputation, while none of what could change it happened (see
+/// [`SmMemory::still_rejected`]).
+#[derive(Debug, Clone, Copy)]
+struct Rejection {
+    kind: usize,
+    fail: Fail,
+    epoch: u64,
+    mq_epoch: u64,
+    fill_epoch: u64,
+    slot_epoch: u64,
+}
+
+/// A remembered coalescing: the access, its lines, a 256-bit filter of the lines (for
+/// "does a fill touch this access?") and its last rejection.
+#[derive(Debug, Clone)]
+struct Coalesced {
+    req: WarpMemRequest,
+    n: usize,
+    lines: [LineReq; MAX_LINES],
+    filter: [u64; 4],
+    rej: Option<Rejection>,
+}
+
+/// Bit of `line` in a [`Coalesced`] filter.
+#[inline]
+fn filter_bit(line: u64) -> (usize, u64) {
+    let h = line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56;
+    ((h >> 6) as usize, 1u64 << (h & 63))
+}
+
+/// The same access (the caller's id and warp aside: neither changes the coalescing or
+/// the L1's decision).
+#[inline]
+fn same_access(a: &WarpMemRequest, b: &WarpMemRequest) -> bool {
+    a.active == b.active
+        && a.bytes_per_lane == b.bytes_per_lane
+        && a.kind == b.kind
+        && a.space == b.space
+        && a.addrs == b.addrs
+}
+
+/// What pass 1 of a load found: the lines' ways and how many lines miss.
+struct LoadPlan {
+    ways: [Option<usize>; MAX_LINES],
+    misses: usize,
+}
+
 /// L1 data cache + shared memory of one SM.
-/// A memoised rejection: (warp, access kind, cause counter).
-type Rejection = (u32, usize, fn(&mut L1Stats));
 
 #[derive(Debug, Clone)]
 #[repr(C)]
@@ -113,10 +173,14 @@ pub struct SmMemory {
     miss_queue: VecDeque<(u64, L2Request)>,
     completed: BinaryHeap<Reverse<(u64, u64, u64)>>,
     requests_per_cycle: u32,
-    /// Changes whenever the L1's state may have changed (an access accepted, a fill, the
-    /// miss queue draining, a completion): a rejected access is decided without changing
-    /// state, so its retry gives the same rejection until then.
+    /// A rejected access is decided without changing state, so its retry gives the same
+    /// rejection until the state it depends on changes. `epoch` changes with any global or
+    /// local access accepted (and an invalidation), `mq_epoch` when the miss queue drains,
+    /// `fill_epoch` with every read fill, `slot_epoch` when a pending-request slot frees.
     epoch: u64,
+    mq_epoch: u64,
+    fill_epoch: u64,
+    slot_epoch: u64,
     seq: u64,
     line_shift: u32,
     sector_shift: u32,
@@ -141,14 +205,11 @@ pub struct SmMemory {
     sh_atomic_words: Vec<u64>,
     sh_atomic_until: u64,
     stats: L1Stats,
-    /// The last coalesced requests (a rejected request is retried unchanged): the request,
-    /// its line count and lines. Looked up by comparing the whole request.
-    coalesced: Vec<(WarpMemRequest, usize, [LineReq; MAX_LINES])>,
+    /// The last coalesced accesses (a rejected access is retried unchanged), looked up by
+    /// comparing the access, with their rejections; `cur`: the entry of the current access.
+    coalesced: Vec<Coalesced>,
     coalesced_next: usize,
-    /// Rejections of this epoch: (warp, kind, cause), replayed without recomputation.
-    rejects: Vec<Rejection>,
-    rejects_epoch: u64,
-    cur_warp: u32,
+    cur: usize,
 }
 
 /// Alias kept for callers that think of it as the L1.
@@ -188,11 +249,12 @@ impl SmMemory {
             sh_atomic_until: 0,
             stats: L1Stats::default(),
             epoch: 0,
-            coalesced: Vec::new(),
+            mq_epoch: 0,
+            fill_epoch: 0,
+            slot_epoch: 0,
+            coalesced: Vec::with_capacity(COALESCE_MEMO),
             coalesced_next: 0,
-            rejects: Vec::with_capacity(8),
-            rejects_epoch: u64::MAX,
-            cur_warp: 0,
+            cur: 0,
         }
     }
 
@@ -217,33 +279,70 @@ impl SmMemory {
 
     /// A coalesced warp access arriving at the SM's shared structures at `now`.
     pub fn access(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
-        // The same warp's request retried with the L1 unchanged is rejected again, for the
-        // same cause: count it as such without re-coalescing and re-probing.
-        self.cur_warp = req.warp;
-        if self.rejects_epoch == self.epoch {
-            if let Some(&(_, kind, cause)) = self.rejects.iter().find(|r| r.0 == req.warp) {
-                return self.reject(kind, cause);
-            }
-        }
-        let out = self.access_inner(now, req);
-        if out != AccessOutcome::Rejected {
-            self.epoch += 1;
-        }
-        out
-    }
-
-    fn access_inner(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
         if req.active == 0 {
             self.stats.accesses += 1;
             return AccessOutcome::Done { ready_at: now + 1 };
         }
-        match req.space {
-            MemSpace::Shared => self.shared_access(now, req),
-            MemSpace::Global | MemSpace::Local => match req.kind {
-                AccessKind::Load => self.load(now, req),
-                AccessKind::Store => self.store(now, req),
-                AccessKind::Atomic => self.atomic(now, req),
-            },
+        // Shared memory never rejects and changes nothing a global access depends on.
+        if req.space == MemSpace::Shared {
+            return self.shared_access(now, req);
+        }
+        self.cur = self.coalesce_memo(req);
+        // An access retried while nothing it depends on changed is rejected again, for the
+        // same cause: count it as such without re-probing.
+        if let Some(r) = self.coalesced[self.cur].rej {
+            if self.still_rejected(&r) {
+                debug_assert_eq!(self.check(req).err(), Some(r.fail), "memoised rejection");
+                return self.reject(r.kind, r.fail);
+            }
+        }
+        // The memo is moved out while the access reads its lines and changes the L1.
+        let memo = std::mem::take(&mut self.coalesced);
+        let c = &memo[self.cur];
+        let lines = &c.lines[..c.n];
+        let out = match req.kind {
+            AccessKind::Load => self.load(now, req, lines),
+            AccessKind::Store => self.store(now, req, lines),
+            AccessKind::Atomic => self.atomic(now, req, lines),
+        };
+        self.coalesced = memo;
+        match out {
+            Ok(out) => {
+                self.epoch += 1;
+                out
+            }
+            Err((kind, fail)) => self.reject(kind, fail),
+        }
+    }
+
+    /// Whether a rejection still holds: nothing it depends on changed since. A read fill
+    /// of one of the access's lines clears it (in `fill`). Otherwise a fill only makes
+    /// lines' MSHR entries free and ways ready (victims), so an MSHR rejection holds while
+    /// the entries needed still exceed the free ones; a missing victim, the miss queue
+    /// (whose need depends on the victims' dirtiness) and the pending-request slots are
+    /// re-checked after any read fill, the miss queue also after it drained, the slots
+    /// after one freed.
+    #[inline]
+    fn still_rejected(&self, r: &Rejection) -> bool {
+        r.epoch == self.epoch
+            && match r.fail {
+                Fail::MshrMerge => true,
+                Fail::MshrCount(k) => k > self.mshr.free_entries(),
+                Fail::NoVictim => r.fill_epoch == self.fill_epoch,
+                Fail::MissQueue => r.fill_epoch == self.fill_epoch && r.mq_epoch == self.mq_epoch,
+                Fail::PendingTable => r.fill_epoch == self.fill_epoch && r.slot_epoch == self.slot_epoch,
+            }
+    }
+
+    /// The decision on the current access's resources, without changing anything (the
+    /// debug check of a memoised rejection).
+    fn check(&self, req: &WarpMemRequest) -> Result<(), Fail> {
+        let c = &self.coalesced[self.cur];
+        let lines = &c.lines[..c.n];
+        match req.kind {
+            AccessKind::Load => self.load_check(lines).map(|_| ()),
+            AccessKind::Store => self.store_check(lines, self.write_back(req.space)),
+            AccessKind::Atomic => self.atomic_check(lines.len()),
         }
     }
 
@@ -323,21 +422,35 @@ impl SmMemory {
 
     // ---------------------------------------------------------------- global / local
 
-    /// [`Self::coalesce`], remembered for the last `COALESCE_MEMO` requests.
-    fn coalesce_memo(&mut self, req: &WarpMemRequest, out: &mut [LineReq; MAX_LINES]) -> usize {
-        if let Some((_, n, lines)) = self.coalesced.iter().find(|(r, _, _)| r == req) {
-            out[..*n].copy_from_slice(&lines[..*n]);
-            return *n;
+    /// The memo entry of `req`'s coalescing ([`Self::coalesce`]), made if needed (the
+    /// last `COALESCE_MEMO` accesses are remembered).
+    fn coalesce_memo(&mut self, req: &WarpMemRequest) -> usize {
+        if let Some(i) = self.coalesced.iter().position(|c| same_access(&c.req, req)) {
+            return i;
         }
-        let n = self.coalesce(req, out);
-        let e = (req.clone(), n, *out);
+        let mut lines = [LineReq::default(); MAX_LINES];
+        let n = self.coalesce(req, &mut lines);
+        let mut filter = [0u64; 4];
+        for l in &lines[..n] {
+            let (w, b) = filter_bit(l.line);
+            filter[w] |= b;
+        }
+        let e = Coalesced {
+            req: req.clone(),
+            n,
+            lines,
+            filter,
+            rej: None,
+        };
         if self.coalesced.len() < COALESCE_MEMO {
             self.coalesced.push(e);
+            self.coalesced.len() - 1
         } else {
-            self.coalesced[self.coalesced_next] = e;
-            self.coalesced_next = (self.coalesced_next + 1) % COALESCE_MEMO;
+            let i = self.coalesced_next;
+            self.coalesced[i] = e;
+            self.coalesced_next = (i + 1) % COALESCE_MEMO;
+            i
         }
-        n
     }
 
     fn coalesce(&self, req: &WarpMemRequest, out: &mut [LineReq; MAX_LINES]) -> usize {
@@ -392,17 +505,24 @@ impl SmMemory {
         needed == 0 || self.miss_queue.is_empty() || self.miss_queue.len() + needed <= self.miss_queue_cap
     }
 
-    fn reject(&mut self, kind: usize, cause: fn(&mut L1Stats)) -> AccessOutcome {
-        if self.rejects_epoch != self.epoch {
-            self.rejects.clear();
-            self.rejects_epoch = self.epoch;
-        }
-        if !self.rejects.iter().any(|r| r.0 == self.cur_warp) {
-            self.rejects.push((self.cur_warp, kind, cause));
-        }
+    /// Counts a rejection of the current access and remembers it with the access.
+    fn reject(&mut self, kind: usize, fail: Fail) -> AccessOutcome {
+        self.coalesced[self.cur].rej = Some(Rejection {
+            kind,
+            fail,
+            epoch: self.epoch,
+            mq_epoch: self.mq_epoch,
+            fill_epoch: self.fill_epoch,
+            slot_epoch: self.slot_epoch,
+        });
         self.stats.reservation_fails += 1;
         self.stats.by_kind[kind][OUT_RESERVATION_FAIL] += 1;
-        cause(&mut self.stats);
+        match fail {
+            Fail::MshrMerge | Fail::MshrCount(_) => self.stats.fail_mshr += 1,
+            Fail::NoVictim => self.stats.fail_no_victim += 1,
+            Fail::MissQueue => self.stats.fail_miss_queue += 1,
+            Fail::PendingTable => self.stats.fail_pending_table += 1,
+        }
         AccessOutcome::Rejected
     }
 
@@ -434,36 +554,32 @@ impl SmMemory {
         }
     }
 
-    fn load(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
-        let kind = if req.space == MemSpace::Local {
-            ACC_LOCAL_R
-        } else {
-            ACC_GLOBAL_R
+    /// Pass 1 of a load: its resources, no state change. The ways found stay valid through
+    /// pass 2 (the lines are distinct and pass 2 never evicts one of them). The victims'
+    /// dirtiness only matters once the MSHRs suffice, so it is looked at after that check
+    /// (the rejections and their causes are those of checking it line by line).
+    fn load_check(&self, lines: &[LineReq]) -> Result<LoadPlan, Fail> {
+        let mut plan = LoadPlan {
+            ways: [None; MAX_LINES],
+            misses: 0,
         };
-        let mut lines = [LineReq::default(); MAX_LINES];
-        let n = self.coalesce_memo(req, &mut lines);
-        // Pass 1: resources, no state change. The ways found (valid through pass 2: the
-        // lines are distinct and pass 2 never evicts one of them) are kept; the victims'
-        // dirtiness only matters once the MSHRs suffice, so it is looked at after that check
-        // (the rejections and their causes are those of checking it line by line).
-        let mut ways = [None; MAX_LINES];
         let mut need_victim = [0u8; MAX_LINES];
         let mut nv = 0usize;
-        let (mut new_mshr, mut mq, mut misses) = (0usize, 0usize, 0usize);
-        for (i, l) in lines[..n].iter().enumerate() {
+        let (mut new_mshr, mut mq) = (0usize, 0usize);
+        for (i, l) in lines.iter().enumerate() {
             let way = self.cache.find(l.line, l.line);
-            ways[i] = way;
+            plan.ways[i] = way;
             let valid = way.map_or(0, |w| self.cache.valid[w]);
             let missing = l.sectors & !valid;
             if missing == 0 {
                 continue;
             }
-            misses += 1;
+            plan.misses += 1;
             match self.mshr.get(l.line) {
                 Some(e) => {
                     let e = self.mshr.entry(e);
                     if e.waiters.len() >= self.mshr.max_merge {
-                        return self.reject(kind, |s| s.fail_mshr += 1);
+                        return Err(Fail::MshrMerge);
                     }
                     if missing & !e.pending != 0 {
                         mq += 1;
@@ -474,7 +590,7 @@ impl SmMemory {
                     mq += 1;
                     if way.is_none() {
                         if !self.cache.has_victim_in(l.set as usize) {
-                            return self.reject(kind, |s| s.fail_no_victim += 1);
+                            return Err(Fail::NoVictim);
                         }
                         need_victim[nv] = i as u8;
                         nv += 1;
@@ -483,7 +599,7 @@ impl SmMemory {
             }
         }
         if new_mshr > self.mshr.free_entries() {
-            return self.reject(kind, |s| s.fail_mshr += 1);
+            return Err(Fail::MshrCount(new_mshr));
         }
         for &i in &need_victim[..nv] {
             let v = self.cache.pick_victim_in(lines[i as usize].set as usize);
@@ -492,11 +608,28 @@ impl SmMemory {
             }
         }
         if !self.mq_fits(mq) {
-            return self.reject(kind, |s| s.fail_miss_queue += 1);
+            return Err(Fail::MissQueue);
         }
-        if misses > 0 && self.free_slots.is_empty() {
-            return self.reject(kind, |s| s.fail_pending_table += 1);
+        if plan.misses > 0 && self.free_slots.is_empty() {
+            return Err(Fail::PendingTable);
         }
+        Ok(plan)
+    }
+
+    /// A global or local load of the coalesced `lines`; `Err`: rejected (access kind, cause).
+    fn load(
+        &mut self,
+        now: u64,
+        req: &WarpMemRequest,
+        lines: &[LineReq],
+    ) -> Result<AccessOutcome, (usize, Fail)> {
+        let kind = if req.space == MemSpace::Local {
+            ACC_LOCAL_R
+        } else {
+            ACC_GLOBAL_R
+        };
+        let n = lines.len();
+        let LoadPlan { ways, misses } = self.load_check(lines).map_err(|f| (kind, f))?;
         // Pass 2: apply.
         self.stats.accesses += 1;
         match req.space {
@@ -516,7 +649,7 @@ impl SmMemory {
         } else {
             NO_TAG
         };
-        for (i, l) in lines[..n].iter().enumerate() {
+        for (i, l) in lines.iter().enumerate() {
             self.stats.line_accesses += 1;
             let mut way = ways[i];
             debug_assert_eq!(way, self.cache.find(l.line, l.line));
@@ -562,8 +695,7 @@ impl SmMemory {
                         // line as present (no MSHR), so evicting it here would need an MSHR
                         // entry nobody reserved. The line is then fetched without a way.
                         let own = |v: &crate::cache::Victim| {
-                            v.evicted
-                                .is_some_and(|(t, _)| lines[..n].iter().any(|o| o.line == t))
+                            v.evicted.is_some_and(|(t, _)| lines.iter().any(|o| o.line == t))
                         };
                         if let Some(v) = self.cache.pick_victim_in(l.set as usize).filter(|v| !own(v)) {
                             self.evict_writeback(now, v.evicted);
@@ -587,28 +719,24 @@ impl SmMemory {
                 self.enqueue(now, r);
             }
         }
-        if misses == 0 {
+        Ok(if misses == 0 {
             AccessOutcome::Done { ready_at: ready_hit }
         } else {
             AccessOutcome::Pending
+        })
+    }
+
+    fn write_back(&self, space: MemSpace) -> bool {
+        match self.write_policy {
+            WritePolicy::WriteBack => true,
+            WritePolicy::WriteThrough => false,
+            WritePolicy::LocalWbGlobalWt => space == MemSpace::Local,
         }
     }
 
-    fn store(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
-        let mut lines = [LineReq::default(); MAX_LINES];
-        let n = self.coalesce_memo(req, &mut lines);
-        let kind = if req.space == MemSpace::Local {
-            ACC_LOCAL_W
-        } else {
-            ACC_GLOBAL_W
-        };
-        let write_back = match self.write_policy {
-            WritePolicy::WriteBack => true,
-            WritePolicy::WriteThrough => false,
-            WritePolicy::LocalWbGlobalWt => req.space == MemSpace::Local,
-        };
+    fn store_check(&self, lines: &[LineReq], write_back: bool) -> Result<(), Fail> {
         let mut mq = 0usize;
-        for l in &lines[..n] {
+        for l in lines {
             if !write_back {
                 mq += 1;
             } else if self.cache.find(l.line, l.line).is_none() {
@@ -619,11 +747,27 @@ impl SmMemory {
             }
         }
         if !self.mq_fits(mq) {
-            return self.reject(kind, |s| s.fail_miss_queue += 1);
+            return Err(Fail::MissQueue);
         }
+        Ok(())
+    }
+
+    fn store(
+        &mut self,
+        now: u64,
+        req: &WarpMemRequest,
+        lines: &[LineReq],
+    ) -> Result<AccessOutcome, (usize, Fail)> {
+        let kind = if req.space == MemSpace::Local {
+            ACC_LOCAL_W
+        } else {
+            ACC_GLOBAL_W
+        };
+        let write_back = self.write_back(req.space);
+        self.store_check(lines, write_back).map_err(|f| (kind, f))?;
         self.stats.accesses += 1;
         self.stats.stores += 1;
-        for l in &lines[..n] {
+        for l in lines {
             let way = self.cache.find(l.line, l.line);
             if way.is_some() {
                 self.stats.write_hits += 1;
@@ -655,20 +799,29 @@ impl SmMemory {
             let r = self.l2req(l.line, l.sectors, L2ReqKind::Write, l.bytes, NO_TAG);
             self.enqueue(now, r);
         }
-        AccessOutcome::Done {
+        Ok(AccessOutcome::Done {
             ready_at: now + self.latency,
-        }
+        })
     }
 
-    fn atomic(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
-        let mut lines = [LineReq::default(); MAX_LINES];
-        let n = self.coalesce_memo(req, &mut lines);
+    fn atomic_check(&self, n: usize) -> Result<(), Fail> {
         if !self.mq_fits(n) {
-            return self.reject(ACC_GLOBAL_R, |s| s.fail_miss_queue += 1);
+            return Err(Fail::MissQueue);
         }
         if self.free_slots.is_empty() {
-            return self.reject(ACC_GLOBAL_R, |s| s.fail_pending_table += 1);
+            return Err(Fail::PendingTable);
         }
+        Ok(())
+    }
+
+    fn atomic(
+        &mut self,
+        now: u64,
+        req: &WarpMemRequest,
+        lines: &[LineReq],
+    ) -> Result<AccessOutcome, (usize, Fail)> {
+        let n = lines.len();
+        self.atomic_check(n).map_err(|f| (ACC_GLOBAL_R, f))?;
         // Largest number of lanes on one address, per line.
         let mut sorted = [0u64; 32];
         let mut na = 0;
@@ -689,7 +842,7 @@ impl SmMemory {
             ready: now + self.latency,
             live: true,
         };
-        for l in &lines[..n] {
+        for l in lines {
             // The atomic is performed at L2; drop any stale L1 copy of the sectors.
             if let Some(w) = self.cache.find(l.line, l.line) {
                 self.cache.valid[w] &= !l.sectors;
@@ -707,7 +860,7 @@ impl SmMemory {
             r.atomic_max_same = max_same;
             self.enqueue(now, r);
         }
-        AccessOutcome::Pending
+        Ok(AccessOutcome::Pending)
     }
 
     /// Sends up to `requests_per_cycle` queued misses to the interconnect through `l2`,
@@ -725,7 +878,7 @@ impl SmMemory {
                 return;
             }
             self.miss_queue.pop_front();
-            self.epoch += 1;
+            self.mq_epoch += 1;
             match r.kind {
                 L2ReqKind::Read => self.stats.l2_reads += 1,
                 L2ReqKind::Write => self.stats.l2_writes += 1,
@@ -746,12 +899,12 @@ impl SmMemory {
             self.seq += 1;
             self.completed.push(Reverse((ready, self.seq, id)));
             self.free_slots.push(slot);
+            self.slot_epoch += 1;
         }
     }
 
     /// An L2 response arriving at the SM at `now`.
     pub fn fill(&mut self, now: u64, resp: L2Response) {
-        self.epoch += 1;
         match resp.kind {
             L2ReqKind::Write | L2ReqKind::WriteBack => {}
             L2ReqKind::Atomic => {
@@ -763,6 +916,13 @@ impl SmMemory {
             L2ReqKind::Read => {
                 self.stats.fills += 1;
                 let line = resp.addr >> self.line_shift;
+                self.fill_epoch += 1;
+                let (fw, fb) = filter_bit(line);
+                for c in &mut self.coalesced {
+                    if c.filter[fw] & fb != 0 {
+                        c.rej = None;
+                    }
+                }
                 if let Some(w) = self.cache.find(line, line) {
                     let arrived = resp.sectors & self.cache.pending(w);
                     self.cache.valid[w] |= arrived;
@@ -797,7 +957,6 @@ impl SmMemory {
         match self.completed.peek() {
             Some(Reverse((ready, _, _))) if *ready <= now => {
                 let Reverse((ready, _, id)) = self.completed.pop().expect("peeked");
-                self.epoch += 1;
                 Some((id, ready))
             }
             _ => None,
