@@ -26,7 +26,10 @@ pub(crate) struct SectorCache {
     hashing: Hashing,
     tags: Vec<u64>,
     pub valid: Vec<u8>,
-    pub dirty: Vec<u8>,
+    /// Written through `mark_dirty` only, which keeps `any_dirty`.
+    dirty: Vec<u8>,
+    /// A line was made dirty since the last `invalidate_all` (it may since be clean).
+    any_dirty: bool,
     /// Sectors with a fill outstanding; written through `add_pending` / `clear_pending`
     /// only, which keep `first_ready` in step.
     pending: Vec<u8>,
@@ -66,6 +69,7 @@ impl SectorCache {
             tags: vec![INVALID; n],
             valid: vec![0; n],
             dirty: vec![0; n],
+            any_dirty: false,
             pending: vec![0; n],
             lru: vec![0; n],
             stamp: 0,
@@ -151,6 +155,20 @@ impl SectorCache {
             // at the tail, is ready, so the search ends at it at the latest.
             self.advance(set, nx);
         }
+    }
+
+    /// Marks `sectors` of `way` dirty.
+    #[inline]
+    pub fn mark_dirty(&mut self, way: usize, sectors: u8) {
+        self.dirty[way] |= sectors;
+        self.any_dirty |= sectors != 0;
+    }
+
+    /// False when no line has been dirty since the last `invalidate_all` (every victim
+    /// is clean).
+    #[inline]
+    pub fn any_dirty(&self) -> bool {
+        self.any_dirty
     }
 
     /// Sectors of `way` with a fill outstanding.
@@ -252,6 +270,7 @@ impl SectorCache {
         self.tags.fill(INVALID);
         self.valid.fill(0);
         self.dirty.fill(0);
+        self.any_dirty = false;
         self.pending.fill(0);
         self.index.clear();
         self.next_free.fill(0);

@@ -111,9 +111,13 @@ enum Fail {
     MshrMerge,
     /// The access needs this many new MSHR entries, more than are free.
     MshrCount(usize),
-    /// A missing line's set has no way without a fill outstanding.
-    NoVictim,
-    MissQueue,
+    /// A missing line's set (this one) has no way without a fill outstanding.
+    NoVictim(usize),
+    /// The access needs this many miss-queue entries, and they do not fit.
+    MissQueue(usize),
+    /// The same for a write-back store, whose need depends on whether its lines' sets have
+    /// a victim (a line without one is written through).
+    MissQueueWb(usize),
     /// No pending-request slot for an access that misses.
     PendingTable,
 }
@@ -126,26 +130,27 @@ struct Rejection {
     kind: usize,
     fail: Fail,
     epoch: u64,
-    mq_epoch: u64,
     fill_epoch: u64,
-    slot_epoch: u64,
 }
 
-/// A remembered coalescing: the access, its lines, a 256-bit filter of the lines (for
-/// "does a fill touch this access?") and its last rejection.
+/// Words of a [`Coalesced`] line filter (512 bits).
+const FILTER_WORDS: usize = 8;
+
+/// A remembered coalescing: the access, its lines, a filter of the lines (for "does a
+/// fill touch this access?", false positives allowed) and its last rejection.
 #[derive(Debug, Clone)]
 struct Coalesced {
     req: WarpMemRequest,
     n: usize,
     lines: [LineReq; MAX_LINES],
-    filter: [u64; 4],
+    filter: [u64; FILTER_WORDS],
     rej: Option<Rejection>,
 }
 
 /// Bit of `line` in a [`Coalesced`] filter.
 #[inline]
 fn filter_bit(line: u64) -> (usize, u64) {
-    let h = line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56;
+    let h = line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 55;
     ((h >> 6) as usize, 1u64 << (h & 63))
 }
 
@@ -153,7 +158,8 @@ fn filter_bit(line: u64) -> (usize, u64) {
 /// the L1's decision).
 #[inline]
 fn same_access(a: &WarpMemRequest, b: &WarpMemRequest) -> bool {
-    a.active == b.active
+    a.addrs[0] == b.addrs[0]
+        && a.active == b.active
         && a.bytes_per_lane == b.bytes_per_lane
         && a.kind == b.kind
         && a.space == b.space
@@ -177,12 +183,9 @@ pub struct SmMemory {
     requests_per_cycle: u32,
     /// A rejected access is decided without changing state, so its retry gives the same
     /// rejection until the state it depends on changes. `epoch` changes with any global or
-    /// local access accepted (and an invalidation), `mq_epoch` when the miss queue drains,
-    /// `fill_epoch` with every read fill, `slot_epoch` when a pending-request slot frees.
+    /// local access accepted (and an invalidation), `fill_epoch` with every read fill.
     epoch: u64,
-    mq_epoch: u64,
     fill_epoch: u64,
-    slot_epoch: u64,
     seq: u64,
     line_shift: u32,
     sector_shift: u32,
@@ -251,9 +254,7 @@ impl SmMemory {
             sh_atomic_until: 0,
             stats: L1Stats::default(),
             epoch: 0,
-            mq_epoch: 0,
             fill_epoch: 0,
-            slot_epoch: 0,
             coalesced: Vec::with_capacity(COALESCE_MEMO),
             coalesced_next: 0,
             cur: 0,
@@ -317,22 +318,26 @@ impl SmMemory {
         }
     }
 
-    /// Whether a rejection still holds: nothing it depends on changed since. A read fill
-    /// of one of the access's lines clears it (in `fill`). Otherwise a fill only makes
-    /// lines' MSHR entries free and ways ready (victims), so an MSHR rejection holds while
-    /// the entries needed still exceed the free ones; a missing victim, the miss queue
-    /// (whose need depends on the victims' dirtiness) and the pending-request slots are
-    /// re-checked after any read fill, the miss queue also after it drained, the slots
-    /// after one freed.
+    /// Whether a rejection still holds. Any accepted global or local access may change
+    /// anything; a read fill of one of the access's lines clears the rejection (in
+    /// `fill`). Otherwise, the state only changed through fills of other lines (MSHR
+    /// entries freed, ways made ready: victims appear, never vanish, and may change), the
+    /// miss queue draining and slots freeing. So the lines' own state (ways, valid and
+    /// pending sectors, MSHR entries and their waiters) is as it was: a full MSHR entry is
+    /// still full, the new entries needed are as many, a set without a victim is re-checked
+    /// alone, and the miss-queue entries needed are as many unless a fill changed a victim
+    /// and some line may be dirty (a dirty victim adds a write-back).
     #[inline]
     fn still_rejected(&self, r: &Rejection) -> bool {
+        let victims_same = || r.fill_epoch == self.fill_epoch || !self.cache.any_dirty();
         r.epoch == self.epoch
             && match r.fail {
                 Fail::MshrMerge => true,
                 Fail::MshrCount(k) => k > self.mshr.free_entries(),
-                Fail::NoVictim => r.fill_epoch == self.fill_epoch,
-                Fail::MissQueue => r.fill_epoch == self.fill_epoch && r.mq_epoch == self.mq_epoch,
-                Fail::PendingTable => r.fill_epoch == self.fill_epoch && r.slot_epoch == self.slot_epoch,
+                Fail::NoVictim(set) => !self.cache.has_victim_in(set),
+                Fail::MissQueue(m) => !self.mq_fits(m) && victims_same(),
+                Fail::MissQueueWb(m) => !self.mq_fits(m) && r.fill_epoch == self.fill_epoch,
+                Fail::PendingTable => self.free_slots.is_empty() && victims_same(),
             }
     }
 
@@ -358,7 +363,7 @@ impl SmMemory {
         }
         let mut lines = [LineReq::default(); MAX_LINES];
         let n = self.coalesce(req, &mut lines);
-        let mut filter = [0u64; 4];
+        let mut filter = [0u64; FILTER_WORDS];
         for l in &lines[..n] {
             let (w, b) = filter_bit(l.line);
             filter[w] |= b;
@@ -439,16 +444,14 @@ impl SmMemory {
             kind,
             fail,
             epoch: self.epoch,
-            mq_epoch: self.mq_epoch,
             fill_epoch: self.fill_epoch,
-            slot_epoch: self.slot_epoch,
         });
         self.stats.reservation_fails += 1;
         self.stats.by_kind[kind][OUT_RESERVATION_FAIL] += 1;
         match fail {
             Fail::MshrMerge | Fail::MshrCount(_) => self.stats.fail_mshr += 1,
-            Fail::NoVictim => self.stats.fail_no_victim += 1,
-            Fail::MissQueue => self.stats.fail_miss_queue += 1,
+            Fail::NoVictim(_) => self.stats.fail_no_victim += 1,
+            Fail::MissQueue(_) | Fail::MissQueueWb(_) => self.stats.fail_miss_queue += 1,
             Fail::PendingTable => self.stats.fail_pending_table += 1,
         }
         AccessOutcome::Rejected
@@ -518,7 +521,7 @@ impl SmMemory {
                     mq += 1;
                     if way.is_none() {
                         if !self.cache.has_victim_in(l.set as usize) {
-                            return Err(Fail::NoVictim);
+                            return Err(Fail::NoVictim(l.set as usize));
                         }
                         need_victim[nv] = i as u8;
                         nv += 1;
@@ -536,7 +539,7 @@ impl SmMemory {
             }
         }
         if !self.mq_fits(mq) {
-            return Err(Fail::MissQueue);
+            return Err(Fail::MissQueue(mq));
         }
         if plan.misses > 0 && self.free_slots.is_empty() {
             return Err(Fail::PendingTable);
@@ -675,7 +678,11 @@ impl SmMemory {
             }
         }
         if !self.mq_fits(mq) {
-            return Err(Fail::MissQueue);
+            return Err(if write_back {
+                Fail::MissQueueWb(mq)
+            } else {
+                Fail::MissQueue(mq)
+            });
         }
         Ok(())
     }
@@ -715,7 +722,7 @@ impl SmMemory {
                 };
                 if let Some(w) = w {
                     self.cache.valid[w] |= l.sectors;
-                    self.cache.dirty[w] |= l.sectors;
+                    self.cache.mark_dirty(w, l.sectors);
                     self.cache.touch(w);
                     continue;
                 }
@@ -734,7 +741,7 @@ impl SmMemory {
 
     fn atomic_check(&self, n: usize) -> Result<(), Fail> {
         if !self.mq_fits(n) {
-            return Err(Fail::MissQueue);
+            return Err(Fail::MissQueue(n));
         }
         if self.free_slots.is_empty() {
             return Err(Fail::PendingTable);
@@ -806,7 +813,6 @@ impl SmMemory {
                 return;
             }
             self.miss_queue.pop_front();
-            self.mq_epoch += 1;
             match r.kind {
                 L2ReqKind::Read => self.stats.l2_reads += 1,
                 L2ReqKind::Write => self.stats.l2_writes += 1,
@@ -827,7 +833,6 @@ impl SmMemory {
             self.seq += 1;
             self.completed.push(Reverse((ready, self.seq, id)));
             self.free_slots.push(slot);
-            self.slot_epoch += 1;
         }
     }
 

@@ -270,7 +270,7 @@ impl L2Slice {
                     self.cache.touch(w);
                     let mut ready = now + self.hit_latency;
                     let bytes = if is_atomic {
-                        self.cache.dirty[w] |= req.sectors;
+                        self.cache.mark_dirty(w, req.sectors);
                         ready = self.atomic_ready(ready, req.atomic_max_same);
                         self.note_atomic(line, ready);
                         self.stats.atomic_hits += 1;
@@ -400,7 +400,7 @@ impl L2Slice {
                 };
                 // Write-allocate without fetch: written sectors become valid and dirty.
                 self.cache.valid[w] |= req.sectors;
-                self.cache.dirty[w] |= req.sectors;
+                self.cache.mark_dirty(w, req.sectors);
                 self.cache.touch(w);
                 if req.kind == L2ReqKind::Write {
                     let resp = L2Response {
@@ -464,7 +464,7 @@ impl L2Slice {
                 ready = self.atomic_ready(ready, w.atomic_max_same);
                 self.note_atomic(d.line, ready);
                 if let Some(way) = self.cache.find(d.line, d.set_line) {
-                    self.cache.dirty[way] |= w.sectors;
+                    self.cache.mark_dirty(way, w.sectors);
                 }
                 4 * nsec.max(1)
             } else {
