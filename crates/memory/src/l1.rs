@@ -361,29 +361,33 @@ impl SmMemory {
         if let Some(i) = self.coalesced.iter().position(|c| same_access(&c.req, req)) {
             return i;
         }
-        let mut lines = [LineReq::default(); MAX_LINES];
-        let n = self.coalesce(req, &mut lines);
-        let mut filter = [0u64; FILTER_WORDS];
-        for l in &lines[..n] {
-            let (w, b) = filter_bit(l.line);
-            filter[w] |= b;
-        }
-        let e = Coalesced {
-            req: req.clone(),
-            n,
-            lines,
-            filter,
-            rej: None,
-        };
-        if self.coalesced.len() < COALESCE_MEMO {
-            self.coalesced.push(e);
-            self.coalesced.len() - 1
+        // Written in place (the memo is moved out meanwhile): an entry is about 2 KB.
+        let mut memo = std::mem::take(&mut self.coalesced);
+        let i = if memo.len() < COALESCE_MEMO {
+            memo.push(Coalesced {
+                req: req.clone(),
+                n: 0,
+                lines: [LineReq::default(); MAX_LINES],
+                filter: [0; FILTER_WORDS],
+                rej: None,
+            });
+            memo.len() - 1
         } else {
             let i = self.coalesced_next;
-            self.coalesced[i] = e;
             self.coalesced_next = (i + 1) % COALESCE_MEMO;
             i
+        };
+        let e = &mut memo[i];
+        e.req.clone_from(req);
+        e.n = self.coalesce(req, &mut e.lines);
+        e.filter = [0; FILTER_WORDS];
+        for l in &e.lines[..e.n] {
+            let (w, b) = filter_bit(l.line);
+            e.filter[w] |= b;
         }
+        e.rej = None;
+        self.coalesced = memo;
+        i
     }
 
     fn coalesce(&self, req: &WarpMemRequest, out: &mut [LineReq; MAX_LINES]) -> usize {
