@@ -118,7 +118,7 @@ pub(crate) struct DramChannel {
     burst_bytes: u64,
     cap: usize,
     /// The scheduler queue, oldest first.
-    queue: VecDeque<DramReq>,
+    queue: Vec<DramReq>,
     banks: Vec<Bank>,
     /// Per bank: queued requests, and those to its open row (row hits); `hits`: their sum.
     /// They let the scheduler's scans stop once every hit, or every bank, has been seen.
@@ -127,6 +127,9 @@ pub(crate) struct DramChannel {
     hits: usize,
     /// Banks with queued requests.
     busy_banks: usize,
+    /// Queued requests whose row is `CLOSED`'s value (a hit on a closed bank, as the scans
+    /// compare rows; normally none).
+    closed_rows: usize,
     next_act_any: u64,
     next_col_any: u64,
     next_col_bg: Vec<u64>,
@@ -163,7 +166,7 @@ impl DramChannel {
             burst: cfg.burst_cycles() as u64,
             burst_bytes: cfg.burst_bytes() as u64,
             cap,
-            queue: VecDeque::with_capacity(cap),
+            queue: Vec::with_capacity(cap),
             banks: vec![
                 Bank {
                     open: CLOSED,
@@ -177,6 +180,7 @@ impl DramChannel {
             bank_hits: [0; MAX_BANKS],
             hits: 0,
             busy_banks: 0,
+            closed_rows: 0,
             next_act_any: 0,
             next_col_any: 0,
             next_col_bg: vec![0; cfg.bank_groups.max(1) as usize],
@@ -201,22 +205,26 @@ impl DramChannel {
             self.busy_banks += 1;
         }
         self.bank_reqs[b] += 1;
+        self.closed_rows += usize::from(r.row == CLOSED);
         if self.banks[b].open == r.row {
             self.bank_hits[b] += 1;
             self.hits += 1;
         }
-        self.queue.push_back(r);
+        self.queue.push(r);
         self.quiet_until = 0;
     }
 
     /// Counts again the hits of bank `b` (its open row changed).
     fn recount_hits(&mut self, b: usize) {
         let open = self.banks[b].open;
-        let n = self
-            .queue
-            .iter()
-            .filter(|q| q.bank as usize == b && q.row == open)
-            .count();
+        let n = if open == CLOSED && self.closed_rows == 0 {
+            0
+        } else {
+            self.queue
+                .iter()
+                .filter(|q| q.bank as usize == b && q.row == open)
+                .count()
+        };
         self.hits = self.hits - self.bank_hits[b] as usize + n;
         self.bank_hits[b] = n as u32;
     }
@@ -233,11 +241,12 @@ impl DramChannel {
             && hits == self.bank_hits
             && self.hits == hits.iter().map(|&h| h as usize).sum::<usize>()
             && self.busy_banks == reqs.iter().filter(|&&r| r > 0).count()
+            && self.closed_rows == self.queue.iter().filter(|q| q.row == CLOSED).count()
     }
 
     /// Removes the request at `i` (a row hit, about to issue).
     fn take(&mut self, i: usize) -> DramReq {
-        let r = self.queue.remove(i).expect("queued");
+        let r = self.queue.remove(i);
         let b = r.bank as usize;
         debug_assert_eq!(self.banks[b].open, r.row);
         self.bank_reqs[b] -= 1;
@@ -246,6 +255,7 @@ impl DramChannel {
         }
         self.bank_hits[b] -= 1;
         self.hits -= 1;
+        self.closed_rows -= usize::from(r.row == CLOSED);
         r
     }
 
@@ -328,8 +338,7 @@ impl DramChannel {
             if banks_left == 0 {
                 break;
             }
-            let r = self.queue[i];
-            let bi = r.bank as usize;
+            let (bi, row) = (self.queue[i].bank as usize, self.queue[i].row);
             if tried[bi] {
                 continue;
             }
@@ -352,7 +361,7 @@ impl DramChannel {
                 next = next.min(b.pre_ready);
             } else if now >= b.act_ready && now >= self.next_act_any {
                 let b = &mut self.banks[bi];
-                b.open = r.row;
+                b.open = row;
                 b.col_ready = now + self.t_rcd;
                 b.pre_ready = b.pre_ready.max(now + self.t_ras);
                 b.act_ready = now + self.t_rc;

@@ -365,6 +365,7 @@ fn find_newline(s: &[u8]) -> Option<usize> {
         .map(|i| base + i)
 }
 
+#[inline(always)]
 fn parse_u64(t: &[u8]) -> Option<u64> {
     if t.is_empty() || t.len() > 20 {
         return None;
@@ -425,6 +426,7 @@ const HEX: [u8; 256] = {
 };
 
 /// A hex number with an optional `0x`/`0X` prefix, at most 16 significant digits.
+#[inline(always)]
 fn parse_hex(t: &[u8]) -> Option<u64> {
     let t = match t {
         [b'0', b'x' | b'X', rest @ ..] => rest,
@@ -464,7 +466,7 @@ const SEP: [bool; 256] = {
 };
 
 impl<'a> Toks<'a> {
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<&'a [u8]> {
         let rest = self.s.get(self.pos..).unwrap_or(&[]);
         let Some(st) = rest.iter().position(|&c| !SEP[c as usize]) else {
@@ -480,25 +482,25 @@ impl<'a> Toks<'a> {
 
 type FieldErr = (&'static str, String);
 
-#[inline]
+#[inline(always)]
 fn need<'a>(t: &mut Toks<'a>, field: &'static str) -> Result<&'a [u8], FieldErr> {
     t.next()
         .ok_or_else(|| (field, "missing (line ends early)".to_string()))
 }
 
-#[inline]
+#[inline(always)]
 fn dec(t: &mut Toks<'_>, field: &'static str) -> Result<u64, FieldErr> {
     let tok = need(t, field)?;
     parse_u64(tok).ok_or_else(|| (field, format!("bad decimal number `{}`", lossy(tok))))
 }
 
-#[inline]
+#[inline(always)]
 fn sdec(t: &mut Toks<'_>, field: &'static str) -> Result<i64, FieldErr> {
     let tok = need(t, field)?;
     parse_i64(tok).ok_or_else(|| (field, format!("bad signed decimal number `{}`", lossy(tok))))
 }
 
-#[inline]
+#[inline(always)]
 fn hex(t: &mut Toks<'_>, field: &'static str) -> Result<u64, FieldErr> {
     let tok = need(t, field)?;
     parse_hex(tok).ok_or_else(|| (field, format!("bad hex number `{}`", lossy(tok))))
