@@ -1,15 +1,24 @@
 //! Sectored set-associative tag array and MSHR table shared by L1D and L2.
 
-use std::collections::BTreeMap;
-
 use rustc_hash::FxHashMap;
 
 use crate::config::Hashing;
 use crate::hash::set_index;
 
 const INVALID: u64 = u64::MAX;
+/// End of a per-set list.
+const NIL: u32 = u32::MAX;
 
 /// Tag array with per-sector valid / dirty / pending (fill outstanding) masks and LRU.
+///
+/// Replacement: an invalid way first (lowest index), else the least recently used way with
+/// no fill outstanding. Each set keeps its ways holding a line in a doubly linked list in
+/// recency order (`prev` / `next`, oldest at `head`), which is the order of their LRU stamps
+/// (a touch gives the way the largest stamp and moves it to the tail), and a cursor
+/// `first_ready`: the oldest way with no fill outstanding. Every way before the cursor has a
+/// fill outstanding, so moving it only passes pending ways; a way before it that becomes
+/// ready (compared by stamp) becomes the cursor. Touch, install, pending changes and victim
+/// choice are O(1) apart from those passes.
 #[derive(Debug, Clone)]
 pub(crate) struct SectorCache {
     sets: u64,
@@ -17,29 +26,28 @@ pub(crate) struct SectorCache {
     hashing: Hashing,
     tags: Vec<u64>,
     pub valid: Vec<u8>,
-    pub dirty: Vec<u8>,
+    /// Written through `mark_dirty` only, which keeps `any_dirty`.
+    dirty: Vec<u8>,
+    /// A line was made dirty since the last `invalidate_all` (it may since be clean).
+    any_dirty: bool,
     /// Sectors with a fill outstanding; written through `add_pending` / `clear_pending`
-    /// only, which keep `ready` in step.
+    /// only, which keep `first_ready` in step.
     pending: Vec<u8>,
     lru: Vec<u64>,
     stamp: u64,
     /// line -> way, for O(1) lookups (a line always maps to the same set).
     index: FxHashMap<u64, usize>,
+    /// Per way: neighbours in its set's recency list (global way indices, `NIL` at the ends).
+    prev: Vec<u32>,
+    next: Vec<u32>,
     /// Per set: ways at and above this index hold no line (ways only become free through
     /// `invalidate_all`, and are filled lowest first, so the free ways are a suffix).
     next_free: Vec<u32>,
-    /// Per set: the ways holding a line, by LRU stamp (oldest first).
-    order: Vec<BTreeMap<u64, usize>>,
-    /// Per set: the ways of `order` with no fill outstanding (the victim candidates), by
-    /// LRU stamp: the victim is the first, without scanning past pending ways.
-    ready: Vec<BTreeMap<u64, usize>>,
-}
-
-/// Remove `way`'s entry (LRU stamp `stamp`) from a per-set LRU map, if it is there.
-fn unlink(map: &mut BTreeMap<u64, usize>, stamp: u64, way: usize) {
-    if map.get(&stamp) == Some(&way) {
-        map.remove(&stamp);
-    }
+    /// Per set: oldest and newest way of the recency list, and the oldest way with no fill
+    /// outstanding (`NIL`: none).
+    head: Vec<u32>,
+    tail: Vec<u32>,
+    first_ready: Vec<u32>,
 }
 
 /// A victim chosen for allocation.
@@ -61,39 +69,106 @@ impl SectorCache {
             tags: vec![INVALID; n],
             valid: vec![0; n],
             dirty: vec![0; n],
+            any_dirty: false,
             pending: vec![0; n],
             lru: vec![0; n],
             stamp: 0,
             index: FxHashMap::default(),
+            prev: vec![NIL; n],
+            next: vec![NIL; n],
             next_free: vec![0; sets as usize],
-            order: vec![BTreeMap::new(); sets as usize],
-            ready: vec![BTreeMap::new(); sets as usize],
+            head: vec![NIL; sets as usize],
+            tail: vec![NIL; sets as usize],
+            first_ready: vec![NIL; sets as usize],
         }
     }
 
-    fn set_base(&self, set_line: u64) -> usize {
-        set_index(set_line, self.sets, self.hashing) as usize * self.assoc
+    /// Set of a line (`set_line`: the line index used for set selection).
+    #[inline]
+    pub fn set_of(&self, set_line: u64) -> usize {
+        set_index(set_line, self.sets, self.hashing) as usize
     }
 
     /// Way index of `line` (a line address, used as tag) whose set is chosen from
     /// `set_line` (the line index used for set selection).
     /// (`set_line` chose the set when the line was installed; a line lives in one set only.)
+    #[inline]
     pub fn find(&self, line: u64, _set_line: u64) -> Option<usize> {
         self.index.get(&line).copied()
     }
 
+    /// Removes way `w` of `set` from the recency list.
+    #[inline]
+    fn unlink(&mut self, set: usize, w: usize) {
+        let (p, n) = (self.prev[w], self.next[w]);
+        if p == NIL {
+            self.head[set] = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n == NIL {
+            self.tail[set] = p;
+        } else {
+            self.prev[n as usize] = p;
+        }
+    }
+
+    /// Appends way `w` of `set` to the recency list (newest).
+    #[inline]
+    fn push_tail(&mut self, set: usize, w: usize) {
+        let t = self.tail[set];
+        self.prev[w] = t;
+        self.next[w] = NIL;
+        if t == NIL {
+            self.head[set] = w as u32;
+        } else {
+            self.next[t as usize] = w as u32;
+        }
+        self.tail[set] = w as u32;
+    }
+
+    /// Sets `first_ready` of `set` to the first way with no fill outstanding at or after
+    /// `from` in the recency list (the ways before `from` are all pending).
+    #[inline]
+    fn advance(&mut self, set: usize, mut from: u32) {
+        while from != NIL && self.pending[from as usize] != 0 {
+            from = self.next[from as usize];
+        }
+        self.first_ready[set] = from;
+    }
+
     pub fn touch(&mut self, way: usize) {
         self.stamp += 1;
-        let set = way / self.assoc;
-        if self.tags[way] != INVALID {
-            unlink(&mut self.order[set], self.lru[way], way);
-            self.order[set].insert(self.stamp, way);
-            if self.pending[way] == 0 {
-                unlink(&mut self.ready[set], self.lru[way], way);
-                self.ready[set].insert(self.stamp, way);
-            }
-        }
         self.lru[way] = self.stamp;
+        if self.tags[way] == INVALID {
+            return;
+        }
+        let set = way / self.assoc;
+        if self.tail[set] == way as u32 {
+            return; // already the newest; the cursor stays valid
+        }
+        let nx = self.next[way];
+        self.unlink(set, way);
+        self.push_tail(set, way);
+        if self.first_ready[set] == way as u32 {
+            // The ways between the old position and `nx` were pending; `way` itself, now
+            // at the tail, is ready, so the search ends at it at the latest.
+            self.advance(set, nx);
+        }
+    }
+
+    /// Marks `sectors` of `way` dirty.
+    #[inline]
+    pub fn mark_dirty(&mut self, way: usize, sectors: u8) {
+        self.dirty[way] |= sectors;
+        self.any_dirty |= sectors != 0;
+    }
+
+    /// False when no line has been dirty since the last `invalidate_all` (every victim
+    /// is clean).
+    #[inline]
+    pub fn any_dirty(&self) -> bool {
+        self.any_dirty
     }
 
     /// Sectors of `way` with a fill outstanding.
@@ -107,7 +182,10 @@ impl SectorCache {
         self.pending[way] |= sectors;
         if was == 0 && self.pending[way] != 0 && self.tags[way] != INVALID {
             let set = way / self.assoc;
-            unlink(&mut self.ready[set], self.lru[way], way);
+            if self.first_ready[set] == way as u32 {
+                let nx = self.next[way];
+                self.advance(set, nx);
+            }
         }
     }
 
@@ -117,25 +195,34 @@ impl SectorCache {
         self.pending[way] &= !sectors;
         if was != 0 && self.pending[way] == 0 && self.tags[way] != INVALID {
             let set = way / self.assoc;
-            self.ready[set].insert(self.lru[way], way);
+            let fr = self.first_ready[set];
+            if fr == NIL || self.lru[way] < self.lru[fr as usize] {
+                self.first_ready[set] = way as u32;
+            }
         }
     }
 
     /// Chooses a way for `line` without changing anything: an invalid way first, else the
     /// least recently used way with no fill outstanding. `None` if all ways are pending.
+    #[inline]
     pub fn pick_victim(&self, set_line: u64) -> Option<Victim> {
-        let set = self.set_base(set_line) / self.assoc;
+        self.pick_victim_in(self.set_of(set_line))
+    }
+
+    /// [`Self::pick_victim`] in a set given by its index ([`Self::set_of`]).
+    #[inline]
+    pub fn pick_victim_in(&self, set: usize) -> Option<Victim> {
         if (self.next_free[set] as usize) < self.assoc {
             return Some(Victim {
                 way: set * self.assoc + self.next_free[set] as usize,
                 evicted: None,
             });
         }
-        let w = self.ready[set].values().next().copied()?;
-        debug_assert_eq!(
-            Some(w),
-            self.order[set].values().copied().find(|&w| self.pending[w] == 0)
-        );
+        let w = self.first_ready[set];
+        if w == NIL {
+            return None;
+        }
+        let w = w as usize;
         Some(Victim {
             way: w,
             evicted: if self.valid[w] != 0 {
@@ -146,6 +233,12 @@ impl SectorCache {
         })
     }
 
+    /// Whether [`Self::pick_victim_in`] finds a way in `set`.
+    #[inline]
+    pub fn has_victim_in(&self, set: usize) -> bool {
+        (self.next_free[set] as usize) < self.assoc || self.first_ready[set] != NIL
+    }
+
     /// Installs `line` in `way` (after `pick_victim`), clearing its state.
     pub fn install(&mut self, way: usize, line: u64) {
         let set = way / self.assoc;
@@ -154,27 +247,36 @@ impl SectorCache {
             self.next_free[set] += 1;
         } else {
             self.index.remove(&old);
-            self.order[set].remove(&self.lru[way]);
-            unlink(&mut self.ready[set], self.lru[way], way);
+            let nx = self.next[way];
+            self.unlink(set, way);
+            if self.first_ready[set] == way as u32 {
+                self.advance(set, nx);
+            }
         }
         self.tags[way] = line;
         self.index.insert(line, way);
         self.valid[way] = 0;
         self.dirty[way] = 0;
         self.pending[way] = 0;
-        self.touch(way);
+        self.stamp += 1;
+        self.lru[way] = self.stamp;
+        self.push_tail(set, way);
+        if self.first_ready[set] == NIL {
+            self.first_ready[set] = way as u32;
+        }
     }
 
     pub fn invalidate_all(&mut self) {
         self.tags.fill(INVALID);
         self.valid.fill(0);
         self.dirty.fill(0);
+        self.any_dirty = false;
         self.pending.fill(0);
         self.index.clear();
         self.next_free.fill(0);
-        for o in self.order.iter_mut().chain(self.ready.iter_mut()) {
-            o.clear();
-        }
+        self.head.fill(NIL);
+        self.tail.fill(NIL);
+        self.first_ready.fill(NIL);
     }
 }
 
@@ -254,5 +356,71 @@ impl<W> MshrTable<W> {
 
     pub fn is_empty(&self) -> bool {
         self.index.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The replacement rule written directly: an invalid way first (lowest), else the way
+    /// with the smallest LRU stamp among those holding a line with no fill outstanding.
+    fn reference_victim(c: &SectorCache, set: usize) -> Option<usize> {
+        let ways = set * c.assoc..(set + 1) * c.assoc;
+        if let Some(w) = ways.clone().find(|&w| c.tags[w] == INVALID) {
+            return Some(w);
+        }
+        ways.filter(|&w| c.pending[w] == 0).min_by_key(|&w| c.lru[w])
+    }
+
+    #[test]
+    fn victims_follow_the_lru_rule() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for &(sets, assoc) in &[(1u64, 1usize), (1, 4), (4, 8), (2, 32)] {
+            let mut c = SectorCache::new(sets, assoc, Hashing::Linear);
+            for step in 0..40_000 {
+                let line = rnd(sets * assoc as u64 * 3);
+                match rnd(10) {
+                    0..=3 => match c.find(line, line) {
+                        Some(w) => c.touch(w),
+                        None => {
+                            let set = c.set_of(line);
+                            let v = c.pick_victim(line).map(|v| v.way);
+                            assert_eq!(v, reference_victim(&c, set), "step {step}");
+                            if let Some(w) = v {
+                                c.install(w, line);
+                                c.touch(w);
+                            }
+                        }
+                    },
+                    4..=5 => {
+                        if let Some(w) = c.find(line, line) {
+                            c.add_pending(w, 1 << rnd(4));
+                        }
+                    }
+                    6..=8 => {
+                        if let Some(w) = c.find(line, line) {
+                            c.clear_pending(w, 1 << rnd(4));
+                        }
+                    }
+                    _ => {
+                        if rnd(500) == 0 {
+                            c.invalidate_all();
+                        }
+                    }
+                }
+                for set in 0..sets as usize {
+                    let v = c.pick_victim_in(set).map(|v| v.way);
+                    assert_eq!(v, reference_victim(&c, set), "step {step}, set {set}");
+                    assert_eq!(c.has_victim_in(set), v.is_some());
+                }
+            }
+        }
     }
 }

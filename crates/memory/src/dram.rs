@@ -3,6 +3,9 @@
 
 use std::collections::VecDeque;
 
+/// Most banks of a channel (checked by the configuration).
+const MAX_BANKS: usize = 64;
+
 use crate::config::DramConfig;
 
 /// One 32-byte burst request (an L2 sector) in the scheduler queue.
@@ -114,8 +117,19 @@ pub(crate) struct DramChannel {
     burst: u64,
     burst_bytes: u64,
     cap: usize,
-    pub queue: Vec<DramReq>,
+    /// The scheduler queue, oldest first.
+    queue: Vec<DramReq>,
     banks: Vec<Bank>,
+    /// Per bank: queued requests, and those to its open row (row hits); `hits`: their sum.
+    /// They let the scheduler's scans stop once every hit, or every bank, has been seen.
+    bank_reqs: [u32; MAX_BANKS],
+    bank_hits: [u32; MAX_BANKS],
+    hits: usize,
+    /// Banks with queued requests.
+    busy_banks: usize,
+    /// Queued requests whose row is `CLOSED`'s value (a hit on a closed bank, as the scans
+    /// compare rows; normally none).
+    closed_rows: usize,
     next_act_any: u64,
     next_col_any: u64,
     next_col_bg: Vec<u64>,
@@ -162,6 +176,11 @@ impl DramChannel {
                 };
                 cfg.banks as usize
             ],
+            bank_reqs: [0; MAX_BANKS],
+            bank_hits: [0; MAX_BANKS],
+            hits: 0,
+            busy_banks: 0,
+            closed_rows: 0,
             next_act_any: 0,
             next_col_any: 0,
             next_col_bg: vec![0; cfg.bank_groups.max(1) as usize],
@@ -181,8 +200,63 @@ impl DramChannel {
 
     pub fn enqueue(&mut self, now: u64, mut r: DramReq) {
         r.arrival = now;
+        let b = r.bank as usize;
+        if self.bank_reqs[b] == 0 {
+            self.busy_banks += 1;
+        }
+        self.bank_reqs[b] += 1;
+        self.closed_rows += usize::from(r.row == CLOSED);
+        if self.banks[b].open == r.row {
+            self.bank_hits[b] += 1;
+            self.hits += 1;
+        }
         self.queue.push(r);
         self.quiet_until = 0;
+    }
+
+    /// Counts again the hits of bank `b` (its open row changed).
+    fn recount_hits(&mut self, b: usize) {
+        let open = self.banks[b].open;
+        let n = if open == CLOSED && self.closed_rows == 0 {
+            0
+        } else {
+            self.queue
+                .iter()
+                .filter(|q| q.bank as usize == b && q.row == open)
+                .count()
+        };
+        self.hits = self.hits - self.bank_hits[b] as usize + n;
+        self.bank_hits[b] = n as u32;
+    }
+
+    /// Whether the per-bank counts match the queue (debug check).
+    fn counts_match(&self) -> bool {
+        let mut reqs = [0u32; MAX_BANKS];
+        let mut hits = [0u32; MAX_BANKS];
+        for q in &self.queue {
+            reqs[q.bank as usize] += 1;
+            hits[q.bank as usize] += u32::from(self.banks[q.bank as usize].open == q.row);
+        }
+        reqs == self.bank_reqs
+            && hits == self.bank_hits
+            && self.hits == hits.iter().map(|&h| h as usize).sum::<usize>()
+            && self.busy_banks == reqs.iter().filter(|&&r| r > 0).count()
+            && self.closed_rows == self.queue.iter().filter(|q| q.row == CLOSED).count()
+    }
+
+    /// Removes the request at `i` (a row hit, about to issue).
+    fn take(&mut self, i: usize) -> DramReq {
+        let r = self.queue.remove(i);
+        let b = r.bank as usize;
+        debug_assert_eq!(self.banks[b].open, r.row);
+        self.bank_reqs[b] -= 1;
+        if self.bank_reqs[b] == 0 {
+            self.busy_banks -= 1;
+        }
+        self.bank_hits[b] -= 1;
+        self.hits -= 1;
+        self.closed_rows -= usize::from(r.row == CLOSED);
+        r
     }
 
     pub fn is_idle(&self) -> bool {
@@ -220,16 +294,23 @@ impl DramChannel {
         if now < self.quiet_until && reads_blocked == self.quiet_blocked {
             return;
         }
+        debug_assert!(self.counts_match());
         // Set again below when nothing issues (a command changes the state it was for).
         self.quiet_until = 0;
         // The earliest cycle at which a command found not issuable now could issue.
         let mut next = u64::MAX;
-        let mut has_hit = [false; 64];
+        let mut has_hit = [false; MAX_BANKS];
         let mut pick = None;
         let (reads, writes) = self.col_times(reads_blocked);
+        // Row hits in age order; none after the last one.
+        let mut hits_left = self.hits;
         for (i, r) in self.queue.iter().enumerate() {
+            if hits_left == 0 {
+                break;
+            }
             let b = &self.banks[r.bank as usize];
             if b.open == r.row {
+                hits_left -= 1;
                 // A column command for this row hit may issue from cycle `t`.
                 let t = if r.write { writes } else { reads }
                     .max(b.col_ready)
@@ -244,26 +325,35 @@ impl DramChannel {
             }
         }
         if let Some(i) = pick {
-            let r = self.queue.remove(i);
+            let r = self.take(i);
             self.issue_column(r, now);
             return;
         }
         // No issuable row hit: open the row of the oldest request of each bank that has no
-        // pending hits on its open row.
-        let mut tried = [false; 64];
+        // pending hits on its open row (`has_hit` marks every bank with a hit now); none
+        // is left once every bank with requests has been seen.
+        let mut tried = [false; MAX_BANKS];
+        let mut banks_left = self.busy_banks;
         for i in 0..self.queue.len() {
-            let r = self.queue[i];
-            let bi = r.bank as usize;
-            if tried[bi] || has_hit[bi] {
+            if banks_left == 0 {
+                break;
+            }
+            let (bi, row) = (self.queue[i].bank as usize, self.queue[i].row);
+            if tried[bi] {
                 continue;
             }
             tried[bi] = true;
+            banks_left -= 1;
+            if has_hit[bi] {
+                continue;
+            }
             let b = self.banks[bi];
             if b.open != CLOSED {
                 if now >= b.pre_ready {
                     let b = &mut self.banks[bi];
                     b.open = CLOSED;
                     b.act_ready = b.act_ready.max(now + self.t_rp);
+                    self.recount_hits(bi);
                     self.queue[i].caused_pre = true;
                     self.stats.precharges += 1;
                     return;
@@ -271,12 +361,13 @@ impl DramChannel {
                 next = next.min(b.pre_ready);
             } else if now >= b.act_ready && now >= self.next_act_any {
                 let b = &mut self.banks[bi];
-                b.open = r.row;
+                b.open = row;
                 b.col_ready = now + self.t_rcd;
                 b.pre_ready = b.pre_ready.max(now + self.t_ras);
                 b.act_ready = now + self.t_rc;
                 self.next_act_any = now + self.t_rrd;
                 self.queue[i].caused_act = true;
+                self.recount_hits(bi);
                 self.stats.activates += 1;
                 return;
             } else {

@@ -46,7 +46,7 @@ const IPOLY32_MASKS: [u64; 5] = masks(IPOLY32);
 const IPOLY64_MASKS: [u64; 6] = masks(IPOLY64);
 
 /// Output bit i: the XOR of the bits of `higher` listed in row i of the table (as masks).
-#[inline]
+#[cfg(test)]
 fn fold(higher: u64, masks: &[u64]) -> u64 {
     let mut out = 0;
     for (i, &m) in masks.iter().enumerate() {
@@ -55,19 +55,63 @@ fn fold(higher: u64, masks: &[u64]) -> u64 {
     out
 }
 
+/// The fold is linear over GF(2): the fold of each byte value of bits 0–23 of `higher`, per
+/// byte position (every mask lies within bits 0–23), XORed together, is the fold.
+type FoldTable = [[u8; 256]; 3];
+
+const fn fold_table<const N: usize>(masks: [u64; N]) -> FoldTable {
+    let mut t = [[0u8; 256]; 3];
+    let mut i = 0;
+    while i < N {
+        assert!(masks[i] >> 24 == 0 && N <= 8);
+        i += 1;
+    }
+    let mut pos = 0;
+    while pos < 3 {
+        let mut b = 0;
+        while b < 256 {
+            let h = (b as u64) << (8 * pos);
+            let mut out = 0u8;
+            let mut i = 0;
+            while i < N {
+                out |= (((h & masks[i]).count_ones() & 1) as u8) << i;
+                i += 1;
+            }
+            t[pos][b] = out;
+            b += 1;
+        }
+        pos += 1;
+    }
+    t
+}
+const IPOLY16_TABLE: FoldTable = fold_table(IPOLY16_MASKS);
+const IPOLY32_TABLE: FoldTable = fold_table(IPOLY32_MASKS);
+const IPOLY64_TABLE: FoldTable = fold_table(IPOLY64_MASKS);
+
+/// [`fold`] by table.
+#[inline]
+fn fold_fast(higher: u64, t: &FoldTable) -> u64 {
+    u64::from(
+        t[0][(higher & 0xff) as usize]
+            ^ t[1][((higher >> 8) & 0xff) as usize]
+            ^ t[2][((higher >> 16) & 0xff) as usize],
+    )
+}
+
 /// Accel-Sim's IPOLY hash: `index ^ H(higher_bits)` for 16, 32 or 64 buckets. For other
 /// power-of-two bucket counts the 64-bucket polynomial is folded (XOR of 6-bit groups)
 /// into the needed width; this is an extension, Accel-Sim only defines 16/32/64.
 pub fn ipoly_hash(higher_bits: u64, index: u64, buckets: u64) -> u64 {
     debug_assert!(buckets.is_power_of_two());
     match buckets {
-        16 => index ^ fold(higher_bits, &IPOLY16_MASKS),
-        32 => index ^ fold(higher_bits, &IPOLY32_MASKS),
-        64 => index ^ fold(higher_bits, &IPOLY64_MASKS),
+        16 => index ^ fold_fast(higher_bits, &IPOLY16_TABLE),
+        32 => index ^ fold_fast(higher_bits, &IPOLY32_TABLE),
+        64 => index ^ fold_fast(higher_bits, &IPOLY64_TABLE),
         1 => 0,
         _ => {
             let bits = buckets.trailing_zeros();
-            let mut h = fold(higher_bits, &IPOLY64_MASKS) ^ (fold(higher_bits >> 19, &IPOLY64_MASKS) << 6);
+            let mut h =
+                fold_fast(higher_bits, &IPOLY64_TABLE) ^ (fold_fast(higher_bits >> 19, &IPOLY64_TABLE) << 6);
             let mut acc = 0;
             while h != 0 {
                 acc ^= h & (buckets - 1);
@@ -230,9 +274,13 @@ impl AddressMapping {
         }
     }
 
-    /// Line index used for set selection inside a slice.
+    /// Line index used for set selection inside a slice: `locate(addr).slice_addr`, which
+    /// does not depend on the slice, over the line size.
     pub fn slice_line(&self, addr: u64) -> u64 {
-        self.locate(addr).slice_addr >> self.line_shift
+        let chunk = addr >> self.chunk_shift;
+        let low = addr & ((1u64 << self.chunk_shift) - 1);
+        let q = chunk / self.slices.max(1);
+        ((q << self.chunk_shift) | low) >> self.line_shift
     }
 }
 
@@ -262,6 +310,9 @@ mod tests {
             assert_eq!(fold(x, &IPOLY16_MASKS), reference(x, &IPOLY16));
             assert_eq!(fold(x, &IPOLY32_MASKS), reference(x, &IPOLY32));
             assert_eq!(fold(x, &IPOLY64_MASKS), reference(x, &IPOLY64));
+            assert_eq!(fold_fast(x, &IPOLY16_TABLE), fold(x, &IPOLY16_MASKS));
+            assert_eq!(fold_fast(x, &IPOLY32_TABLE), fold(x, &IPOLY32_MASKS));
+            assert_eq!(fold_fast(x, &IPOLY64_TABLE), fold(x, &IPOLY64_MASKS));
         }
     }
 
@@ -286,6 +337,13 @@ mod tests {
         for i in 0..(1u64 << 16) {
             let l = m.locate(i * 32);
             assert!(seen.insert((l.channel, l.bank, l.row, l.col)), "collision at {i}");
+            assert_eq!(m.slice_line(i * 32), l.slice_addr >> m.line_shift);
+            // A line's sectors differ only in their column (the L2 locates a line once).
+            let b = m.locate((i * 32) & !((1u64 << m.line_shift) - 1));
+            assert_eq!(
+                (b.slice, b.channel, b.bank, b.bank_group, b.row),
+                (l.slice, l.channel, l.bank, l.bank_group, l.row)
+            );
         }
     }
 }

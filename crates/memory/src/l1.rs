@@ -1,5 +1,7 @@
 //! Per-SM L1 data cache and shared memory.
 
+mod shared;
+
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -90,6 +92,8 @@ struct Slot {
 #[derive(Debug, Clone, Copy, Default)]
 struct LineReq {
     line: u64,
+    /// Set of the line in the L1 (computed once, with the coalescing).
+    set: u32,
     sectors: u8,
     bytes: u32,
     lanes: u16,
@@ -100,9 +104,75 @@ const MAX_LINES: usize = 64;
 const COALESCE_MEMO: usize = 8;
 const NO_TAG: u32 = u32::MAX;
 
+/// Why a global/local access was rejected (what its retry waits for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fail {
+    /// A missing line's MSHR entry has no room for another waiter.
+    MshrMerge,
+    /// The access needs this many new MSHR entries, more than are free.
+    MshrCount(usize),
+    /// A missing line's set (this one) has no way without a fill outstanding.
+    NoVictim(usize),
+    /// The access needs this many miss-queue entries, and they do not fit.
+    MissQueue(usize),
+    /// The same for a write-back store, whose need depends on whether its lines' sets have
+    /// a victim (a line without one is written through).
+    MissQueueWb(usize),
+    /// No pending-request slot for an access that misses.
+    PendingTable,
+}
+
+/// A rejection remembered with the access, and the state counters it was decided under.
+/// It holds, without recomputation, while none of what could change it happened (see
+/// [`SmMemory::still_rejected`]).
+#[derive(Debug, Clone, Copy)]
+struct Rejection {
+    kind: usize,
+    fail: Fail,
+    epoch: u64,
+    fill_epoch: u64,
+}
+
+/// Words of a [`Coalesced`] line filter (512 bits).
+const FILTER_WORDS: usize = 8;
+
+/// A remembered coalescing: the access, its lines, a filter of the lines (for "does a
+/// fill touch this access?", false positives allowed) and its last rejection.
+#[derive(Debug, Clone)]
+struct Coalesced {
+    req: WarpMemRequest,
+    n: usize,
+    lines: [LineReq; MAX_LINES],
+    filter: [u64; FILTER_WORDS],
+    rej: Option<Rejection>,
+}
+
+/// Bit of `line` in a [`Coalesced`] filter.
+#[inline]
+fn filter_bit(line: u64) -> (usize, u64) {
+    let h = line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 55;
+    ((h >> 6) as usize, 1u64 << (h & 63))
+}
+
+/// The same access (the caller's id and warp aside: neither changes the coalescing or
+/// the L1's decision).
+#[inline]
+fn same_access(a: &WarpMemRequest, b: &WarpMemRequest) -> bool {
+    a.addrs[0] == b.addrs[0]
+        && a.active == b.active
+        && a.bytes_per_lane == b.bytes_per_lane
+        && a.kind == b.kind
+        && a.space == b.space
+        && a.addrs == b.addrs
+}
+
+/// What pass 1 of a load found: the lines' ways and how many lines miss.
+struct LoadPlan {
+    ways: [Option<usize>; MAX_LINES],
+    misses: usize,
+}
+
 /// L1 data cache + shared memory of one SM.
-/// A memoised rejection: (warp, access kind, cause counter).
-type Rejection = (u32, usize, fn(&mut L1Stats));
 
 #[derive(Debug, Clone)]
 #[repr(C)]
@@ -111,10 +181,11 @@ pub struct SmMemory {
     miss_queue: VecDeque<(u64, L2Request)>,
     completed: BinaryHeap<Reverse<(u64, u64, u64)>>,
     requests_per_cycle: u32,
-    /// Changes whenever the L1's state may have changed (an access accepted, a fill, the
-    /// miss queue draining, a completion): a rejected access is decided without changing
-    /// state, so its retry gives the same rejection until then.
+    /// A rejected access is decided without changing state, so its retry gives the same
+    /// rejection until the state it depends on changes. `epoch` changes with any global or
+    /// local access accepted (and an invalidation), `fill_epoch` with every read fill.
     epoch: u64,
+    fill_epoch: u64,
     seq: u64,
     line_shift: u32,
     sector_shift: u32,
@@ -139,14 +210,11 @@ pub struct SmMemory {
     sh_atomic_words: Vec<u64>,
     sh_atomic_until: u64,
     stats: L1Stats,
-    /// The last coalesced requests (a rejected request is retried unchanged): the request,
-    /// its line count and lines. Looked up by comparing the whole request.
-    coalesced: Vec<(WarpMemRequest, usize, [LineReq; MAX_LINES])>,
+    /// The last coalesced accesses (a rejected access is retried unchanged), looked up by
+    /// comparing the access, with their rejections; `cur`: the entry of the current access.
+    coalesced: Vec<Coalesced>,
     coalesced_next: usize,
-    /// Rejections of this epoch: (warp, kind, cause), replayed without recomputation.
-    rejects: Vec<Rejection>,
-    rejects_epoch: u64,
-    cur_warp: u32,
+    cur: usize,
 }
 
 /// Alias kept for callers that think of it as the L1.
@@ -186,11 +254,10 @@ impl SmMemory {
             sh_atomic_until: 0,
             stats: L1Stats::default(),
             epoch: 0,
-            coalesced: Vec::new(),
+            fill_epoch: 0,
+            coalesced: Vec::with_capacity(COALESCE_MEMO),
             coalesced_next: 0,
-            rejects: Vec::with_capacity(8),
-            rejects_epoch: u64::MAX,
-            cur_warp: 0,
+            cur: 0,
         }
     }
 
@@ -215,127 +282,112 @@ impl SmMemory {
 
     /// A coalesced warp access arriving at the SM's shared structures at `now`.
     pub fn access(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
-        // The same warp's request retried with the L1 unchanged is rejected again, for the
-        // same cause: count it as such without re-coalescing and re-probing.
-        self.cur_warp = req.warp;
-        if self.rejects_epoch == self.epoch {
-            if let Some(&(_, kind, cause)) = self.rejects.iter().find(|r| r.0 == req.warp) {
-                return self.reject(kind, cause);
-            }
-        }
-        let out = self.access_inner(now, req);
-        if out != AccessOutcome::Rejected {
-            self.epoch += 1;
-        }
-        out
-    }
-
-    fn access_inner(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
         if req.active == 0 {
             self.stats.accesses += 1;
             return AccessOutcome::Done { ready_at: now + 1 };
         }
-        match req.space {
-            MemSpace::Shared => self.shared_access(now, req),
-            MemSpace::Global | MemSpace::Local => match req.kind {
-                AccessKind::Load => self.load(now, req),
-                AccessKind::Store => self.store(now, req),
-                AccessKind::Atomic => self.atomic(now, req),
-            },
+        // Shared memory never rejects and changes nothing a global access depends on.
+        if req.space == MemSpace::Shared {
+            return self.shared_access(now, req);
+        }
+        self.cur = self.coalesce_memo(req);
+        // An access retried while nothing it depends on changed is rejected again, for the
+        // same cause: count it as such without re-probing.
+        if let Some(r) = self.coalesced[self.cur].rej {
+            if self.still_rejected(&r) {
+                debug_assert_eq!(self.check(req).err(), Some(r.fail), "memoised rejection");
+                return self.reject(r.kind, r.fail);
+            }
+        }
+        // The memo is moved out while the access reads its lines and changes the L1.
+        let memo = std::mem::take(&mut self.coalesced);
+        let c = &memo[self.cur];
+        let lines = &c.lines[..c.n];
+        let out = match req.kind {
+            AccessKind::Load => self.load(now, req, lines),
+            AccessKind::Store => self.store(now, req, lines),
+            AccessKind::Atomic => self.atomic(now, req, lines),
+        };
+        self.coalesced = memo;
+        match out {
+            Ok(out) => {
+                self.epoch += 1;
+                out
+            }
+            Err((kind, fail)) => self.reject(kind, fail),
         }
     }
 
-    // ---------------------------------------------------------------- shared memory
+    /// Whether a rejection still holds. Any accepted global or local access may change
+    /// anything; a read fill of one of the access's lines clears the rejection (in
+    /// `fill`). Otherwise, the state only changed through fills of other lines (MSHR
+    /// entries freed, ways made ready: victims appear, never vanish, and may change), the
+    /// miss queue draining and slots freeing. So the lines' own state (ways, valid and
+    /// pending sectors, MSHR entries and their waiters) is as it was: a full MSHR entry is
+    /// still full, the new entries needed are as many, a set without a victim is re-checked
+    /// alone, and the miss-queue entries needed are as many unless a fill changed a victim
+    /// and some line may be dirty (a dirty victim adds a write-back).
+    #[inline]
+    fn still_rejected(&self, r: &Rejection) -> bool {
+        let victims_same = || r.fill_epoch == self.fill_epoch || !self.cache.any_dirty();
+        r.epoch == self.epoch
+            && match r.fail {
+                Fail::MshrMerge => true,
+                Fail::MshrCount(k) => k > self.mshr.free_entries(),
+                Fail::NoVictim(set) => !self.cache.has_victim_in(set),
+                Fail::MissQueue(m) => !self.mq_fits(m) && victims_same(),
+                Fail::MissQueueWb(m) => !self.mq_fits(m) && r.fill_epoch == self.fill_epoch,
+                Fail::PendingTable => self.free_slots.is_empty() && victims_same(),
+            }
+    }
 
-    fn shared_access(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
-        let width = self.sh_width.max(1);
-        let words_per_lane = (req.bytes_per_lane as u64).div_ceil(width).clamp(1, 4);
-        let mut words = [0u64; 128];
-        let mut addrs = [0u64; 32];
-        let (mut nw, mut na) = (0usize, 0usize);
-        for lane in 0..32 {
-            if req.active & (1 << lane) == 0 {
-                continue;
-            }
-            let a = req.addrs[lane];
-            addrs[na] = a;
-            na += 1;
-            let w0 = a / width;
-            for k in 0..words_per_lane {
-                words[nw] = w0 + k;
-                nw += 1;
-            }
+    /// The decision on the current access's resources, without changing anything (the
+    /// debug check of a memoised rejection).
+    fn check(&self, req: &WarpMemRequest) -> Result<(), Fail> {
+        let c = &self.coalesced[self.cur];
+        let lines = &c.lines[..c.n];
+        match req.kind {
+            AccessKind::Load => self.load_check(lines).map(|_| ()),
+            AccessKind::Store => self.store_check(lines, self.write_back(req.space)),
+            AccessKind::Atomic => self.atomic_check(lines.len()),
         }
-        let words = &mut words[..nw];
-        words.sort_unstable();
-        let mut per_bank = [0u32; 64];
-        let banks = self.sh_banks.clamp(1, 64) as u64;
-        let mut prev = u64::MAX;
-        let mut wavefronts = 1u32;
-        for &w in words.iter() {
-            if w == prev {
-                continue; // same word: broadcast
-            }
-            prev = w;
-            let b = (w % banks) as usize;
-            per_bank[b] += 1;
-            wavefronts = wavefronts.max(per_bank[b]);
-        }
-        let mut start = now.max(self.sh_busy_until);
-        if self.sh_atomic_until > start && sorted_overlap(words, &self.sh_atomic_words) {
-            self.stats.shared_atomic_order_cycles += self.sh_atomic_until - start;
-            start = self.sh_atomic_until;
-        }
-        self.sh_busy_until = start + wavefronts as u64;
-        let mut ready = start + self.sh_latency + wavefronts as u64 - 1;
-        self.stats.accesses += 1;
-        self.stats.shared_accesses += 1;
-        self.stats.shared_wavefronts += wavefronts as u64;
-        self.stats.bank_conflict_cycles += wavefronts as u64 - 1;
-        if wavefronts > 1 {
-            self.stats.bank_conflict_accesses += 1;
-        }
-        if req.kind == AccessKind::Atomic {
-            let addrs = &mut addrs[..na];
-            addrs.sort_unstable();
-            let max_same = max_run(addrs);
-            let extra = ((max_same - 1) as f64 * self.sh_atomic_conflict).round() as u64;
-            ready += self.sh_atomic_latency + extra;
-            self.sh_busy_until += extra;
-            // Read-modify-write: the new values are in the banks when the atomic unit
-            // is done; later accesses to these words wait for them.
-            self.sh_atomic_until = start + wavefronts as u64 + self.sh_atomic_latency + extra;
-            self.sh_atomic_words.clear();
-            let mut prev = u64::MAX;
-            for &w in words.iter() {
-                if w != prev {
-                    self.sh_atomic_words.push(w);
-                    prev = w;
-                }
-            }
-            self.stats.shared_atomics += 1;
-            self.stats.shared_atomic_conflict_cycles += extra;
-        }
-        AccessOutcome::Done { ready_at: ready }
     }
 
     // ---------------------------------------------------------------- global / local
 
-    /// [`Self::coalesce`], remembered for the last `COALESCE_MEMO` requests.
-    fn coalesce_memo(&mut self, req: &WarpMemRequest, out: &mut [LineReq; MAX_LINES]) -> usize {
-        if let Some((_, n, lines)) = self.coalesced.iter().find(|(r, _, _)| r == req) {
-            out[..*n].copy_from_slice(&lines[..*n]);
-            return *n;
+    /// The memo entry of `req`'s coalescing ([`Self::coalesce`]), made if needed (the
+    /// last `COALESCE_MEMO` accesses are remembered).
+    fn coalesce_memo(&mut self, req: &WarpMemRequest) -> usize {
+        if let Some(i) = self.coalesced.iter().position(|c| same_access(&c.req, req)) {
+            return i;
         }
-        let n = self.coalesce(req, out);
-        let e = (req.clone(), n, *out);
-        if self.coalesced.len() < COALESCE_MEMO {
-            self.coalesced.push(e);
+        // Written in place (the memo is moved out meanwhile): an entry is about 2 KB.
+        let mut memo = std::mem::take(&mut self.coalesced);
+        let i = if memo.len() < COALESCE_MEMO {
+            memo.push(Coalesced {
+                req: req.clone(),
+                n: 0,
+                lines: [LineReq::default(); MAX_LINES],
+                filter: [0; FILTER_WORDS],
+                rej: None,
+            });
+            memo.len() - 1
         } else {
-            self.coalesced[self.coalesced_next] = e;
-            self.coalesced_next = (self.coalesced_next + 1) % COALESCE_MEMO;
+            let i = self.coalesced_next;
+            self.coalesced_next = (i + 1) % COALESCE_MEMO;
+            i
+        };
+        let e = &mut memo[i];
+        e.req.clone_from(req);
+        e.n = self.coalesce(req, &mut e.lines);
+        e.filter = [0; FILTER_WORDS];
+        for l in &e.lines[..e.n] {
+            let (w, b) = filter_bit(l.line);
+            e.filter[w] |= b;
         }
-        n
+        e.rej = None;
+        self.coalesced = memo;
+        i
     }
 
     fn coalesce(&self, req: &WarpMemRequest, out: &mut [LineReq; MAX_LINES]) -> usize {
@@ -368,6 +420,7 @@ impl SmMemory {
                     None if n < MAX_LINES => {
                         out[n] = LineReq {
                             line,
+                            set: self.cache.set_of(line) as u32,
                             sectors: mask,
                             bytes: b,
                             lanes: 1,
@@ -389,17 +442,22 @@ impl SmMemory {
         needed == 0 || self.miss_queue.is_empty() || self.miss_queue.len() + needed <= self.miss_queue_cap
     }
 
-    fn reject(&mut self, kind: usize, cause: fn(&mut L1Stats)) -> AccessOutcome {
-        if self.rejects_epoch != self.epoch {
-            self.rejects.clear();
-            self.rejects_epoch = self.epoch;
-        }
-        if !self.rejects.iter().any(|r| r.0 == self.cur_warp) {
-            self.rejects.push((self.cur_warp, kind, cause));
-        }
+    /// Counts a rejection of the current access and remembers it with the access.
+    fn reject(&mut self, kind: usize, fail: Fail) -> AccessOutcome {
+        self.coalesced[self.cur].rej = Some(Rejection {
+            kind,
+            fail,
+            epoch: self.epoch,
+            fill_epoch: self.fill_epoch,
+        });
         self.stats.reservation_fails += 1;
         self.stats.by_kind[kind][OUT_RESERVATION_FAIL] += 1;
-        cause(&mut self.stats);
+        match fail {
+            Fail::MshrMerge | Fail::MshrCount(_) => self.stats.fail_mshr += 1,
+            Fail::NoVictim(_) => self.stats.fail_no_victim += 1,
+            Fail::MissQueue(_) | Fail::MissQueueWb(_) => self.stats.fail_miss_queue += 1,
+            Fail::PendingTable => self.stats.fail_pending_table += 1,
+        }
         AccessOutcome::Rejected
     }
 
@@ -431,29 +489,32 @@ impl SmMemory {
         }
     }
 
-    fn load(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
-        let kind = if req.space == MemSpace::Local {
-            ACC_LOCAL_R
-        } else {
-            ACC_GLOBAL_R
+    /// Pass 1 of a load: its resources, no state change. The ways found stay valid through
+    /// pass 2 (the lines are distinct and pass 2 never evicts one of them). The victims'
+    /// dirtiness only matters once the MSHRs suffice, so it is looked at after that check
+    /// (the rejections and their causes are those of checking it line by line).
+    fn load_check(&self, lines: &[LineReq]) -> Result<LoadPlan, Fail> {
+        let mut plan = LoadPlan {
+            ways: [None; MAX_LINES],
+            misses: 0,
         };
-        let mut lines = [LineReq::default(); MAX_LINES];
-        let n = self.coalesce_memo(req, &mut lines);
-        // Pass 1: resources, no state change.
-        let (mut new_mshr, mut mq, mut misses) = (0usize, 0usize, 0usize);
-        for l in &lines[..n] {
+        let mut need_victim = [0u8; MAX_LINES];
+        let mut nv = 0usize;
+        let (mut new_mshr, mut mq) = (0usize, 0usize);
+        for (i, l) in lines.iter().enumerate() {
             let way = self.cache.find(l.line, l.line);
+            plan.ways[i] = way;
             let valid = way.map_or(0, |w| self.cache.valid[w]);
             let missing = l.sectors & !valid;
             if missing == 0 {
                 continue;
             }
-            misses += 1;
+            plan.misses += 1;
             match self.mshr.get(l.line) {
                 Some(e) => {
                     let e = self.mshr.entry(e);
                     if e.waiters.len() >= self.mshr.max_merge {
-                        return self.reject(kind, |s| s.fail_mshr += 1);
+                        return Err(Fail::MshrMerge);
                     }
                     if missing & !e.pending != 0 {
                         mq += 1;
@@ -463,27 +524,47 @@ impl SmMemory {
                     new_mshr += 1;
                     mq += 1;
                     if way.is_none() {
-                        match self.cache.pick_victim(l.line) {
-                            None => return self.reject(kind, |s| s.fail_no_victim += 1),
-                            Some(v) => {
-                                if v.evicted.is_some_and(|(_, d)| d != 0) {
-                                    mq += 1;
-                                }
-                            }
+                        if !self.cache.has_victim_in(l.set as usize) {
+                            return Err(Fail::NoVictim(l.set as usize));
                         }
+                        need_victim[nv] = i as u8;
+                        nv += 1;
                     }
                 }
             }
         }
         if new_mshr > self.mshr.free_entries() {
-            return self.reject(kind, |s| s.fail_mshr += 1);
+            return Err(Fail::MshrCount(new_mshr));
+        }
+        for &i in &need_victim[..nv] {
+            let v = self.cache.pick_victim_in(lines[i as usize].set as usize);
+            if v.is_some_and(|v| v.evicted.is_some_and(|(_, d)| d != 0)) {
+                mq += 1;
+            }
         }
         if !self.mq_fits(mq) {
-            return self.reject(kind, |s| s.fail_miss_queue += 1);
+            return Err(Fail::MissQueue(mq));
         }
-        if misses > 0 && self.free_slots.is_empty() {
-            return self.reject(kind, |s| s.fail_pending_table += 1);
+        if plan.misses > 0 && self.free_slots.is_empty() {
+            return Err(Fail::PendingTable);
         }
+        Ok(plan)
+    }
+
+    /// A global or local load of the coalesced `lines`; `Err`: rejected (access kind, cause).
+    fn load(
+        &mut self,
+        now: u64,
+        req: &WarpMemRequest,
+        lines: &[LineReq],
+    ) -> Result<AccessOutcome, (usize, Fail)> {
+        let kind = if req.space == MemSpace::Local {
+            ACC_LOCAL_R
+        } else {
+            ACC_GLOBAL_R
+        };
+        let n = lines.len();
+        let LoadPlan { ways, misses } = self.load_check(lines).map_err(|f| (kind, f))?;
         // Pass 2: apply.
         self.stats.accesses += 1;
         match req.space {
@@ -503,9 +584,10 @@ impl SmMemory {
         } else {
             NO_TAG
         };
-        for l in &lines[..n] {
+        for (i, l) in lines.iter().enumerate() {
             self.stats.line_accesses += 1;
-            let mut way = self.cache.find(l.line, l.line);
+            let mut way = ways[i];
+            debug_assert_eq!(way, self.cache.find(l.line, l.line));
             let valid = way.map_or(0, |w| self.cache.valid[w]);
             let missing = l.sectors & !valid;
             if let Some(w) = way {
@@ -548,10 +630,9 @@ impl SmMemory {
                         // line as present (no MSHR), so evicting it here would need an MSHR
                         // entry nobody reserved. The line is then fetched without a way.
                         let own = |v: &crate::cache::Victim| {
-                            v.evicted
-                                .is_some_and(|(t, _)| lines[..n].iter().any(|o| o.line == t))
+                            v.evicted.is_some_and(|(t, _)| lines.iter().any(|o| o.line == t))
                         };
-                        if let Some(v) = self.cache.pick_victim(l.line).filter(|v| !own(v)) {
+                        if let Some(v) = self.cache.pick_victim_in(l.set as usize).filter(|v| !own(v)) {
                             self.evict_writeback(now, v.evicted);
                             self.cache.install(v.way, l.line);
                             way = Some(v.way);
@@ -573,43 +654,59 @@ impl SmMemory {
                 self.enqueue(now, r);
             }
         }
-        if misses == 0 {
+        Ok(if misses == 0 {
             AccessOutcome::Done { ready_at: ready_hit }
         } else {
             AccessOutcome::Pending
+        })
+    }
+
+    fn write_back(&self, space: MemSpace) -> bool {
+        match self.write_policy {
+            WritePolicy::WriteBack => true,
+            WritePolicy::WriteThrough => false,
+            WritePolicy::LocalWbGlobalWt => space == MemSpace::Local,
         }
     }
 
-    fn store(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
-        let mut lines = [LineReq::default(); MAX_LINES];
-        let n = self.coalesce_memo(req, &mut lines);
-        let kind = if req.space == MemSpace::Local {
-            ACC_LOCAL_W
-        } else {
-            ACC_GLOBAL_W
-        };
-        let write_back = match self.write_policy {
-            WritePolicy::WriteBack => true,
-            WritePolicy::WriteThrough => false,
-            WritePolicy::LocalWbGlobalWt => req.space == MemSpace::Local,
-        };
+    fn store_check(&self, lines: &[LineReq], write_back: bool) -> Result<(), Fail> {
         let mut mq = 0usize;
-        for l in &lines[..n] {
+        for l in lines {
             if !write_back {
                 mq += 1;
             } else if self.cache.find(l.line, l.line).is_none() {
-                match self.cache.pick_victim(l.line) {
+                match self.cache.pick_victim_in(l.set as usize) {
                     None => mq += 1, // written through instead
                     Some(v) => mq += v.evicted.is_some_and(|(_, d)| d != 0) as usize,
                 }
             }
         }
         if !self.mq_fits(mq) {
-            return self.reject(kind, |s| s.fail_miss_queue += 1);
+            return Err(if write_back {
+                Fail::MissQueueWb(mq)
+            } else {
+                Fail::MissQueue(mq)
+            });
         }
+        Ok(())
+    }
+
+    fn store(
+        &mut self,
+        now: u64,
+        req: &WarpMemRequest,
+        lines: &[LineReq],
+    ) -> Result<AccessOutcome, (usize, Fail)> {
+        let kind = if req.space == MemSpace::Local {
+            ACC_LOCAL_W
+        } else {
+            ACC_GLOBAL_W
+        };
+        let write_back = self.write_back(req.space);
+        self.store_check(lines, write_back).map_err(|f| (kind, f))?;
         self.stats.accesses += 1;
         self.stats.stores += 1;
-        for l in &lines[..n] {
+        for l in lines {
             let way = self.cache.find(l.line, l.line);
             if way.is_some() {
                 self.stats.write_hits += 1;
@@ -621,7 +718,7 @@ impl SmMemory {
             if write_back {
                 let w = match way {
                     Some(w) => Some(w),
-                    None => self.cache.pick_victim(l.line).map(|v| {
+                    None => self.cache.pick_victim_in(l.set as usize).map(|v| {
                         self.evict_writeback(now, v.evicted);
                         self.cache.install(v.way, l.line);
                         v.way
@@ -629,7 +726,7 @@ impl SmMemory {
                 };
                 if let Some(w) = w {
                     self.cache.valid[w] |= l.sectors;
-                    self.cache.dirty[w] |= l.sectors;
+                    self.cache.mark_dirty(w, l.sectors);
                     self.cache.touch(w);
                     continue;
                 }
@@ -641,20 +738,29 @@ impl SmMemory {
             let r = self.l2req(l.line, l.sectors, L2ReqKind::Write, l.bytes, NO_TAG);
             self.enqueue(now, r);
         }
-        AccessOutcome::Done {
+        Ok(AccessOutcome::Done {
             ready_at: now + self.latency,
-        }
+        })
     }
 
-    fn atomic(&mut self, now: u64, req: &WarpMemRequest) -> AccessOutcome {
-        let mut lines = [LineReq::default(); MAX_LINES];
-        let n = self.coalesce_memo(req, &mut lines);
+    fn atomic_check(&self, n: usize) -> Result<(), Fail> {
         if !self.mq_fits(n) {
-            return self.reject(ACC_GLOBAL_R, |s| s.fail_miss_queue += 1);
+            return Err(Fail::MissQueue(n));
         }
         if self.free_slots.is_empty() {
-            return self.reject(ACC_GLOBAL_R, |s| s.fail_pending_table += 1);
+            return Err(Fail::PendingTable);
         }
+        Ok(())
+    }
+
+    fn atomic(
+        &mut self,
+        now: u64,
+        req: &WarpMemRequest,
+        lines: &[LineReq],
+    ) -> Result<AccessOutcome, (usize, Fail)> {
+        let n = lines.len();
+        self.atomic_check(n).map_err(|f| (ACC_GLOBAL_R, f))?;
         // Largest number of lanes on one address, per line.
         let mut sorted = [0u64; 32];
         let mut na = 0;
@@ -675,7 +781,7 @@ impl SmMemory {
             ready: now + self.latency,
             live: true,
         };
-        for l in &lines[..n] {
+        for l in lines {
             // The atomic is performed at L2; drop any stale L1 copy of the sectors.
             if let Some(w) = self.cache.find(l.line, l.line) {
                 self.cache.valid[w] &= !l.sectors;
@@ -693,7 +799,7 @@ impl SmMemory {
             r.atomic_max_same = max_same;
             self.enqueue(now, r);
         }
-        AccessOutcome::Pending
+        Ok(AccessOutcome::Pending)
     }
 
     /// Sends up to `requests_per_cycle` queued misses to the interconnect through `l2`,
@@ -711,7 +817,6 @@ impl SmMemory {
                 return;
             }
             self.miss_queue.pop_front();
-            self.epoch += 1;
             match r.kind {
                 L2ReqKind::Read => self.stats.l2_reads += 1,
                 L2ReqKind::Write => self.stats.l2_writes += 1,
@@ -737,7 +842,6 @@ impl SmMemory {
 
     /// An L2 response arriving at the SM at `now`.
     pub fn fill(&mut self, now: u64, resp: L2Response) {
-        self.epoch += 1;
         match resp.kind {
             L2ReqKind::Write | L2ReqKind::WriteBack => {}
             L2ReqKind::Atomic => {
@@ -749,6 +853,13 @@ impl SmMemory {
             L2ReqKind::Read => {
                 self.stats.fills += 1;
                 let line = resp.addr >> self.line_shift;
+                self.fill_epoch += 1;
+                let (fw, fb) = filter_bit(line);
+                for c in &mut self.coalesced {
+                    if c.filter[fw] & fb != 0 {
+                        c.rej = None;
+                    }
+                }
                 if let Some(w) = self.cache.find(line, line) {
                     let arrived = resp.sectors & self.cache.pending(w);
                     self.cache.valid[w] |= arrived;
@@ -783,33 +894,9 @@ impl SmMemory {
         match self.completed.peek() {
             Some(Reverse((ready, _, _))) if *ready <= now => {
                 let Reverse((ready, _, id)) = self.completed.pop().expect("peeked");
-                self.epoch += 1;
                 Some((id, ready))
             }
             _ => None,
         }
     }
-}
-
-/// Whether two sorted slices share an element.
-fn sorted_overlap(a: &[u64], b: &[u64]) -> bool {
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => return true,
-        }
-    }
-    false
-}
-
-fn max_run(sorted: &[u64]) -> u32 {
-    let (mut best, mut run, mut prev) = (1u32, 0u32, u64::MAX);
-    for &a in sorted {
-        run = if a == prev { run + 1 } else { 1 };
-        prev = a;
-        best = best.max(run);
-    }
-    best
 }

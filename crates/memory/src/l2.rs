@@ -231,10 +231,12 @@ impl L2Slice {
     }
 
     fn push_dram(&mut self, now: u64, map: &AddressMapping, line: u64, set_line: u64, mask: u8, write: bool) {
-        let base = line << self.line_shift;
+        // The sectors of a line differ only in their DRAM column (a line lies in one
+        // interleaving chunk, and its sectors are consecutive columns of one row): bank,
+        // bank group and row, all a request keeps, are those of the line's address.
+        let loc = map.locate(line << self.line_shift);
         for s in 0..8u8 {
             if mask & (1 << s) != 0 {
-                let loc = map.locate(base + ((s as u64) << self.sector_shift));
                 let r = self.dram_req(line, set_line, s, write, &loc);
                 self.to_dram.push_back((now + self.dram_latency, r));
                 if write {
@@ -268,7 +270,7 @@ impl L2Slice {
                     self.cache.touch(w);
                     let mut ready = now + self.hit_latency;
                     let bytes = if is_atomic {
-                        self.cache.dirty[w] |= req.sectors;
+                        self.cache.mark_dirty(w, req.sectors);
                         ready = self.atomic_ready(ready, req.atomic_max_same);
                         self.note_atomic(line, ready);
                         self.stats.atomic_hits += 1;
@@ -398,7 +400,7 @@ impl L2Slice {
                 };
                 // Write-allocate without fetch: written sectors become valid and dirty.
                 self.cache.valid[w] |= req.sectors;
-                self.cache.dirty[w] |= req.sectors;
+                self.cache.mark_dirty(w, req.sectors);
                 self.cache.touch(w);
                 if req.kind == L2ReqKind::Write {
                     let resp = L2Response {
@@ -462,7 +464,7 @@ impl L2Slice {
                 ready = self.atomic_ready(ready, w.atomic_max_same);
                 self.note_atomic(d.line, ready);
                 if let Some(way) = self.cache.find(d.line, d.set_line) {
-                    self.cache.dirty[way] |= w.sectors;
+                    self.cache.mark_dirty(way, w.sectors);
                 }
                 4 * nsec.max(1)
             } else {

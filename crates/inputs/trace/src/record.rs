@@ -115,6 +115,22 @@ pub struct OpcodeId(pub u16);
 pub struct OpcodeTable {
     names: Vec<Box<str>>,
     map: HashMap<Box<str>, OpcodeId>,
+    /// Ids of recently interned names by a cheap hash of their bytes (id + 1; 0: none):
+    /// the common lookup of a text trace's opcode, checked by comparing the bytes.
+    recent: Vec<u16>,
+}
+
+/// Slot of `b` (not empty) in [`OpcodeTable::recent`].
+#[inline]
+fn recent_slot(b: &[u8]) -> usize {
+    let n = b.len();
+    let h = (n as u32)
+        .wrapping_mul(31)
+        .wrapping_add(u32::from(b[0]))
+        .wrapping_add(u32::from(b[n - 1]) << 3)
+        .wrapping_add(u32::from(b[n / 2]) << 1)
+        .wrapping_add(u32::from(b[n * 3 / 4]) << 5);
+    (h.wrapping_mul(0x9e37_79b1) >> 24) as usize
 }
 
 impl OpcodeTable {
@@ -131,6 +147,30 @@ impl OpcodeTable {
         self.names.push(name.into());
         self.map.insert(name.into(), id);
         Some(id)
+    }
+
+    /// [`Self::intern`] of a name given as bytes (a trace line's token); `Err` when it is
+    /// not UTF-8.
+    pub fn intern_bytes(&mut self, b: &[u8]) -> Result<Option<OpcodeId>, std::str::Utf8Error> {
+        if b.is_empty() {
+            return Ok(self.intern(""));
+        }
+        let slot = recent_slot(b);
+        if let Some(&r) = self.recent.get(slot) {
+            if r != 0 && self.names[usize::from(r - 1)].as_bytes() == b {
+                return Ok(Some(OpcodeId(r - 1)));
+            }
+        }
+        let id = self.intern(std::str::from_utf8(b)?);
+        if let Some(id) = id {
+            if self.recent.is_empty() {
+                self.recent = vec![0; 256];
+            }
+            if let Some(r) = id.0.checked_add(1) {
+                self.recent[slot] = r;
+            }
+        }
+        Ok(id)
     }
 
     /// Look up an already interned name.

@@ -98,9 +98,28 @@ impl TextParser {
             return Ok(true);
         }
         self.buf.clear();
-        let n = std::io::Read::take(&mut self.rd, MAX_LINE_BYTES)
-            .read_until(b'\n', &mut self.buf)
-            .map_err(|e| TraceError::io(&self.path, self.lineno, e))?;
+        // Up to and including the next `\n`, at most `MAX_LINE_BYTES` bytes.
+        loop {
+            let avail = match self.rd.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(TraceError::io(&self.path, self.lineno, e)),
+            };
+            if avail.is_empty() {
+                break;
+            }
+            let room = (MAX_LINE_BYTES as usize - self.buf.len()).min(avail.len());
+            let (take, done) = match find_newline(&avail[..room]) {
+                Some(i) => (i + 1, true),
+                None => (room, self.buf.len() + room == MAX_LINE_BYTES as usize),
+            };
+            self.buf.extend_from_slice(&avail[..take]);
+            self.rd.consume(take);
+            if done {
+                break;
+            }
+        }
+        let n = self.buf.len();
         if n == 0 {
             return Ok(false);
         }
@@ -177,71 +196,76 @@ impl TextParser {
             if l.is_empty() {
                 continue;
             }
-            if l.starts_with(b"#END_TB") {
-                if let Some(w) = cur.take() {
-                    self.finish_warp(&mut tb, w)?;
-                }
-                if !have_tb {
-                    return Err(self.perr("thread block", "block without `thread block =` line".into()));
-                }
-                return Ok(Some(tb));
-            }
-            if l.starts_with(b"#BEGIN_TB") {
-                return Err(self.perr(
-                    "#BEGIN_TB",
-                    format!("nested `#BEGIN_TB` (block begins at line {begin_line}; `#END_TB` missing)"),
-                ));
-            }
-            if l.starts_with(b"#") {
-                continue;
-            }
-            if let Some(v) = strip_key(l, b"thread block") {
-                tb.block = self.dim3(v, "thread block")?;
-                have_tb = true;
-                continue;
-            }
-            if let Some(v) = strip_key(l, b"cluster id") {
-                tb.cluster.get_or_insert_with(ClusterInfo::default).id = self.dim3(v, "cluster id")?;
-                continue;
-            }
-            if let Some(v) = strip_key(l, b"cluster cta") {
-                tb.cluster.get_or_insert_with(ClusterInfo::default).cta = self.dim3(v, "cluster cta")?;
-                continue;
-            }
-            if let Some(v) = strip_key(l, b"cluster rank") {
-                let r = self.dec_u64(v, "cluster rank")?;
-                tb.cluster.get_or_insert_with(ClusterInfo::default).rank =
-                    u32::try_from(r).map_err(|_| self.perr("cluster rank", "out of range".into()))?;
-                continue;
-            }
-            if let Some(v) = strip_key(l, b"warp") {
-                if let Some(w) = cur.take() {
-                    self.finish_warp(&mut tb, w)?;
-                }
-                let id = self.dec_u64(v, "warp")?;
-                let id = u32::try_from(id).map_err(|_| self.perr("warp", "out of range".into()))?;
-                cur = Some((
-                    WarpTrace {
-                        warp_id: id,
-                        ..Default::default()
-                    },
-                    None,
-                ));
-                continue;
-            }
-            if let Some(v) = strip_key(l, b"insts") {
-                let n = self.dec_u64(v, "insts")?;
-                match cur.as_mut() {
-                    Some((w, exp)) if w.instrs.is_empty() && exp.is_none() => {
-                        *exp = Some(n);
-                        w.instrs.reserve(n.min(1 << 16) as usize);
+            // An instruction line starts with a digit (its PC, line number or block
+            // index); no other line of a block does.
+            let instruction = l[0].is_ascii_digit();
+            if !instruction {
+                if l.starts_with(b"#END_TB") {
+                    if let Some(w) = cur.take() {
+                        self.finish_warp(&mut tb, w)?;
                     }
-                    Some(_) => {
-                        return Err(self.perr("insts", "`insts =` after the warp's instructions".into()))
+                    if !have_tb {
+                        return Err(self.perr("thread block", "block without `thread block =` line".into()));
                     }
-                    None => return Err(self.perr("insts", "`insts =` before any `warp =` line".into())),
+                    return Ok(Some(tb));
                 }
-                continue;
+                if l.starts_with(b"#BEGIN_TB") {
+                    return Err(self.perr(
+                        "#BEGIN_TB",
+                        format!("nested `#BEGIN_TB` (block begins at line {begin_line}; `#END_TB` missing)"),
+                    ));
+                }
+                if l.starts_with(b"#") {
+                    continue;
+                }
+                if let Some(v) = strip_key(l, b"thread block") {
+                    tb.block = self.dim3(v, "thread block")?;
+                    have_tb = true;
+                    continue;
+                }
+                if let Some(v) = strip_key(l, b"cluster id") {
+                    tb.cluster.get_or_insert_with(ClusterInfo::default).id = self.dim3(v, "cluster id")?;
+                    continue;
+                }
+                if let Some(v) = strip_key(l, b"cluster cta") {
+                    tb.cluster.get_or_insert_with(ClusterInfo::default).cta = self.dim3(v, "cluster cta")?;
+                    continue;
+                }
+                if let Some(v) = strip_key(l, b"cluster rank") {
+                    let r = self.dec_u64(v, "cluster rank")?;
+                    tb.cluster.get_or_insert_with(ClusterInfo::default).rank =
+                        u32::try_from(r).map_err(|_| self.perr("cluster rank", "out of range".into()))?;
+                    continue;
+                }
+                if let Some(v) = strip_key(l, b"warp") {
+                    if let Some(w) = cur.take() {
+                        self.finish_warp(&mut tb, w)?;
+                    }
+                    let id = self.dec_u64(v, "warp")?;
+                    let id = u32::try_from(id).map_err(|_| self.perr("warp", "out of range".into()))?;
+                    cur = Some((
+                        WarpTrace {
+                            warp_id: id,
+                            ..Default::default()
+                        },
+                        None,
+                    ));
+                    continue;
+                }
+                if let Some(v) = strip_key(l, b"insts") {
+                    let n = self.dec_u64(v, "insts")?;
+                    match cur.as_mut() {
+                        Some((w, exp)) if w.instrs.is_empty() && exp.is_none() => {
+                            *exp = Some(n);
+                            w.instrs.reserve(n.min(1 << 16) as usize);
+                        }
+                        Some(_) => {
+                            return Err(self.perr("insts", "`insts =` after the warp's instructions".into()))
+                        }
+                        None => return Err(self.perr("insts", "`insts =` before any `warp =` line".into())),
+                    }
+                    continue;
+                }
             }
             // An instruction line.
             let Some((w, exp)) = cur.as_mut() else {
@@ -316,9 +340,47 @@ fn strip_key<'a>(l: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
     Some(trim_ascii(rest))
 }
 
+/// Position of the first `\n` in `s` (eight bytes at a time).
+fn find_newline(s: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = s.chunks_exact(8);
+    let mut base = 0;
+    for c in chunks.by_ref() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let x = u64::from_le_bytes(w) ^ (ONES * u64::from(b'\n'));
+        // A zero byte of `x` (a newline) sets its high bit here (and only bytes above
+        // a zero byte can be set falsely, so the lowest set bit is exact).
+        let z = x.wrapping_sub(ONES) & !x & HIGH;
+        if z != 0 {
+            return Some(base + (z.trailing_zeros() / 8) as usize);
+        }
+        base += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&c| c == b'\n')
+        .map(|i| base + i)
+}
+
+#[inline(always)]
 fn parse_u64(t: &[u8]) -> Option<u64> {
     if t.is_empty() || t.len() > 20 {
         return None;
+    }
+    if t.len() < 20 {
+        // At most 19 digits: no overflow.
+        let mut v: u64 = 0;
+        for &c in t {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            v = v * 10 + u64::from(d);
+        }
+        return Some(v);
     }
     let mut v: u64 = 0;
     for &c in t {
@@ -346,30 +408,45 @@ fn parse_i64(t: &[u8]) -> Option<i64> {
     }
 }
 
+/// Value of each byte as a hex digit; `NOT_HEX` for the others.
+const NOT_HEX: u8 = 0x80;
+const HEX: [u8; 256] = {
+    let mut t = [NOT_HEX; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = match c as u8 {
+            b'0'..=b'9' => c as u8 - b'0',
+            b'a'..=b'f' => c as u8 - b'a' + 10,
+            b'A'..=b'F' => c as u8 - b'A' + 10,
+            _ => NOT_HEX,
+        };
+        c += 1;
+    }
+    t
+};
+
+/// A hex number with an optional `0x`/`0X` prefix, at most 16 significant digits.
+#[inline(always)]
 fn parse_hex(t: &[u8]) -> Option<u64> {
-    let t = t
-        .strip_prefix(b"0x")
-        .or_else(|| t.strip_prefix(b"0X"))
-        .unwrap_or(t);
+    let t = match t {
+        [b'0', b'x' | b'X', rest @ ..] => rest,
+        _ => t,
+    };
     if t.is_empty() {
         return None;
     }
     let mut v: u64 = 0;
-    let mut sig = 0usize;
+    let mut bad = 0u8;
     for &c in t {
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return None,
-        };
-        if sig > 0 || d != 0 {
-            sig += 1;
-        }
-        if sig > 16 {
-            return None;
-        }
-        v = v << 4 | u64::from(d);
+        let d = HEX[c as usize];
+        bad |= d;
+        v = v << 4 | u64::from(d & 15);
+    }
+    if bad & NOT_HEX != 0 {
+        return None;
+    }
+    if t.len() > 16 && t.len() - t.iter().take_while(|&&c| c == b'0').count() > 16 {
+        return None;
     }
     Some(v)
 }
@@ -379,48 +456,51 @@ struct Toks<'a> {
     pos: usize,
 }
 
+/// Token separators of an instruction line: space, tab, carriage return.
+const SEP: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b' ' as usize] = true;
+    t[b'\t' as usize] = true;
+    t[b'\r' as usize] = true;
+    t
+};
+
 impl<'a> Toks<'a> {
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<&'a [u8]> {
-        let s = self.s;
-        let mut i = self.pos;
-        while i < s.len() && (s[i] == b' ' || s[i] == b'\t' || s[i] == b'\r') {
-            i += 1;
-        }
-        if i >= s.len() {
-            self.pos = i;
+        let rest = self.s.get(self.pos..).unwrap_or(&[]);
+        let Some(st) = rest.iter().position(|&c| !SEP[c as usize]) else {
+            self.pos = self.s.len();
             return None;
-        }
-        let st = i;
-        while i < s.len() && !(s[i] == b' ' || s[i] == b'\t' || s[i] == b'\r') {
-            i += 1;
-        }
-        self.pos = i;
-        Some(&s[st..i])
+        };
+        let tok = &rest[st..];
+        let len = tok.iter().position(|&c| SEP[c as usize]).unwrap_or(tok.len());
+        self.pos += st + len;
+        Some(&tok[..len])
     }
 }
 
 type FieldErr = (&'static str, String);
 
-#[inline]
+#[inline(always)]
 fn need<'a>(t: &mut Toks<'a>, field: &'static str) -> Result<&'a [u8], FieldErr> {
     t.next()
         .ok_or_else(|| (field, "missing (line ends early)".to_string()))
 }
 
-#[inline]
+#[inline(always)]
 fn dec(t: &mut Toks<'_>, field: &'static str) -> Result<u64, FieldErr> {
     let tok = need(t, field)?;
     parse_u64(tok).ok_or_else(|| (field, format!("bad decimal number `{}`", lossy(tok))))
 }
 
-#[inline]
+#[inline(always)]
 fn sdec(t: &mut Toks<'_>, field: &'static str) -> Result<i64, FieldErr> {
     let tok = need(t, field)?;
     parse_i64(tok).ok_or_else(|| (field, format!("bad signed decimal number `{}`", lossy(tok))))
 }
 
-#[inline]
+#[inline(always)]
 fn hex(t: &mut Toks<'_>, field: &'static str) -> Result<u64, FieldErr> {
     let tok = need(t, field)?;
     parse_hex(tok).ok_or_else(|| (field, format!("bad hex number `{}`", lossy(tok))))
@@ -557,10 +637,11 @@ pub(crate) fn parse_instr(
             ),
         ));
     }
-    let op = std::str::from_utf8(op).map_err(|_| ("opcode", "not UTF-8".to_string()))?;
     ins.opcode = ops
-        .intern(op)
+        .intern_bytes(op)
+        .map_err(|_| ("opcode", "not UTF-8".to_string()))?
         .ok_or_else(|| ("opcode", "more than 65536 distinct opcodes".to_string()))?;
+    let op = ops.name(ins.opcode);
     let ns = dec(&mut t, "src_num")? as usize;
     if ns > MAX_SRC {
         return Err(("src_num", format!("{ns} source registers (at most {MAX_SRC})")));
@@ -825,4 +906,98 @@ pub(crate) fn synth_header(h: &KernelHeader) -> String {
         let _ = writeln!(s, "{}", h.format_line);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_and_line_helpers_match_their_definitions() {
+        // Hex: optional 0x/0X, hex digits only, at most 16 significant digits.
+        let reference = |t: &[u8]| -> Option<u64> {
+            let s = std::str::from_utf8(t).ok()?;
+            let s = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
+            if s.is_empty() || !s.bytes().all(|c| c.is_ascii_hexdigit()) {
+                return None;
+            }
+            let sig = s.trim_start_matches('0');
+            if sig.len() > 16 {
+                return None;
+            }
+            Some(if sig.is_empty() {
+                0
+            } else {
+                u64::from_str_radix(sig, 16).ok()?
+            })
+        };
+        for t in [
+            "0",
+            "0x",
+            "0X1f",
+            "0x0x1",
+            "ffffffffffffffff",
+            "0000ffffffffffffffff",
+            "1ffffffffffffffff",
+            "fg",
+            "7fc841520003",
+            "",
+            "x1",
+            "00000000000000000000000001",
+        ] {
+            assert_eq!(parse_hex(t.as_bytes()), reference(t.as_bytes()), "{t}");
+        }
+        for t in [
+            "0",
+            "18446744073709551615",
+            "18446744073709551616",
+            "9999999999999999999",
+            "1a",
+            "",
+            "-1",
+        ] {
+            assert_eq!(
+                parse_u64(t.as_bytes()),
+                t.parse::<u64>().ok().filter(|_| !t.starts_with(['+', '-'])),
+                "{t}"
+            );
+        }
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for len in 0..40 {
+            for _ in 0..50 {
+                let s: Vec<u8> = (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        [b'a', b'\n', b' ', 0x8a, 0x0a ^ 0x80, 0][(x % 6) as usize]
+                    })
+                    .collect();
+                assert_eq!(find_newline(&s), s.iter().position(|&c| c == b'\n'));
+            }
+        }
+    }
+
+    #[test]
+    fn opcodes_interned_by_bytes_keep_their_ids() {
+        let mut t = OpcodeTable::new();
+        let names = [
+            "IMAD.MOV.U32",
+            "LDG.E",
+            "IMAD.WIDE",
+            "EXIT",
+            "LDG.E.64",
+            "S2R",
+            "IMAD.MOV.U32",
+        ];
+        let ids: Vec<_> = names
+            .iter()
+            .map(|n| t.intern_bytes(n.as_bytes()).unwrap().unwrap())
+            .collect();
+        for (n, id) in names.iter().zip(&ids) {
+            assert_eq!(t.get(n), Some(*id));
+            assert_eq!(t.intern_bytes(n.as_bytes()).unwrap(), Some(*id));
+        }
+        assert!(t.intern_bytes(&[0xff, 0x41]).is_err());
+    }
 }
