@@ -10,10 +10,10 @@
 //! that keep waiting for a worker make the pool run on the calling thread alone for a while
 //! ([`Threads::note_step`]). None of this changes results.
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::cell::Cell;
 use std::thread::JoinHandle;
 
 /// An error of one element of a part: (its index, the message).
