@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # Loaded-GPU benchmark set (issue 15; method in docs/performance.md). Runs each benchmark with
-# `sassim run --jobs 1` and prints the simulator's own speed line plus peak RSS (GNU time).
-# Usage: scripts/bench.sh [SASSIM_BINARY] [BFS_TRACE_DIR]
+# `sassim run --jobs 1`, once with `--threads 1` and once with `--threads $THREADS` (default: all
+# cores), and prints the simulator's own speed line plus peak RSS (GNU time).
+# Usage: scripts/bench.sh [SASSIM_BINARY] [BFS_TRACE_DIR] [GATHER_TRACE_DIR]
+#   (the gather trace: scripts/gen-gather-trace.py DIR 1; run for 40,000 cycles)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$repo/target/release/sassim}
 bfs=${2:-/work/shared/traces/bfs-sm80-v3}
+gather=${3:-}
+threads=${THREADS:-$(nproc)}
 out=$(mktemp -d)
 run() {
     local name=$1; shift
-    echo "== $name"
-    /usr/bin/time -f "peak RSS %M KB, wall %e s" "$bin" run --jobs 1 --json "$out/$name.json" "$@" 2>&1 \
-        | grep -E 'cycles,|simulator:|peak RSS'
+    for t in 1 "$threads"; do
+        echo "== $name, $t thread(s)"
+        rm -f "$out/$name.json"
+        /usr/bin/time -f "peak RSS %M KB, wall %e s" "$bin" run --jobs 1 --threads "$t" --json "$out/$name.json" "$@" 2>&1 \
+            | grep -E 'cycles,|simulator:|peak RSS'
+    done
 }
 run vecadd-1344x256 "$repo/bench/vecadd-1344x256.toml" \
     --listing "$repo/workloads/vecadd/vecadd_sm86.cuobjdump-sass.txt"
@@ -21,5 +28,8 @@ if [ -d "$bfs" ]; then
     run bfs-trace --trace "$bfs"
 else
     echo "== bfs-trace: $bfs not found, skipped"
+fi
+if [ -n "$gather" ]; then
+    run gather-40k --trace "$gather" --max-cycles 40000
 fi
 echo "JSON statistics in $out"

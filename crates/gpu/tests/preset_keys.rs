@@ -394,9 +394,10 @@ fn run_tensor(cfg: &GpuConfig) -> String {
     // And one instruction per row of the preset's latency table, with modifiers that no
     // earlier row matches (the first matching row applies).
     let rows = &cfg.units.tensor.latency_table;
-    let matches = |r: &sassim_config::TensorLatency, base: &str, mods: &[&str]| {
+    // A `sparse` row matches only 2:4-sparse MMAs (`.SP`), the others only dense ones.
+    let matches = |r: &sassim_config::TensorLatency, base: &str, mods: &[&str], sparse: bool| {
         let has = |w: &str| w == "*" || mods.iter().any(|m| m.eq_ignore_ascii_case(w));
-        r.opcode.eq_ignore_ascii_case(base) && has(&r.shape) && has(&r.acc_type)
+        r.opcode.eq_ignore_ascii_case(base) && has(&r.shape) && has(&r.acc_type) && r.sparse == sparse
     };
     for (i, r) in rows.iter().enumerate() {
         // Warpgroup MMAs have MxNxK shapes; at N = 8 both the interval floor and the MAC rate
@@ -411,10 +412,11 @@ fn run_tensor(cfg: &GpuConfig) -> String {
         } else {
             vec![r.acc_type.as_str()]
         };
+        let sp = if r.sparse { ".SP" } else { "" };
         let op = accs.iter().find_map(|acc| {
             let mods = [shape, acc];
-            let first = rows.iter().position(|x| matches(x, &r.opcode, &mods));
-            (first == Some(i)).then(|| format!("{}.{shape}.{acc}", r.opcode))
+            let first = rows.iter().position(|x| matches(x, &r.opcode, &mods, r.sparse));
+            (first == Some(i)).then(|| format!("{}{sp}.{shape}.{acc}", r.opcode))
         });
         ops.extend(op);
     }
