@@ -428,7 +428,9 @@ fn run_tensor(cfg: &GpuConfig) -> String {
         // the next pair: the first (the latency) and the independent one (which starts an
         // initiation interval after the first: without a reader, the interval of a
         // variable-latency MMA would only show in the last pair).
-        let d = 4 + 8 * i;
+        // Registers R4..R251, reused every 31 pairs (the rows of a preset's table plus the
+        // fixed opcodes exceed 31 pairs; a reused register was written long before).
+        let d = 4 + (8 * i) % 248;
         body += &format!("{pc:04x} ffffffff 1 R{d} {op} 2 R{prev} R{prev_indep} 0 \n");
         body += &format!("{:04x} ffffffff 1 R{} {op} 2 R2 R2 0 \n", pc + 16, d + 4);
         (prev, prev_indep) = (d, d + 4);
