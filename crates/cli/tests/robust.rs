@@ -406,3 +406,21 @@ fn small_rough_edges() {
         assert!(help.contains(want), "{cmd:?}: {help}");
     }
 }
+
+/// `--threads` (threads ticking the SMs of a kernel) is a count from the user: 0 and counts
+/// beyond 1024 are refused before any thread is spawned, on `run` and on `exec`.
+#[test]
+fn thread_counts_are_bounded() {
+    for args in [
+        &["run", "--threads", "0", "vecadd"][..],
+        &["run", "--threads", "5000", "vecadd"][..],
+        &["exec", "--threads", "0", "--", "/bin/true"][..],
+        &["exec", "--threads", "4294967296", "--", "/bin/true"][..],
+    ] {
+        let o = sassim(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} accepted");
+        assert!(err.contains("--threads") || err.contains("threads"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

@@ -103,8 +103,20 @@ fn read_config() -> Result<ExecConfig, String> {
     };
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("{}: {e}", std::path::Path::new(&path).display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", std::path::Path::new(&path).display()))
+    let where_ = std::path::Path::new(&path).display().to_string();
+    let cfg: ExecConfig = serde_json::from_str(&text).map_err(|e| format!("{where_}: {e}"))?;
+    // The threads that tick SMs are spawned from this count.
+    if cfg.threads == 0 || cfg.threads > MAX_THREADS {
+        return Err(format!(
+            "{where_}: field `threads`: {} (1 to {MAX_THREADS})",
+            cfg.threads
+        ));
+    }
+    Ok(cfg)
 }
+
+/// Most threads a kernel's SMs may tick on (as `sassim exec --threads` accepts).
+const MAX_THREADS: usize = 1024;
 
 impl Runtime {
     pub(crate) fn new() -> Runtime {

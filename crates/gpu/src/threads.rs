@@ -26,6 +26,9 @@ pub type PartFn<'f, A, B> = dyn Fn(usize, &mut [A], &mut [B]) -> Result<(), Part
 pub type PartFn3<'f, A, B, C> =
     dyn Fn(usize, &mut [A], &mut [B], &mut [C]) -> Result<(), PartError> + Sync + 'f;
 
+/// Most threads a pool starts (more are not used).
+pub const MAX_THREADS: usize = 1024;
+
 /// Idle rounds a waiting thread spins (`spin_loop` hints, a few µs) before it yields the
 /// core at each round (so that a busy machine's other work, or the thread it waits for,
 /// can run).
@@ -98,8 +101,9 @@ impl<T> RawSlice<T> {
 }
 
 impl Threads {
-    /// `n` threads (the calling thread is one of them); 0 or 1: the calling thread alone.
-    /// If the operating system refuses a thread, fewer are used (same results).
+    /// `n` threads (the calling thread is one of them; at most [`MAX_THREADS`]); 0 or 1: the
+    /// calling thread alone. If the operating system refuses a thread, fewer are used (same
+    /// results).
     pub fn new(n: usize) -> Threads {
         let shared = Arc::new(Shared {
             epoch: AtomicU64::new(0),
@@ -112,7 +116,7 @@ impl Threads {
             wake: Condvar::new(),
         });
         let mut workers = Vec::new();
-        for k in 1..n.max(1) {
+        for k in 1..n.clamp(1, MAX_THREADS) {
             let sh = shared.clone();
             match std::thread::Builder::new()
                 .name(format!("sassim-sm-{k}"))
