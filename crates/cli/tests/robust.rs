@@ -420,7 +420,10 @@ fn thread_counts_are_bounded() {
         let o = sassim(args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{args:?} accepted");
-        assert!(err.contains("--threads") || err.contains("threads"), "{args:?}: {err}");
+        assert!(
+            err.contains("--threads") || err.contains("threads"),
+            "{args:?}: {err}"
+        );
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
