@@ -121,7 +121,10 @@ pub struct TraceKernel {
     /// What issuing reads of the kernel (PC map, memory spaces, barriers).
     code: TraceCode,
     reader: Option<KernelTraceReader>,
+    /// Index of the next thread block to read from the trace.
     next_cta: u32,
+    /// Blocks read but not started yet, by index.
+    read_ahead: BTreeMap<u32, sassim_trace::ThreadBlockTrace>,
     /// The warps in flight, by simulated SM (the SMs tick in parallel).
     parts: Vec<TracePart>,
     /// The SM of each CTA in flight.
@@ -465,6 +468,7 @@ impl TraceKernel {
             },
             reader: Some(reader),
             next_cta: 0,
+            read_ahead: BTreeMap::new(),
             parts: Vec::new(),
             cta_sm: HashMap::new(),
             issued_total: 0,
@@ -607,36 +611,49 @@ impl crate::KernelSource for TraceKernel {
         self.header.threads_per_block().min(u64::from(u32::MAX)) as u32
     }
     fn start_cta(&mut self, sm: usize, id: u32) -> Vec<(u32, u32)> {
-        // CTAs start in order; the trace's blocks are read in file order.
-        let cta = self.next_cta;
-        debug_assert_eq!(id, cta);
-        self.next_cta += 1;
-        let next = |r: &mut KernelTraceReader| loop {
-            match r.next_block() {
-                Ok(Some(b))
-                    if !b
-                        .warps
-                        .iter()
-                        .any(|w| w.warp_id < self.wpc && !w.instrs.is_empty()) => {}
-                other => break other,
+        // CTA `id` runs the trace's `id`-th thread block (blocks without instructions are
+        // not counted, as in the first pass), as in Accel-Sim. The dispatcher may start CTAs
+        // out of id order (an SM can start its second CTA before the next SM its first):
+        // blocks read ahead wait in `read_ahead`, at most the CTAs dispatched but not started.
+        if id >= self.num_blocks {
+            self.error
+                .get_or_insert_with(|| format!("{}: no thread block {id}", self.path.display()));
+            return Vec::new();
+        }
+        while self.next_cta <= id {
+            let wpc = self.wpc;
+            let next = |r: &mut KernelTraceReader| loop {
+                match r.next_block() {
+                    Ok(Some(b)) if !b.warps.iter().any(|w| w.warp_id < wpc && !w.instrs.is_empty()) => {}
+                    other => break other,
+                }
+            };
+            match self.reader.as_mut().map(next) {
+                Some(Ok(Some(b))) => {
+                    self.read_ahead.insert(self.next_cta, b);
+                    self.next_cta += 1;
+                }
+                Some(Ok(None)) | None => {
+                    self.error.get_or_insert_with(|| {
+                        format!(
+                            "{}: fewer thread blocks than the first pass read",
+                            self.path.display()
+                        )
+                    });
+                    return Vec::new();
+                }
+                Some(Err(e)) => {
+                    self.error.get_or_insert_with(|| e.to_string());
+                    return Vec::new();
+                }
             }
+        }
+        let Some(block) = self.read_ahead.remove(&id) else {
+            self.error
+                .get_or_insert_with(|| format!("{}: thread block {id} started twice", self.path.display()));
+            return Vec::new();
         };
-        let block = match self.reader.as_mut().map(next) {
-            Some(Ok(Some(b))) => b,
-            Some(Ok(None)) | None => {
-                self.error.get_or_insert_with(|| {
-                    format!(
-                        "{}: fewer thread blocks than the first pass read",
-                        self.path.display()
-                    )
-                });
-                return Vec::new();
-            }
-            Some(Err(e)) => {
-                self.error.get_or_insert_with(|| e.to_string());
-                return Vec::new();
-            }
-        };
+        let cta = id;
         let first = cta as u64 * self.wpc as u64;
         if self.parts.len() <= sm {
             self.parts.resize_with(sm + 1, TracePart::default);

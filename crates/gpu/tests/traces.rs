@@ -385,3 +385,34 @@ fn blocks_without_instructions_are_skipped() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// CTA `k` runs the trace's block `k` whatever order the CTAs start in (the dispatcher can start
+/// an SM's second CTA before another SM's first), as in Accel-Sim; block k here has k + 2
+/// records per warp, which the source's description of the warp names.
+#[test]
+fn cta_k_runs_block_k_whatever_the_start_order() {
+    use sassim_gpu::KernelSource;
+    let dir = tmpdir("order");
+    let t = write_trace(&dir, "o.traceg", "o", 4, 32, 86, |cta, _| {
+        let mut v: Vec<String> = (0..=cta)
+            .map(|i| format!("{:04x} ffffffff 1 R2 IADD3 2 R2 R255 0", 16 * i))
+            .collect();
+        v.push(format!("{:04x} ffffffff 0 EXIT 0 0", 16 * (cta + 1)));
+        v
+    });
+    let mut tk = TraceKernel::open(&t, &[]).unwrap();
+    for (sm, id) in [(0, 2), (1, 0), (0, 3), (1, 1)] {
+        let warps = tk.start_cta(sm, id);
+        assert_eq!(warps, vec![(id, 0)], "CTA {id}: one warp of id {id}");
+        let d = tk.describe(id);
+        assert!(d.contains(&format!("of {}", id + 2)), "CTA {id}: {d}");
+    }
+    // Every block was started once: another start of block 2 is an error, not a new block.
+    assert!(tk.start_cta(0, 2).is_empty());
+    assert!(
+        tk.stream_error().is_some_and(|e| e.contains("block 2")),
+        "{:?}",
+        tk.stream_error()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
