@@ -8,9 +8,10 @@
 //!   minutes of simulation on a laptop core);
 //! * `bfs-trace`: every kernel of the BFS Accel-Sim trace (`fixtures/traces/bfs-sm80-v3`).
 //!
-//! `SASSIM_BENCH_ONLY=vecadd-1344x256,bfs-trace` chooses benchmarks. Results and the method are
-//! in docs/performance.md. (A memory-bound random-gather trace with all SMs busy is still to be
-//! added: issue 15.)
+//! Each runs with one thread and with `SASSIM_BENCH_THREADS` threads ticking the SMs (default:
+//! all cores; `--threads`). `SASSIM_BENCH_ONLY=vecadd-1344x256,bfs-trace` chooses benchmarks.
+//! Results and the method are in docs/performance.md (`scripts/bench.sh` also runs the SGEMM and
+//! a generated memory-bound gather trace).
 
 use sassim_config::GpuConfig;
 use sassim_functional::ControlFlowKind;
@@ -53,7 +54,7 @@ fn report(name: &str, m: &Measured) {
 }
 
 /// A built-in workload with `n` elements per buffer, `grid` and the size parameter `n`.
-fn resized(cfg: &GpuConfig, name: &str, grid: Vec<u32>, elems: usize, size: u32) -> Measured {
+fn resized(cfg: &GpuConfig, name: &str, grid: Vec<u32>, elems: usize, size: u32, threads: usize) -> Measured {
     let arch = listing_arch_for(&cfg.gpu.arch);
     let b = sassim_workload::builtin()
         .into_iter()
@@ -81,7 +82,10 @@ fn resized(cfg: &GpuConfig, name: &str, grid: Vec<u32>, elems: usize, size: u32)
         arch,
         smem,
         ControlFlowKind::Hanoi,
-        &RunOptions::default(),
+        &RunOptions {
+            threads,
+            ..RunOptions::default()
+        },
     )
     .expect("run");
     let wall = t.elapsed().as_secs_f64();
@@ -96,7 +100,7 @@ fn resized(cfg: &GpuConfig, name: &str, grid: Vec<u32>, elems: usize, size: u32)
     }
 }
 
-fn bfs_trace(cfg: &GpuConfig) -> Measured {
+fn bfs_trace(cfg: &GpuConfig, threads: usize) -> Measured {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/traces/bfs-sm80-v3");
     let list = std::fs::read_to_string(dir.join("kernelslist.g")).expect("kernelslist.g");
     let mut gpu = Gpu::new(cfg.clone());
@@ -107,11 +111,14 @@ fn bfs_trace(cfg: &GpuConfig) -> Measured {
         wall: 0.0,
     };
     let mut sm_cycles = 0u64;
+    let opts = RunOptions {
+        threads,
+        ..RunOptions::default()
+    };
     for line in list.lines().map(str::trim).filter(|l| l.ends_with(".traceg")) {
         let t = Instant::now();
-        let r =
-            sassim_gpu::trace_exec::run_trace_kernel(&mut gpu, &dir.join(line), &[], &RunOptions::default())
-                .expect("trace kernel");
+        let r = sassim_gpu::trace_exec::run_trace_kernel(&mut gpu, &dir.join(line), &[], &opts)
+            .expect("trace kernel");
         m.wall += t.elapsed().as_secs_f64();
         m.cycles += r.run.cycles;
         m.warp_insts += r.run.stats.warp_insts;
@@ -130,22 +137,33 @@ fn main() {
         "{:<18} {:>10} {:>12} {:>10} {:>12} {:>14} {:>12}",
         "benchmark", "cycles", "warp insts", "wall s", "cycles/s", "warp-insts/s", "us/SM-cycle"
     );
-    if want("vecadd-1344x256") {
-        report(
-            "vecadd-1344x256",
-            &resized(&a6000, "vecadd", vec![1344], 1344 * 256, 1344 * 256),
-        );
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let n = std::env::var("SASSIM_BENCH_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(all)
+        .clamp(1, 1024);
+    let mut counts = vec![1];
+    if n > 1 {
+        counts.push(n);
     }
-    if want("matmul-1024") {
-        report(
-            "matmul-1024",
-            &resized(&a6000, "matmul", vec![64, 64], 1024 * 1024, 1024),
-        );
+    for &t in &counts {
+        if want("vecadd-1344x256") {
+            report(
+                &format!("vecadd-1344x256/{t}t"),
+                &resized(&a6000, "vecadd", vec![1344], 1344 * 256, 1344 * 256, t),
+            );
+        }
+        if want("matmul-1024") {
+            report(
+                &format!("matmul-1024/{t}t"),
+                &resized(&a6000, "matmul", vec![64, 64], 1024 * 1024, 1024, t),
+            );
+        }
+        if want("bfs-trace") {
+            // The trace was recorded on an sm_80 GPU; the A6000 (sm_86) runs it as Accel-Sim would.
+            report(&format!("bfs-trace/{t}t"), &bfs_trace(&a6000, t));
+        }
     }
-    if want("bfs-trace") {
-        // The trace was recorded on an sm_80 GPU; the A6000 (sm_86) runs it as Accel-Sim would.
-        report("bfs-trace", &bfs_trace(&a6000));
-    }
-    println!("threads: 1 (parallel simulation of one kernel is issue 15, point 3)");
     println!("peak RSS {} MB", peak_rss_mb());
 }
