@@ -32,6 +32,14 @@ pub(crate) fn describe_warp(k: &KernelExec, w: WarpId) -> String {
     })
 }
 
+/// Whether a warp of `k` waits at a barrier or is otherwise blocked by the engine.
+pub(crate) fn warp_blocked(k: &KernelExec, w: WarpId) -> bool {
+    matches!(
+        k.warp_state(w),
+        WarpStatus::AtBarrier { .. } | WarpStatus::Blocked
+    )
+}
+
 /// Copy the used parts of the engine's issue record `i` into the timing model's `out`.
 pub(crate) fn copy_issued(i: &sassim_functional::Issued, out: &mut Issued<PendingWrites>) {
     out.pc = i.pc;
@@ -113,10 +121,7 @@ impl Executor for EngineExec<'_> {
     }
 
     fn blocked(&self, warp: u32) -> bool {
-        matches!(
-            self.k.warp_state(WarpId(warp)),
-            WarpStatus::AtBarrier { .. } | WarpStatus::Blocked
-        )
+        warp_blocked(self.k, WarpId(warp))
     }
 
     fn issue(&mut self, warp: u32, clock: u64, out: &mut Issued<PendingWrites>) -> Result<(), String> {

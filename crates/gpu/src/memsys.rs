@@ -420,9 +420,25 @@ impl MemModel {
             }
         }
         sys.tick(cycle);
-        // Responses into the inboxes; the room of the input queues, written to an SM's
-        // record only when it differs from what the SM counts (the records belong to the
-        // threads that tick the SMs).
+        self.deliver(cycle, sms, phys);
+        Ok(())
+    }
+
+    /// Move each SM's responses into its inbox and note its input queue's room (before the
+    /// first cycle of a kernel).
+    pub fn collect<W>(&mut self, cycle: u64, sms: &mut [Sm<W>], phys: &[usize]) {
+        let MemModel::Hierarchy(h) = self else { return };
+        // No room is known yet: every SM's is written.
+        h.room.clear();
+        h.room.resize(sms.len(), usize::MAX);
+        self.deliver(cycle, sms, phys);
+    }
+
+    /// Responses into the SMs' inboxes (filled at their next tick), and the room of their
+    /// interconnect input queues, written to an SM's record only when it differs from what
+    /// the SM counts (the records belong to the threads that tick the SMs).
+    fn deliver<W>(&mut self, cycle: u64, sms: &mut [Sm<W>], phys: &[usize]) {
+        let MemModel::Hierarchy(h) = self else { return };
         for (i, sm) in sms.iter_mut().enumerate() {
             let s = phys[i];
             let room = h.sys.port_room(s);
@@ -437,26 +453,6 @@ impl MemModel {
                 m.room = room;
             }
             h.room[i] = room;
-        }
-        Ok(())
-    }
-
-    /// Move each SM's responses into its inbox and note its input queue's room (before the
-    /// first cycle of a kernel).
-    pub fn collect<W>(&mut self, cycle: u64, sms: &mut [Sm<W>], phys: &[usize]) {
-        let MemModel::Hierarchy(h) = self else { return };
-        h.room.clear();
-        for (i, sm) in sms.iter_mut().enumerate() {
-            let s = phys[i];
-            let room = h.sys.port_room(s);
-            if let Some(m) = adapter(sm) {
-                while let Some(resp) = h.sys.pop_response(s) {
-                    m.inbox.push(resp);
-                }
-                m.inbox_cycle = cycle;
-                m.room = room;
-            }
-            h.room.push(room);
         }
     }
 

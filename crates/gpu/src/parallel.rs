@@ -9,8 +9,8 @@
 //! system beyond the L1s run as before. Nothing in (1) reads what another SM writes in (1),
 //! so (1) gives the same state in any order, and (2) has one order.
 
-use crate::engine::{copy_issued, describe_warp};
-use sassim_functional::{GlobalMemory, KernelExec, PendingWrites, WarpId, WarpStatus};
+use crate::engine::{copy_issued, describe_warp, warp_blocked};
+use sassim_functional::{GlobalMemory, KernelExec, PendingWrites, WarpId};
 use sassim_timing::exec::{Executor, Issued};
 use sassim_timing::Sm;
 
@@ -89,8 +89,9 @@ struct Shard {
 pub const SM_BITS: u32 = 12;
 
 /// The functional engine split by SM (see the module docs). Warp ids the timing model
-/// sees are `local << SM_BITS | sm` (at most 2^SM_BITS SMs). The kernel's global memory is held here while the kernel
-/// runs and given back to the [`KernelExec`] it was made from when this is dropped.
+/// sees are `local << SM_BITS | sm` (at most 2^SM_BITS SMs). The kernel's global memory is
+/// held here while the kernel runs and given back to the [`KernelExec`] it was made from
+/// when this is dropped.
 pub struct ShardedEngine<'a> {
     main: &'a mut KernelExec,
     global: GlobalMemory,
@@ -160,10 +161,7 @@ impl Executor for ShardExec<'_> {
     }
 
     fn blocked(&self, warp: u32) -> bool {
-        matches!(
-            self.sh.k.warp_state(local(warp)),
-            WarpStatus::AtBarrier { .. } | WarpStatus::Blocked
-        )
+        warp_blocked(&self.sh.k, local(warp))
     }
 
     fn issue(&mut self, warp: u32, clock: u64, out: &mut Issued<PendingWrites>) -> Result<(), String> {

@@ -72,8 +72,9 @@ struct Shared {
 /// The threads that tick SMs: the calling thread and `count() - 1` workers.
 pub struct Threads {
     n: usize,
-    /// Back-off on a busy machine: steps run since the last check, how many of them waited
-    /// for a worker beyond [`SPIN_ROUNDS`], and steps left to run on this thread alone.
+    /// Back-off on a busy machine ([`Threads::note_step`]): steps run since the last check,
+    /// how many of them found a worker not yet started, and steps left to run on this
+    /// thread alone.
     steps: Cell<u32>,
     slow: Cell<u32>,
     alone: Cell<u32>,
@@ -156,19 +157,8 @@ impl Threads {
         b: &mut [B],
         f: &PartFn<'_, A, B>,
     ) -> Result<(), String> {
-        self.for_parts_on(self.n, a, b, f)
-    }
-
-    /// [`Threads::for_parts`] on at most `threads` threads.
-    pub fn for_parts_on<A: Send, B: Send>(
-        &self,
-        threads: usize,
-        a: &mut [A],
-        b: &mut [B],
-        f: &PartFn<'_, A, B>,
-    ) -> Result<(), String> {
         let mut none = vec![(); a.len().min(b.len())];
-        self.for_parts3(threads, a, b, &mut none, &|first, pa, pb, _| f(first, pa, pb))
+        self.for_parts3(self.n, a, b, &mut none, &|first, pa, pb, _| f(first, pa, pb))
     }
 
     /// [`Threads::for_parts`] over three slices, on at most `threads` threads.

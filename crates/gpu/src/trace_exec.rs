@@ -115,7 +115,6 @@ pub struct TraceKernel {
     warnings: Vec<String>,
     num_blocks: u32,
     total_instrs: u64,
-    wpc: u32,
     /// Per static index: (opcode string, dynamic count) of instructions the trace executed.
     executed: Vec<Option<(String, u64)>>,
     /// What issuing reads of the kernel (PC map, memory spaces, barriers).
@@ -458,7 +457,6 @@ impl TraceKernel {
             warnings,
             num_blocks: blocks as u32,
             total_instrs: total,
-            wpc,
             executed,
             code: TraceCode {
                 pc_map,
@@ -605,7 +603,7 @@ impl crate::KernelSource for TraceKernel {
         self.num_blocks
     }
     fn warps_per_cta(&self) -> u32 {
-        self.wpc
+        self.code.wpc
     }
     fn threads_per_cta(&self) -> u32 {
         self.header.threads_per_block().min(u64::from(u32::MAX)) as u32
@@ -621,7 +619,7 @@ impl crate::KernelSource for TraceKernel {
             return Vec::new();
         }
         while self.next_cta <= id {
-            let wpc = self.wpc;
+            let wpc = self.code.wpc;
             let next = |r: &mut KernelTraceReader| loop {
                 match r.next_block() {
                     Ok(Some(b)) if !b.warps.iter().any(|w| w.warp_id < wpc && !w.instrs.is_empty()) => {}
@@ -654,14 +652,14 @@ impl crate::KernelSource for TraceKernel {
             return Vec::new();
         };
         let cta = id;
-        let first = cta as u64 * self.wpc as u64;
+        let first = cta as u64 * self.code.wpc as u64;
         if self.parts.len() <= sm {
             self.parts.resize_with(sm + 1, TracePart::default);
         }
         let part = &mut self.parts[sm];
         let mut out = Vec::new();
         for w in block.warps {
-            if w.warp_id >= self.wpc || w.instrs.is_empty() {
+            if w.warp_id >= self.code.wpc || w.instrs.is_empty() {
                 continue;
             }
             let id = (first + w.warp_id as u64) as u32;
@@ -681,14 +679,14 @@ impl crate::KernelSource for TraceKernel {
             );
             out.push((id, w.warp_id));
         }
-        part.update_cta_min(self.wpc, cta);
+        part.update_cta_min(self.code.wpc, cta);
         self.cta_sm.insert(cta, sm);
         out
     }
     fn retire_cta(&mut self, warp: u32) {
-        let cta = warp / self.wpc;
+        let cta = warp / self.code.wpc;
         if let Some(p) = self.cta_sm.remove(&cta).and_then(|sm| self.parts.get_mut(sm)) {
-            p.retire(self.wpc, cta);
+            p.retire(self.code.wpc, cta);
         }
     }
     fn issued(&self) -> u64 {
@@ -697,7 +695,7 @@ impl crate::KernelSource for TraceKernel {
     fn describe(&self, warp: u32) -> String {
         let part = self
             .cta_sm
-            .get(&(warp / self.wpc))
+            .get(&(warp / self.code.wpc))
             .and_then(|&sm| self.parts.get(sm));
         let Some((p, w)) = part.and_then(|p| Some((p, p.warps.get(&warp)?))) else {
             return "not in flight".into();

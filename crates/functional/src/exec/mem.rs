@@ -37,10 +37,8 @@ impl Ex<'_> {
     /// Read global memory (or the constant window): the kernel's own, or a shard's view.
     #[inline]
     pub(super) fn read_global(&self, addr: u64, out: &mut [u8]) -> bool {
-        match self.gmem {
-            None => self.k.read_global(addr, out),
-            Some(g) => self.k.read_global_in(g, addr, out),
-        }
+        self.k
+            .read_global_in(self.gmem.unwrap_or(&self.k.global), addr, out)
     }
 
     /// Write global memory; a shard logs the write for the end of the cycle
@@ -390,13 +388,13 @@ impl Ex<'_> {
             } else {
                 0
             };
-            if self.gmem.is_some() {
+            if let Some(gm) = self.gmem {
                 if let (MemSpace::Global, g) = Self::resolve(space, a) {
                     // A shard: performed at the end of the cycle, in SM order.
                     if g & (u64::from(nb) - 1) != 0 {
                         return Err(self.fault(l, g, nb, MemSpace::Global, true));
                     }
-                    if !self.gmem.is_some_and(|m| m.is_mapped(g, u64::from(nb))) {
+                    if !gm.is_mapped(g, u64::from(nb)) {
                         return Err(self.fault(l, g, nb, MemSpace::Global, false));
                     }
                     let reg = match rd {
@@ -407,11 +405,12 @@ impl Ex<'_> {
                             _ => return Err(self.unsup("atomic result is not a register")),
                         },
                     };
-                    if let Some(r) = reg {
+                    if let Some(rd) = rd {
                         // Placeholder values, replaced at commit by the returned ones.
-                        self.out.writes.r(r, l, 0);
                         if wide {
-                            self.out.writes.r(r + 1, l, 0);
+                            self.wr64(rd, l, 0)?;
+                        } else {
+                            self.wr(rd, l, 0)?;
                         }
                     }
                     let ticket = self.out.writes.ticket;
