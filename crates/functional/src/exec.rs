@@ -1480,6 +1480,7 @@ mod cluster;
 mod control;
 mod data;
 mod hopper;
+mod lanes;
 mod mem;
 mod mma;
 mod shard;

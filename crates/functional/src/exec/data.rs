@@ -1,5 +1,6 @@
 //! Integer, floating-point and warp-wide (SHFL/VOTE/MATCH) instructions.
 
+use super::lanes::{fma_rn_lanes, Lanes};
 use super::*;
 
 fn bop(op: BoolOp, a: bool, b: bool) -> bool {
@@ -83,77 +84,88 @@ impl Ex<'_> {
                     return Err(self.unsup("operands"));
                 }
                 let s0 = 1 + pouts;
-                for l in lanes(lm) {
-                    let mut parts = [(0u64, 0u64); 3];
-                    for (k, p) in parts.iter_mut().enumerate() {
-                        let o = self.op(s0 + k)?;
-                        let raw = self.raw(o, l)?;
-                        *p = if o.neg {
-                            (!raw as u64, 1)
-                        } else if o.not {
-                            (!raw as u64, 0)
-                        } else {
-                            (raw as u64, 0)
-                        };
+                if lm == 0 {
+                    return Ok(());
+                }
+                // Whole warp: each source negated (~x + 1) or inverted as a whole.
+                let mut src = [[0u32; 32]; 3];
+                let mut plus = [0u64; 3];
+                for (k, v) in src.iter_mut().enumerate() {
+                    let o = self.op(s0 + k)?;
+                    *v = self.raw_lanes(o, lm)?;
+                    if o.neg || o.not {
+                        v.iter_mut().for_each(|x| *x = !*x);
                     }
-                    let mut cin = 0u64;
-                    for k in 0..pins {
-                        cin += self.pred_op(n - pins + k, l)? as u64;
-                    }
-                    let t1 = parts[0].0 + parts[0].1 + parts[1].0 + parts[1].1 + cin;
-                    let t2 = (t1 & 0xffff_ffff) + parts[2].0 + parts[2].1;
-                    self.wr(0, l, t2 as u32)?;
-                    if pouts >= 1 {
-                        self.wp(1, l, (t1 >> 32) != 0)?;
-                    }
-                    if pouts >= 2 {
-                        self.wp(2, l, (t2 >> 32) != 0)?;
-                    }
+                    plus[k] = u64::from(o.neg);
+                }
+                let mut cins = [0u32; 2];
+                for (k, c) in cins.iter_mut().enumerate().take(pins) {
+                    *c = self.pred_lanes(n - pins + k, lm)?;
+                }
+                let mut dst = [0u32; 32];
+                let (mut c1, mut c2) = (0u32, 0u32);
+                for l in 0..32 {
+                    let cin = u64::from(cins[0] >> l & 1) + u64::from(cins[1] >> l & 1);
+                    let t1 = src[0][l] as u64 + plus[0] + src[1][l] as u64 + plus[1] + cin;
+                    let t2 = (t1 & 0xffff_ffff) + src[2][l] as u64 + plus[2];
+                    dst[l] = t2 as u32;
+                    c1 |= u32::from(t1 >> 32 != 0) << l;
+                    c2 |= u32::from(t2 >> 32 != 0) << l;
+                }
+                self.wr_lanes(0, lm, &dst)?;
+                if pouts >= 1 {
+                    self.wp_lanes(1, lm, c1)?;
+                }
+                if pouts >= 2 {
+                    self.wp_lanes(2, lm, c2)?;
                 }
             }
             Op::Viadd => {
-                for l in lanes(lm) {
-                    let v = self.si(1, l)?.wrapping_add(self.si(2, l)?);
-                    self.wr(0, l, v)?;
-                }
+                let a = self.si_lanes(1, lm)?;
+                let b = self.si_lanes(2, lm)?;
+                let v: Lanes = std::array::from_fn(|l| a[l].wrapping_add(b[l]));
+                self.wr_lanes(0, lm, &v)?;
             }
             Op::Imad { kind, signed, x } => {
                 let pin = if x { self.trailing_preds(1) } else { 0 };
                 if self.n() < 4 + pin {
                     return Err(self.unsup("operands"));
                 }
-                for l in lanes(lm) {
-                    let a = self.si(1, l)?;
-                    let b = self.si(2, l)?;
-                    let cin = if pin == 1 { self.pred_op(4, l)? as u32 } else { 0 };
-                    match kind {
-                        ImadKind::Lo => {
-                            let c = self.si(3, l)?;
-                            self.wr(0, l, a.wrapping_mul(b).wrapping_add(c).wrapping_add(cin))?;
-                        }
-                        ImadKind::Hi => {
-                            // The addend is 64 bits wide (a register pair), as for
-                            // IMAD.WIDE: ptxas's integer division puts the reciprocal
-                            // estimate x0 in the high register and zero in the low one
-                            // (`MOV R2, RZ; IMAD.HI.U32 R3, R3, R7, R2` is x0 + hi(x0 * e)).
-                            let c = self.s64(3, l)?;
-                            let p = if signed {
-                                (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64
-                            } else {
-                                a as u64 * b as u64
-                            };
-                            let s = p.wrapping_add(c).wrapping_add(cin as u64);
-                            self.wr(0, l, (s >> 32) as u32)?;
-                        }
-                        ImadKind::Wide => {
-                            let c = self.s64(3, l)?;
-                            let p = if signed {
-                                (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64
-                            } else {
-                                a as u64 * b as u64
-                            };
-                            self.wr64(0, l, p.wrapping_add(c).wrapping_add(cin as u64))?;
-                        }
+                let a = self.si_lanes(1, lm)?;
+                let b = self.si_lanes(2, lm)?;
+                let cins = if pin == 1 { self.pred_lanes(4, lm)? } else { 0 };
+                let cin = |l: usize| cins >> l & 1;
+                let prod = |l: usize| {
+                    if signed {
+                        (a[l] as i32 as i64).wrapping_mul(b[l] as i32 as i64) as u64
+                    } else {
+                        a[l] as u64 * b[l] as u64
+                    }
+                };
+                match kind {
+                    ImadKind::Lo => {
+                        let c = self.si_lanes(3, lm)?;
+                        let v: Lanes = std::array::from_fn(|l| {
+                            a[l].wrapping_mul(b[l]).wrapping_add(c[l]).wrapping_add(cin(l))
+                        });
+                        self.wr_lanes(0, lm, &v)?;
+                    }
+                    // The addend is 64 bits wide (a register pair), as for IMAD.WIDE:
+                    // ptxas's integer division puts the reciprocal estimate x0 in the high
+                    // register and zero in the low one (`MOV R2, RZ; IMAD.HI.U32 R3, R3, R7,
+                    // R2` is x0 + hi(x0 * e)).
+                    ImadKind::Hi => {
+                        let c = self.s64_lanes(3, lm)?;
+                        let v: Lanes = std::array::from_fn(|l| {
+                            (prod(l).wrapping_add(c[l]).wrapping_add(cin(l) as u64) >> 32) as u32
+                        });
+                        self.wr_lanes(0, lm, &v)?;
+                    }
+                    ImadKind::Wide => {
+                        let c = self.s64_lanes(3, lm)?;
+                        let v: [u64; 32] =
+                            std::array::from_fn(|l| prod(l).wrapping_add(c[l]).wrapping_add(cin(l) as u64));
+                        self.wr64_lanes(0, lm, &v)?;
                     }
                 }
             }
@@ -210,15 +222,14 @@ impl Ex<'_> {
                     return Err(self.unsup("LOP3 predicate input other than !PT"));
                 }
                 let lut = self.imm_u8(pout + 4)?;
-                for l in lanes(lm) {
-                    let a = self.si(pout + 1, l)?;
-                    let b = self.si(pout + 2, l)?;
-                    let c = self.si(pout + 3, l)?;
-                    let r = alu::lop3(a, b, c, lut);
-                    self.wr(pout, l, r)?;
-                    if pout == 1 {
-                        self.wp(0, l, r != 0)?;
-                    }
+                let a = self.si_lanes(pout + 1, lm)?;
+                let b = self.si_lanes(pout + 2, lm)?;
+                let c = self.si_lanes(pout + 3, lm)?;
+                let r: Lanes = std::array::from_fn(|l| alu::lop3(a[l], b[l], c[l], lut));
+                self.wr_lanes(pout, lm, &r)?;
+                if pout == 1 {
+                    let nz = (0..32).fold(0u32, |m, l| m | u32::from(r[l] != 0) << l);
+                    self.wp_lanes(0, lm, nz)?;
                 }
             }
             Op::Lop { op } => {
@@ -248,12 +259,11 @@ impl Ex<'_> {
                 }
             }
             Op::Shf { left, ty, hi, wrap } => {
-                for l in lanes(lm) {
-                    let lo = self.si(1, l)?;
-                    let s = self.si(2, l)?;
-                    let h = self.si(3, l)?;
-                    self.wr(0, l, alu::shf(lo, s, h, left, ty, hi, wrap))?;
-                }
+                let lo = self.si_lanes(1, lm)?;
+                let s = self.si_lanes(2, lm)?;
+                let h = self.si_lanes(3, lm)?;
+                let v: Lanes = std::array::from_fn(|l| alu::shf(lo[l], s[l], h[l], left, ty, hi, wrap));
+                self.wr_lanes(0, lm, &v)?;
             }
             Op::Shl => {
                 for l in lanes(lm) {
@@ -284,12 +294,15 @@ impl Ex<'_> {
                 if n != 5 + usize::from(ex) {
                     return Err(self.unsup("operands"));
                 }
+                let a = self.si_lanes(2, lm)?;
+                let b = self.si_lanes(3, lm)?;
+                let c = self.pred_lanes(4, lm)?;
+                let los = if ex { self.pred_lanes(5, lm)? } else { 0 };
+                let mut rs = 0u32;
                 for l in lanes(lm) {
-                    let a = self.si(2, l)?;
-                    let b = self.si(3, l)?;
-                    let c = self.pred_op(4, l)?;
+                    let (a, b) = (a[l], b[l]);
                     let r = if ex {
-                        let lo = self.pred_op(5, l)?;
+                        let lo = los >> l & 1 == 1;
                         let eq = a == b;
                         match cmp {
                             Cmp::Eq => eq && lo,
@@ -302,9 +315,15 @@ impl Ex<'_> {
                     } else {
                         alu::icmp(a, b, cmp, signed)
                     };
-                    self.wp(0, l, bop(bo, r, c))?;
-                    self.wp(1, l, bop(bo, !r, c))?;
+                    rs |= u32::from(r) << l;
                 }
+                let bops = |r: u32| match bo {
+                    BoolOp::And => r & c,
+                    BoolOp::Or => r | c,
+                    BoolOp::Xor => r ^ c,
+                };
+                self.wp_lanes(0, lm, bops(rs))?;
+                self.wp_lanes(1, lm, bops(!rs))?;
             }
             Op::Iabs => {
                 for l in lanes(lm) {
@@ -398,20 +417,20 @@ impl Ex<'_> {
                         _ => return Err(self.unsup("MOV with a lane mask other than 0xf")),
                     }
                 }
-                for l in lanes(lm) {
+                if lm != 0 {
                     let o = self.op(1)?;
                     let v = match o.k {
-                        K::ImmF(f) if f.fract() != 0.0 || f.abs() > u32::MAX as f64 => (f as f32).to_bits(),
-                        _ => self.int(o, l)?,
+                        K::ImmF(f) if f.fract() != 0.0 || f.abs() > u32::MAX as f64 => {
+                            [(f as f32).to_bits(); 32]
+                        }
+                        _ => self.int_lanes(o, lm)?,
                     };
-                    self.wr(0, l, v)?;
+                    self.wr_lanes(0, lm, &v)?;
                 }
             }
             Op::S2R => {
-                for l in lanes(lm) {
-                    let v = self.si(1, l)?;
-                    self.wr(0, l, v)?;
-                }
+                let v = self.si_lanes(1, lm)?;
+                self.wr_lanes(0, lm, &v)?;
             }
             Op::Cs2r { bits64 } => {
                 let s = match self.op(1)?.k {
@@ -505,29 +524,40 @@ impl Ex<'_> {
                 sat,
                 rnd,
             } => {
-                for l in lanes(lm) {
-                    let fz = |x: f32| if ftz { alu::ftz32(x) } else { x };
-                    let a = fz(self.sf(1, l)?);
-                    let b = fz(self.sf(2, l)?);
-                    let r = match fop {
-                        FOp::Add => {
-                            let (s, e) = alu::two_sum(a as f64, b as f64);
-                            alu::round_f32(s, e, rnd)
-                        }
-                        FOp::Mul => alu::round_f32(a as f64 * b as f64, 0.0, rnd),
-                        FOp::Fma => {
-                            let c = fz(self.sf(3, l)?);
-                            if rnd == Round::Rn {
-                                a.mul_add(b, c)
-                            } else {
-                                alu::fma32_rounded(a, b, c, rnd)
+                let fz = |x: f32| if ftz { alu::ftz32(x) } else { x };
+                let av = self.sf_lanes(1, lm)?;
+                let bv = self.sf_lanes(2, lm)?;
+                let fma = matches!(fop, FOp::Fma);
+                let cv = if fma { self.sf_lanes(3, lm)? } else { [0; 32] };
+                let mut v = [0u32; 32];
+                if fma && rnd == Round::Rn && !ftz && !sat {
+                    // The common FFMA: one rounding, nothing else (in hardware when it can).
+                    fma_rn_lanes(&av, &bv, &cv, &mut v);
+                } else {
+                    for l in lanes(lm) {
+                        let a = fz(f32::from_bits(av[l]));
+                        let b = fz(f32::from_bits(bv[l]));
+                        let r = match fop {
+                            FOp::Add => {
+                                let (s, e) = alu::two_sum(a as f64, b as f64);
+                                alu::round_f32(s, e, rnd)
                             }
-                        }
-                    };
-                    let r = fz(r);
-                    let r = if sat { sat01(r) } else { r };
-                    self.wr(0, l, r.to_bits())?;
+                            FOp::Mul => alu::round_f32(a as f64 * b as f64, 0.0, rnd),
+                            FOp::Fma => {
+                                let c = fz(f32::from_bits(cv[l]));
+                                if rnd == Round::Rn {
+                                    a.mul_add(b, c)
+                                } else {
+                                    alu::fma32_rounded(a, b, c, rnd)
+                                }
+                            }
+                        };
+                        let r = fz(r);
+                        let r = if sat { sat01(r) } else { r };
+                        v[l] = r.to_bits();
+                    }
                 }
+                self.wr_lanes(0, lm, &v)?;
             }
             Op::Fsetp { cmp, bop: bo, ftz } => {
                 for l in lanes(lm) {

@@ -1,0 +1,363 @@
+//! Whole-warp operand reads and register writes: the common ALU instructions read a source
+//! for all 32 lanes at once (a register is one 128-byte row, a uniform operand one value)
+//! and write their destination with one lookup of its pending-write entry, instead of
+//! dispatching on the operand kind lane by lane. Every helper gives exactly what the
+//! per-lane accessors give for the lanes of its mask (the values of other lanes are left
+//! unspecified and never used), and reports the same errors when the mask has a lane.
+
+use super::*;
+
+/// One value per lane.
+pub(super) type Lanes = [u32; 32];
+
+impl Ex<'_> {
+    /// Register `idx` ([`Ex::reg`]) for the lanes of `lm`.
+    #[inline]
+    fn reg_lanes(&self, idx: u8, lm: u32) -> Lanes {
+        let mut v = [0u32; 32];
+        if idx != 255 {
+            let b = idx as usize * 32;
+            match self.w().regs.get(b..b + 32) {
+                Some(row) => v.copy_from_slice(row),
+                None => {
+                    for l in lanes(lm) {
+                        v[l] = self.reg(idx, l);
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    /// [`Ex::raw`] of operand `o` for the lanes of `lm`.
+    #[inline]
+    pub(super) fn raw_lanes(&mut self, o: &D, lm: u32) -> Res<Lanes> {
+        let mut v = [0u32; 32];
+        match &o.k {
+            K::R(i) => v = self.reg_lanes(*i, lm),
+            K::UR(i) => v = [self.ureg(*i); 32],
+            K::Imm(x) => v = [*x as u32; 32],
+            K::ImmF(f) => v = [*f as i64 as u32; 32],
+            K::Const { bank, addr } if addr.terms[..addr.n as usize].iter().all(|t| t.uniform) => {
+                if lm != 0 {
+                    // No per-lane term: the same word for every lane.
+                    let off = self.const_off(addr, lm.trailing_zeros() as usize);
+                    v = [self.cword(*bank, off); 32];
+                }
+            }
+            _ => {
+                for l in lanes(lm) {
+                    v[l] = self.raw(o, l)?;
+                }
+            }
+        }
+        Ok(v)
+    }
+
+    /// [`Ex::int`] (`~`, `-` and `|.|` applied) of operand `o` for the lanes of `lm`.
+    #[inline]
+    pub(super) fn int_lanes(&mut self, o: &D, lm: u32) -> Res<Lanes> {
+        let mut v = self.raw_lanes(o, lm)?;
+        if o.not || o.neg || o.abs {
+            for x in v.iter_mut() {
+                if o.not {
+                    *x = !*x;
+                }
+                if o.neg {
+                    *x = x.wrapping_neg();
+                }
+                if o.abs {
+                    *x = (*x as i32).unsigned_abs();
+                }
+            }
+        }
+        Ok(v)
+    }
+
+    /// Integer source operand `i` for the lanes of `lm` ([`Ex::si`]).
+    #[inline]
+    pub(super) fn si_lanes(&mut self, i: usize, lm: u32) -> Res<Lanes> {
+        if lm == 0 {
+            return Ok([0; 32]);
+        }
+        let o = self.op(i)?;
+        self.int_lanes(o, lm)
+    }
+
+    /// Single-precision source operand `i` as bits, `|.|` and `-` applied ([`Ex::f32b`]).
+    #[inline]
+    pub(super) fn sf_lanes(&mut self, i: usize, lm: u32) -> Res<Lanes> {
+        if lm == 0 {
+            return Ok([0; 32]);
+        }
+        let o = self.op(i)?;
+        let mut v = match &o.k {
+            K::ImmF(f) => [(*f as f32).to_bits(); 32],
+            _ => self.raw_lanes(o, lm)?,
+        };
+        if o.abs || o.neg {
+            for b in v.iter_mut() {
+                if o.abs {
+                    *b &= 0x7fff_ffff;
+                }
+                if o.neg {
+                    *b ^= 0x8000_0000;
+                }
+            }
+        }
+        Ok(v)
+    }
+
+    /// 64-bit source operand `i` with `~` and `-` applied ([`Ex::s64`]) for the lanes of `lm`.
+    #[inline]
+    pub(super) fn s64_lanes(&mut self, i: usize, lm: u32) -> Res<[u64; 32]> {
+        let mut v = [0u64; 32];
+        if lm == 0 {
+            return Ok(v);
+        }
+        let o = self.op(i)?;
+        match &o.k {
+            K::R(255) => {}
+            K::R(r) => {
+                let lo = self.reg_lanes(*r, lm);
+                let hi = self.reg_lanes(r + 1, lm);
+                for l in 0..32 {
+                    v[l] = lo[l] as u64 | (hi[l] as u64) << 32;
+                }
+            }
+            K::UR(_) | K::Imm(_) => v = [self.raw64(o, lm.trailing_zeros() as usize)?; 32],
+            K::Const { addr, .. } if addr.terms[..addr.n as usize].iter().all(|t| t.uniform) => {
+                v = [self.raw64(o, lm.trailing_zeros() as usize)?; 32];
+            }
+            _ => {
+                for l in lanes(lm) {
+                    v[l] = self.raw64(o, l)?;
+                }
+            }
+        }
+        if o.not || o.neg {
+            for x in v.iter_mut() {
+                if o.not {
+                    *x = !*x;
+                }
+                if o.neg {
+                    *x = x.wrapping_neg();
+                }
+            }
+        }
+        Ok(v)
+    }
+
+    /// Predicate operand `i` ([`Ex::pred_op`]) as a lane mask, within `lm`.
+    #[inline]
+    pub(super) fn pred_lanes(&self, i: usize, lm: u32) -> Res<u32> {
+        if lm == 0 {
+            return Ok(0);
+        }
+        let o = self.op(i)?;
+        if !o.is_pred() {
+            return Err(self.unsup(&format!("operand {} is not a predicate", i + 1)));
+        }
+        let w = self.w();
+        let bits = match o.k {
+            K::P(p) => w.p[(p & 7) as usize],
+            K::UP(p) => {
+                if w.up >> (p & 7) & 1 == 1 || p == 7 {
+                    u32::MAX
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        };
+        Ok(if o.not { !bits } else { bits } & lm)
+    }
+
+    // ---------------- destinations ----------------
+
+    /// [`Ex::wr`] of `v[l]` for every lane `l` of `lm`.
+    #[inline]
+    pub(super) fn wr_lanes(&mut self, i: usize, lm: u32, v: &Lanes) -> Res<()> {
+        if lm == 0 {
+            return Ok(());
+        }
+        match self.op(i)?.k {
+            K::R(r) => self.out.writes.r_lanes(r, lm, v),
+            // Lane by lane, the last lane's value stays.
+            K::UR(r) => self.out.writes.ur(r, v[31 - lm.leading_zeros() as usize]),
+            _ => return Err(self.unsup("destination is not a register")),
+        }
+        Ok(())
+    }
+
+    /// [`Ex::wr64`] of `v[l]` for every lane `l` of `lm`.
+    #[inline]
+    pub(super) fn wr64_lanes(&mut self, i: usize, lm: u32, v: &[u64; 32]) -> Res<()> {
+        if lm == 0 {
+            return Ok(());
+        }
+        match self.op(i)?.k {
+            K::R(255) | K::UR(63) => {}
+            K::R(r) => {
+                let mut lo = [0u32; 32];
+                let mut hi = [0u32; 32];
+                for l in 0..32 {
+                    lo[l] = v[l] as u32;
+                    hi[l] = (v[l] >> 32) as u32;
+                }
+                self.out.writes.r_lanes(r, lm, &lo);
+                self.out.writes.r_lanes(r + 1, lm, &hi);
+            }
+            K::UR(r) => {
+                let x = v[31 - lm.leading_zeros() as usize];
+                self.out.writes.ur(r, x as u32);
+                self.out.writes.ur(r + 1, (x >> 32) as u32);
+            }
+            _ => return Err(self.unsup("destination is not a register")),
+        }
+        Ok(())
+    }
+
+    /// [`Ex::wp`] of bit `l` of `bits` for every lane `l` of `lm`.
+    #[inline]
+    pub(super) fn wp_lanes(&mut self, i: usize, lm: u32, bits: u32) -> Res<()> {
+        if lm == 0 {
+            return Ok(());
+        }
+        match self.op(i)?.k {
+            K::P(p) => self.out.writes.p_lanes(p, lm, bits),
+            K::UP(p) => self.out.writes.up(p, bits >> (31 - lm.leading_zeros()) & 1 == 1),
+            _ => return Err(self.unsup("destination is not a predicate")),
+        }
+        Ok(())
+    }
+}
+
+impl PendingWrites {
+    /// Regular register `idx` (RZ ignored) := `v[l]` for the lanes `l` of `lm`.
+    #[inline]
+    pub(crate) fn r_lanes(&mut self, idx: u8, lm: u32, v: &Lanes) {
+        if idx != 255 {
+            let s = self.slot(ArchReg::R(idx));
+            s.mask |= lm;
+            for (l, (d, x)) in s.vals.iter_mut().zip(v).enumerate() {
+                if lm >> l & 1 == 1 {
+                    *d = *x;
+                }
+            }
+        }
+    }
+    /// Predicate `idx` (PT ignored) := bit `l` of `bits` for the lanes `l` of `lm`.
+    #[inline]
+    pub(crate) fn p_lanes(&mut self, idx: u8, lm: u32, bits: u32) {
+        if idx != 7 {
+            let s = self.slot(ArchReg::P(idx));
+            s.mask |= lm;
+            for (l, d) in s.vals.iter_mut().enumerate() {
+                if lm >> l & 1 == 1 {
+                    *d = bits >> l & 1;
+                }
+            }
+        }
+    }
+}
+
+/// `out[l]` = the bits of `a[l]·b[l] + c[l]` rounded once to nearest even (IEEE 754
+/// fusedMultiplyAdd, `f32::mul_add`), operands given as bits. Without a target CPU feature,
+/// `mul_add` is a software routine of a few hundred instructions; on an x86-64 CPU with
+/// FMA the lanes are computed by the FMA instructions. A result with a NaN operand or a NaN
+/// result is recomputed by `mul_add`: IEEE 754 leaves the NaN's payload to the
+/// implementation; every other result is fully specified, so both give the same bits.
+pub(crate) fn fma_rn_lanes(a: &Lanes, b: &Lanes, c: &Lanes, out: &mut Lanes) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has the FMA extension (checked just above), the only
+            // requirement of `fma_hw`.
+            unsafe { fma_hw(a, b, c, out) };
+            for l in 0..32 {
+                let r = f32::from_bits(out[l]);
+                let (x, y, z) = (f32::from_bits(a[l]), f32::from_bits(b[l]), f32::from_bits(c[l]));
+                if r.is_nan() || x.is_nan() || y.is_nan() || z.is_nan() {
+                    out[l] = x.mul_add(y, z).to_bits();
+                }
+            }
+            return;
+        }
+    }
+    for l in 0..32 {
+        out[l] = f32::from_bits(a[l])
+            .mul_add(f32::from_bits(b[l]), f32::from_bits(c[l]))
+            .to_bits();
+    }
+}
+
+/// [`fma_rn_lanes`] by the CPU's FMA instructions (`mul_add` compiles to them where the
+/// feature is enabled).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+unsafe fn fma_hw(a: &Lanes, b: &Lanes, c: &Lanes, out: &mut Lanes) {
+    for l in 0..32 {
+        out[l] = f32::from_bits(a[l])
+            .mul_add(f32::from_bits(b[l]), f32::from_bits(c[l]))
+            .to_bits();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The whole-warp FMA gives the bits of `f32::mul_add` lane by lane, for random
+    /// operands and the special values (zeros of both signs, infinities, NaNs, subnormals,
+    /// the extremes, results that overflow and underflow).
+    #[test]
+    fn fma_lanes_match_mul_add() {
+        let special: [u32; 14] = [
+            0,
+            0x8000_0000,
+            0x7f80_0000,
+            0xff80_0000,
+            0x7fc0_0000,
+            0x7fa0_0001,
+            0xffc1_2345,
+            1,
+            0x8000_0001,
+            0x007f_ffff,
+            0x7f7f_ffff,
+            0xff7f_ffff,
+            0x3f80_0000,
+            0x0080_0000,
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u32
+        };
+        for round in 0..4000 {
+            let mut ops = [[0u32; 32]; 3];
+            for v in ops.iter_mut() {
+                for e in v.iter_mut() {
+                    let r = next();
+                    *e = match round % 4 {
+                        // Mostly ordinary values of nearby magnitudes (cancellation, ties).
+                        0 => 0x3f00_0000 | (r & 0x01ff_ffff),
+                        1 => special[(r % special.len() as u32) as usize],
+                        2 if r & 1 == 0 => special[(r >> 1) as usize % special.len()],
+                        _ => r,
+                    };
+                }
+            }
+            let mut out = [0u32; 32];
+            fma_rn_lanes(&ops[0], &ops[1], &ops[2], &mut out);
+            for l in 0..32 {
+                let want = f32::from_bits(ops[0][l])
+                    .mul_add(f32::from_bits(ops[1][l]), f32::from_bits(ops[2][l]))
+                    .to_bits();
+                assert_eq!(out[l], want, "{:#x}·{:#x}+{:#x}", ops[0][l], ops[1][l], ops[2][l]);
+            }
+        }
+    }
+}
