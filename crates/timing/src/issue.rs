@@ -290,6 +290,18 @@ impl<W> Sm<W> {
             }
         }
         self.update_two_level_pool(ex, sc, now);
+        // A constant-cache miss that still blocks issue (rule 13; `choose_and_issue`): the
+        // stall is `ConstCacheMiss` whichever warps are ready, so their readiness is not
+        // evaluated (without LTRF the evaluation only caches flags a later one recomputes;
+        // with LTRF it may start register-cache prefetches, so it runs).
+        if busy && !self.ltrf_enabled() {
+            if let Some((_, since, _, ready_at)) = self.subcores[sc].const_wait {
+                if now < ready_at && now - since < self.cfg.const_miss_switch_cycles as u64 {
+                    self.stats.stall_slots[StallReason::ConstCacheMiss as usize] += 1;
+                    return Ok(());
+                }
+            }
+        }
         // Readiness of every warp of the sub-core, in a buffer kept by the SM (no allocation
         // and no clearing cost per cycle).
         let mut buf = std::mem::take(&mut self.ready_buf);
@@ -305,6 +317,14 @@ impl<W> Sm<W> {
                     Ok(()) => buf.push(slot),
                     Err(r) => best = best.min(r),
                 }
+            }
+        } else if matches!(self.cfg.scheduler, SchedPolicy::Cggty | SchedPolicy::Gto) {
+            // Greedy-then-youngest/oldest: the choice is the first ready warp in the policy's
+            // order, so the warps are checked in that order up to the first ready one (every
+            // warp only when none is; see `first_ready`).
+            match self.first_ready(ex, sc, now) {
+                Ok(slot) => buf.push(slot),
+                Err(r) => best = r,
             }
         } else {
             // Otherwise the checks are independent and their order does not matter (the
@@ -329,6 +349,69 @@ impl<W> Sm<W> {
         let r = self.choose_and_issue(ex, sc, now, &buf, best);
         self.ready_buf = buf;
         r
+    }
+
+    /// Without LTRF, under greedy-then-youngest (CGGTY) or greedy-then-oldest (GTO): the warp
+    /// `choose_and_issue` would choose from the list of every ready warp of sub-core `sc`, or
+    /// the stall reason (the minimum over its warps) when none is ready. The readiness checks
+    /// are then independent of each other (they only cache flags that a later check would
+    /// recompute), so they stop at the first ready warp in the policy's order: the greedy warp
+    /// (the last to issue, in the previous cycle), then the others youngest (oldest) first —
+    /// `SubCore::warps` is in age order. While a constant-cache miss has made the scheduler
+    /// switch away from its warp, the choice is the youngest ready warp but that one.
+    fn first_ready<E: Executor<Writes = W>>(
+        &mut self,
+        ex: &E,
+        sc: usize,
+        now: u64,
+    ) -> Result<usize, StallReason> {
+        let m = self.sc_mask[sc];
+        let go = self.go & m;
+        let mut best = if self.waiting & m != 0 {
+            StallReason::DependenceCounters
+        } else {
+            StallReason::Idle
+        };
+        // `choose_and_issue`'s switch (the still-blocking part of the wait returned earlier).
+        let exclude = if self.sc_busy[sc] {
+            match self.subcores[sc].const_wait {
+                Some((w, _, _, ready_at)) if now < ready_at => Some(w),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let mut tried = 0u64;
+        if exclude.is_none() {
+            let s = &self.subcores[sc];
+            if let Some(g) = s
+                .last_issued
+                .filter(|&g| s.last_issue_cycle.wrapping_add(1) == now && go >> g & 1 == 1)
+            {
+                match self.ready(ex, sc, g, now) {
+                    Ok(()) => return Ok(g),
+                    Err(r) => best = best.min(r),
+                }
+                tried = 1 << g;
+            }
+        }
+        let youngest_first = exclude.is_some() || self.cfg.scheduler == SchedPolicy::Cggty;
+        let n = self.subcores[sc].warps.len();
+        debug_assert!(self.subcores[sc]
+            .warps
+            .windows(2)
+            .all(|p| self.iss[p[0]].age < self.iss[p[1]].age));
+        for k in 0..n {
+            let slot = self.subcores[sc].warps[if youngest_first { n - 1 - k } else { k }];
+            if go >> slot & 1 == 0 || tried >> slot & 1 == 1 || Some(slot) == exclude {
+                continue;
+            }
+            match self.ready(ex, sc, slot, now) {
+                Ok(()) => return Ok(slot),
+                Err(r) => best = best.min(r),
+            }
+        }
+        Err(best)
     }
 
     /// The second half of the issue stage: the constant-cache wait, the policy's choice,
