@@ -1400,23 +1400,6 @@ impl<'a> Ex<'a> {
         }
         Ok(())
     }
-    fn wrn(&mut self, i: usize, lane: usize, vals: &[u32]) -> Res<()> {
-        match self.op(i)?.k {
-            K::R(255) | K::UR(63) => {}
-            K::R(r) => {
-                for (k, v) in vals.iter().enumerate() {
-                    self.out.writes.r(r + k as u8, lane, *v);
-                }
-            }
-            K::UR(r) => {
-                for (k, v) in vals.iter().enumerate() {
-                    self.out.writes.ur(r + k as u8, *v);
-                }
-            }
-            _ => return Err(self.unsup("destination is not a register")),
-        }
-        Ok(())
-    }
     #[inline]
     fn wp(&mut self, i: usize, lane: usize, v: bool) -> Res<()> {
         match self.op(i)?.k {

@@ -766,6 +766,23 @@ impl<W> Sm<W> {
                 self.finish_mem(slot, sidx, writes, now);
             }
         }
+        if self.quiet() {
+            // Nothing can move this cycle: the issue stage of each sub-core finds what its
+            // fast path finds (no warp that is live and not waiting), and every other stage,
+            // the arbiters and retirement have nothing to do (see `quiet`).
+            for sc in 0..self.subcores.len() {
+                let m = self.sc_mask[sc];
+                let reason = if self.waiting & m != 0 {
+                    crate::stats::StallReason::DependenceCounters
+                } else {
+                    crate::stats::StallReason::Idle
+                };
+                self.stats.stall_slots[reason as usize] += 1;
+            }
+            self.now += 1;
+            self.stats.cycles = self.now - self.clock_origin;
+            return Ok(());
+        }
         for sc in 0..self.subcores.len() {
             // A sub-core with an empty pipeline: these stages have nothing to do.
             if self.sc_busy[sc] {
@@ -802,6 +819,24 @@ impl<W> Sm<W> {
         self.now += 1;
         self.stats.cycles = self.now - self.clock_origin;
         Ok(())
+    }
+
+    /// Whether nothing in the SM can move in the rest of this cycle (asked after its due
+    /// events and memory completions): no warp is live and not waiting on its dependence
+    /// counters (`go`), none can fetch (`room`), no sub-core's pipeline holds work
+    /// (`sc_busy`: then the pipeline stages and both arbiters skip it), no TMA copy, no
+    /// counter increment staged, no exited warp to retire. The two-level scheduler updates
+    /// its pool every cycle, so it never is. On a loaded GPU most SM cycles are such cycles
+    /// (every warp waits for memory).
+    #[inline]
+    fn quiet(&self) -> bool {
+        self.go == 0
+            && self.room == 0
+            && self.exited_warps == 0
+            && !self.sc_busy.contains(&true)
+            && self.tma.is_empty()
+            && self.staged.is_empty()
+            && self.cfg.scheduler != crate::config::SchedPolicy::TwoLevel
     }
 
     fn process_events<E: Executor<Writes = W>>(&mut self, ex: &mut E, now: u64) {

@@ -218,6 +218,30 @@ impl Ex<'_> {
         Ok(())
     }
 
+    /// Destination `i` and the registers after it := `vals[k][l]` (register k) for every
+    /// lane `l` of `lm` (RZ and URZ: nothing; a uniform register takes the last lane's).
+    pub(super) fn wrn_lanes(&mut self, i: usize, lm: u32, vals: &[Lanes]) -> Res<()> {
+        if lm == 0 {
+            return Ok(());
+        }
+        match self.op(i)?.k {
+            K::R(255) | K::UR(63) => {}
+            K::R(r) => {
+                for (k, v) in vals.iter().enumerate() {
+                    self.out.writes.r_lanes(r + k as u8, lm, v);
+                }
+            }
+            K::UR(r) => {
+                let last = 31 - lm.leading_zeros() as usize;
+                for (k, v) in vals.iter().enumerate() {
+                    self.out.writes.ur(r + k as u8, v[last]);
+                }
+            }
+            _ => return Err(self.unsup("destination is not a register")),
+        }
+        Ok(())
+    }
+
     /// [`Ex::wp`] of bit `l` of `bits` for every lane `l` of `lm`.
     #[inline]
     pub(super) fn wp_lanes(&mut self, i: usize, lm: u32, bits: u32) -> Res<()> {

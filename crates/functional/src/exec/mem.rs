@@ -265,11 +265,14 @@ impl Ex<'_> {
                 }
                 let m = self.mem_operand(1)?;
                 let mut addrs = [0u64; 32];
+                let nb = size.bytes as usize;
+                // Per destination register, the lanes' values (written for the whole warp
+                // once every lane has loaded).
+                let mut words = [[0u32; 32]; 4];
                 for l in lanes(lm) {
                     let a = self.address(&m, l, space);
                     addrs[l] = a;
                     let mut buf = [0u8; 16];
-                    let nb = size.bytes as usize;
                     self.load(space, l, a, &mut buf[..nb])?;
                     if nb < 4 {
                         let raw = u32::from_le_bytes(buf[..4].try_into().expect("4")) as u64
@@ -279,14 +282,17 @@ impl Ex<'_> {
                         } else {
                             raw
                         };
-                        self.wr(0, l, v as u32)?;
+                        words[0][l] = v as u32;
                     } else {
-                        let mut words = [0u32; 4];
                         for (k, w) in words.iter_mut().enumerate().take(nb / 4) {
-                            *w = u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().expect("4"));
+                            w[l] = u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().expect("4"));
                         }
-                        self.wrn(0, l, &words[..nb / 4])?;
                     }
+                }
+                if nb < 4 {
+                    self.wr_lanes(0, lm, &words[0])?;
+                } else {
+                    self.wrn_lanes(0, lm, &words[..nb / 4])?;
                 }
                 self.record(space, MemKind::Load, size.bytes, addrs);
             }
