@@ -118,6 +118,13 @@ impl GlobalMemory {
         self.regions.iter().map(|(a, v)| (*a, v.len() as u64))
     }
 
+    /// The allocation that holds all of `[lo, hi)`, as its start and bytes (one lookup for
+    /// the accesses of a warp that all fall in it).
+    pub fn span(&self, lo: u64, hi: u64) -> Option<(u64, &[u8])> {
+        let (start, v) = self.regions.range(..=lo).next_back()?;
+        (hi >= lo && hi - start <= v.len() as u64).then_some((*start, v.as_slice()))
+    }
+
     fn locate(&self, addr: u64, len: u64) -> Option<(u64, usize)> {
         let (start, v) = self.regions.range(..=addr).next_back()?;
         let off = addr - start;

@@ -3,7 +3,7 @@
 //! (M25 A6, rules 30–33).
 
 use crate::exec::Executor;
-use crate::sm::{Event, Fetch, Sm, Warp, HOT_LIVE, HOT_NO_ROOM};
+use crate::sm::{wrap, Event, Fetch, Sm, Warp, HOT_LIVE, HOT_NO_ROOM};
 
 impl<W> Sm<W> {
     /// Decode → instruction buffer: instructions fetched `fetch_to_issue_stages` cycles
@@ -144,13 +144,18 @@ impl<W> Sm<W> {
         self.sync_room(slot);
     }
     pub(crate) fn l1i_arbiter(&mut self, now: u64) {
+        // Idle sub-cores have no I-cache request.
+        if !self.sc_busy.contains(&true) {
+            return;
+        }
         let n = self.subcores.len();
         let mut granted = 0;
         for k in 0..n {
             if granted >= self.cfg.l1i_requests_per_cycle {
                 break;
             }
-            let sc = (self.l1i_rr + k) % n;
+            // (l1i_rr + k) mod n, without a division: l1i_rr < n.
+            let sc = wrap(self.l1i_rr + k, n);
             // An idle sub-core has no I-cache request.
             if !self.sc_busy[sc] {
                 continue;
@@ -168,7 +173,7 @@ impl<W> Sm<W> {
                 d.1 = ready;
             }
             self.schedule(ready, Event::ILine { sc, line });
-            self.l1i_rr = (sc + 1) % n;
+            self.l1i_rr = wrap(sc + 1, n);
         }
     }
     /// The SM's shared L1 instruction/constant cache: a request for `line` (an instruction

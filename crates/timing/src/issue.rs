@@ -195,10 +195,13 @@ impl<W> Sm<W> {
             SchedPolicy::TwoLevel => rr(&s.two_level_pool),
         }
     }
+    #[inline]
     pub(crate) fn update_two_level_pool<E: Executor<Writes = W>>(&mut self, ex: &E, sc: usize, now: u64) {
-        if self.cfg.scheduler != SchedPolicy::TwoLevel {
-            return;
+        if self.cfg.scheduler == SchedPolicy::TwoLevel {
+            self.update_two_level_pool_now(ex, sc, now);
         }
+    }
+    fn update_two_level_pool_now<E: Executor<Writes = W>>(&mut self, ex: &E, sc: usize, now: u64) {
         let n = self.cfg.two_level_active_warps.max(1) as usize;
         let warps = &self.warps;
         let iss = &self.iss;

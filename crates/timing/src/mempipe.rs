@@ -3,7 +3,7 @@
 
 use crate::inst::{MemKind, MemSpace};
 use crate::mem::{Access, MemReq};
-use crate::sm::{Event, Sm};
+use crate::sm::{wrap, Event, Sm};
 
 impl<W> Sm<W> {
     pub(crate) fn mem_addr_stage(&mut self, sc: usize, now: u64) {
@@ -90,9 +90,14 @@ impl<W> Sm<W> {
         if now < self.arb_free {
             return;
         }
+        // Idle sub-cores have empty memory queues.
+        if !self.sc_busy.contains(&true) {
+            return;
+        }
         let n = self.subcores.len();
         for k in 0..n {
-            let sc = (self.arb_rr + k) % n;
+            // (arb_rr + k) mod n, without a division: arb_rr < n.
+            let sc = wrap(self.arb_rr + k, n);
             // An idle sub-core's memory queue is empty.
             if !self.sc_busy[sc] {
                 continue;
@@ -167,7 +172,7 @@ impl<W> Sm<W> {
             s.mem_q.pop_front();
             s.mem_occupancy = s.mem_occupancy.saturating_sub(1);
             self.arb_free = now + self.cfg.mem.shared_accept_interval.max(1) as u64;
-            self.arb_rr = (sc + 1) % n;
+            self.arb_rr = wrap(sc + 1, n);
             return;
         }
     }

@@ -214,6 +214,18 @@ impl InstBuffer {
     }
 }
 
+/// `i mod n` for `i < 2n` (round-robin indices: a start below `n` plus an offset below `n`),
+/// without a division.
+#[inline]
+pub(crate) fn wrap(i: usize, n: usize) -> usize {
+    debug_assert!(i < 2 * n);
+    if i >= n {
+        i - n
+    } else {
+        i
+    }
+}
+
 /// Marks constant lines in the shared L1 instruction/constant cache's tag space.
 pub(crate) const CONST_LINE_TAG: u64 = 1 << 63;
 

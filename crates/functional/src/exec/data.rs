@@ -437,19 +437,24 @@ impl Ex<'_> {
                     K::SR(s) => s,
                     _ => return Err(self.unsup("operand")),
                 };
-                for l in lanes(lm) {
-                    let v = match s {
+                if lm != 0 {
+                    let mut v = [0u64; 32];
+                    match s {
                         SReg::ClockLo | SReg::GlobalTimerLo => {
                             self.out.clock_read = true;
-                            self.clock
+                            v = [self.clock; 32];
                         }
-                        SReg::Zero => 0,
-                        _ => self.sreg(s, l) as u64,
-                    };
+                        SReg::Zero => {}
+                        _ => {
+                            for l in lanes(lm) {
+                                v[l] = self.sreg(s, l) as u64;
+                            }
+                        }
+                    }
                     if bits64 {
-                        self.wr64(0, l, v)?;
+                        self.wr64_lanes(0, lm, &v)?;
                     } else {
-                        self.wr(0, l, v as u32)?;
+                        self.wr_lanes(0, lm, &v.map(|x| x as u32))?;
                     }
                 }
             }

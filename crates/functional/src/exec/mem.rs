@@ -51,6 +51,25 @@ impl Ex<'_> {
         }
     }
 
+    /// Where the lanes of `lm` load `nb` bytes each at `addrs` (global addresses) when every
+    /// access is aligned and all lie in one allocation outside the constant window: that
+    /// allocation's start and bytes, which give each lane what [`Ex::load`] gives it. None
+    /// otherwise (the lanes are then loaded one by one, which reports any fault).
+    fn global_span(&self, addrs: &[u64; 32], lm: u32, nb: u64) -> Option<(u64, &[u8])> {
+        let (mut lo, mut hi, mut misaligned) = (u64::MAX, 0u64, 0u64);
+        for l in lanes(lm) {
+            lo = lo.min(addrs[l]);
+            hi = hi.max(addrs[l]);
+            misaligned |= addrs[l] & (nb - 1);
+        }
+        let hi = hi.checked_add(nb)?;
+        let window = crate::memory::CONST_WINDOW..crate::memory::CONST_WINDOW + crate::memory::WINDOW_BYTES;
+        if misaligned != 0 || lm == 0 || (lo < window.end && hi > window.start) {
+            return None;
+        }
+        self.gmem.unwrap_or(&self.k.global).span(lo, hi)
+    }
+
     /// Per-lane address of a memory operand.
     pub(super) fn address(&self, m: &MemAddr, lane: usize, space: MemSpace) -> u64 {
         let global = matches!(space, MemSpace::Global | MemSpace::Generic);
@@ -269,11 +288,7 @@ impl Ex<'_> {
                 // Per destination register, the lanes' values (written for the whole warp
                 // once every lane has loaded).
                 let mut words = [[0u32; 32]; 4];
-                for l in lanes(lm) {
-                    let a = self.address(&m, l, space);
-                    addrs[l] = a;
-                    let mut buf = [0u8; 16];
-                    self.load(space, l, a, &mut buf[..nb])?;
+                let put = |words: &mut [[u32; 32]; 4], l: usize, buf: &[u8; 16]| {
                     if nb < 4 {
                         let raw = u32::from_le_bytes(buf[..4].try_into().expect("4")) as u64
                             & ((1u64 << (8 * nb)) - 1);
@@ -287,6 +302,31 @@ impl Ex<'_> {
                         for (k, w) in words.iter_mut().enumerate().take(nb / 4) {
                             w[l] = u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().expect("4"));
                         }
+                    }
+                };
+                // A global load whose lanes all read one allocation: one lookup for the warp.
+                let mut loaded = false;
+                if space == MemSpace::Global && lm != 0 {
+                    for l in lanes(lm) {
+                        addrs[l] = self.address(&m, l, space);
+                    }
+                    if let Some((start, bytes)) = self.global_span(&addrs, lm, nb as u64) {
+                        for l in lanes(lm) {
+                            let o = (addrs[l] - start) as usize;
+                            let mut buf = [0u8; 16];
+                            buf[..nb].copy_from_slice(&bytes[o..o + nb]);
+                            put(&mut words, l, &buf);
+                        }
+                        loaded = true;
+                    }
+                }
+                if !loaded {
+                    for l in lanes(lm) {
+                        let a = self.address(&m, l, space);
+                        addrs[l] = a;
+                        let mut buf = [0u8; 16];
+                        self.load(space, l, a, &mut buf[..nb])?;
+                        put(&mut words, l, &buf);
                     }
                 }
                 if nb < 4 {
