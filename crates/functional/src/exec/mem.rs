@@ -343,10 +343,23 @@ impl Ex<'_> {
                 let m = self.mem_operand(0)?;
                 let src = self.op(1)?;
                 let mut addrs = [0u64; 32];
+                let nb = size.bytes as usize;
+                // A shard's global store whose lanes all write one allocation (aligned,
+                // outside the constant window): every lane's store is mapped, checked once.
+                let mut mapped = false;
+                if space == MemSpace::Global && self.gmem.is_some() && lm != 0 {
+                    for l in lanes(lm) {
+                        addrs[l] = self.address(&m, l, space);
+                    }
+                    mapped = self.global_span(&addrs, lm, nb as u64).is_some();
+                }
                 for l in lanes(lm) {
-                    let a = self.address(&m, l, space);
+                    let a = if mapped {
+                        addrs[l]
+                    } else {
+                        self.address(&m, l, space)
+                    };
                     addrs[l] = a;
-                    let nb = size.bytes as usize;
                     let mut buf = [0u8; 16];
                     match src.k {
                         K::R(r) if r != 255 && nb > 4 => {
@@ -364,7 +377,11 @@ impl Ex<'_> {
                             buf[..8].copy_from_slice(&v.to_le_bytes());
                         }
                     }
-                    self.store(space, l, a, &buf[..nb])?;
+                    // For such a lane, `store` is the shard's log entry (`write_global`);
+                    // without a log it reports the fault.
+                    if !mapped || !self.k.log_store(a, &buf[..nb]) {
+                        self.store(space, l, a, &buf[..nb])?;
+                    }
                 }
                 self.record(space, MemKind::Store, size.bytes, addrs);
             }
