@@ -305,6 +305,15 @@ impl<W> Sm<W> {
                 }
             }
         }
+        if !self.ltrf_enabled() && matches!(self.cfg.scheduler, SchedPolicy::Cggty | SchedPolicy::Gto) {
+            // Greedy-then-youngest/oldest: the choice is the first ready warp in the policy's
+            // order, so the warps are checked in that order up to the first ready one (every
+            // warp only when none is; see `first_ready`).
+            return match self.first_ready(ex, sc, now) {
+                Ok(slot) => self.choose_and_issue(ex, sc, now, &[slot], StallReason::Idle),
+                Err(best) => self.choose_and_issue(ex, sc, now, &[], best),
+            };
+        }
         // Readiness of every warp of the sub-core, in a buffer kept by the SM (no allocation
         // and no clearing cost per cycle).
         let mut buf = std::mem::take(&mut self.ready_buf);
@@ -320,14 +329,6 @@ impl<W> Sm<W> {
                     Ok(()) => buf.push(slot),
                     Err(r) => best = best.min(r),
                 }
-            }
-        } else if matches!(self.cfg.scheduler, SchedPolicy::Cggty | SchedPolicy::Gto) {
-            // Greedy-then-youngest/oldest: the choice is the first ready warp in the policy's
-            // order, so the warps are checked in that order up to the first ready one (every
-            // warp only when none is; see `first_ready`).
-            match self.first_ready(ex, sc, now) {
-                Ok(slot) => buf.push(slot),
-                Err(r) => best = r,
             }
         } else {
             // Otherwise the checks are independent and their order does not matter (the
