@@ -783,13 +783,7 @@ impl<W> Sm<W> {
             // fast path finds (no warp that is live and not waiting), and every other stage,
             // the arbiters and retirement have nothing to do (see `quiet`).
             for sc in 0..self.subcores.len() {
-                let m = self.sc_mask[sc];
-                let reason = if self.waiting & m != 0 {
-                    crate::stats::StallReason::DependenceCounters
-                } else {
-                    crate::stats::StallReason::Idle
-                };
-                self.stats.stall_slots[reason as usize] += 1;
+                self.count_blocked(sc);
             }
             self.now += 1;
             self.stats.cycles = self.now - self.clock_origin;
@@ -803,6 +797,11 @@ impl<W> Sm<W> {
                 self.mem_addr_stage(sc, now);
                 self.control_stage(sc, now);
                 self.decode_stage(sc, now);
+            } else if self.blocked(sc) {
+                // Nothing in its pipeline, no warp that can issue or fetch: its issue and
+                // fetch stages would do nothing but count this.
+                self.count_blocked(sc);
+                continue;
             }
             self.issue_stage(ex, sc, now)?;
             self.fetch_stage(sc, now);
@@ -831,6 +830,29 @@ impl<W> Sm<W> {
         self.now += 1;
         self.stats.cycles = self.now - self.clock_origin;
         Ok(())
+    }
+
+    /// Whether no warp of sub-core `sc` is live and not waiting on its dependence counters,
+    /// and none can fetch. With an empty pipeline (`sc_busy` false), its issue stage then
+    /// only counts the stall of [`Sm::count_blocked`] (its fast path; the two-level
+    /// scheduler updates its pool first, so it never is blocked) and its fetch stage does
+    /// nothing.
+    #[inline]
+    fn blocked(&self, sc: usize) -> bool {
+        let m = self.sc_mask[sc];
+        (self.go | self.room) & m == 0 && self.cfg.scheduler != crate::config::SchedPolicy::TwoLevel
+    }
+
+    /// The stall a blocked sub-core's issue stage counts: its warps wait on their dependence
+    /// counters, or it has no live warp.
+    #[inline]
+    fn count_blocked(&mut self, sc: usize) {
+        let reason = if self.waiting & self.sc_mask[sc] != 0 {
+            crate::stats::StallReason::DependenceCounters
+        } else {
+            crate::stats::StallReason::Idle
+        };
+        self.stats.stall_slots[reason as usize] += 1;
     }
 
     /// Whether nothing in the SM can move in the rest of this cycle (asked after its due

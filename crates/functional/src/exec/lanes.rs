@@ -161,13 +161,7 @@ impl Ex<'_> {
         let w = self.w();
         let bits = match o.k {
             K::P(p) => w.p[(p & 7) as usize],
-            K::UP(p) => {
-                if w.up >> (p & 7) & 1 == 1 || p == 7 {
-                    u32::MAX
-                } else {
-                    0
-                }
-            }
+            K::UP(p) if w.up >> (p & 7) & 1 == 1 || p == 7 => u32::MAX,
             _ => 0,
         };
         Ok(if o.not { !bits } else { bits } & lm)
