@@ -16,6 +16,7 @@
 use sassim_config::GpuConfig;
 use sassim_memory as mm;
 use sassim_timing::config::hit_latencies;
+use sassim_timing::exec::MemAccess;
 use sassim_timing::inst::{MemKind, MemSpace};
 use sassim_timing::mem::{Access, MemReq};
 use sassim_timing::{DataMemory, FixedLatencyMemory, HitLatencies, Sm};
@@ -733,7 +734,59 @@ pub struct SmDataMemory {
     /// SMs ticked; `room`: how many the SM's interconnect input queue accepts.
     outbox: Vec<mm::L2Request>,
     room: usize,
+    /// Accesses rejected by the L1 and not accepted since (a sub-core retries its head
+    /// access every cycle), with their L1 tickets: a retry skips building the request.
+    retries: [Retry; RETRY_ENTRIES],
+    retry_next: usize,
 }
+
+/// Rejected accesses remembered per SM (one per sub-core is the common case).
+const RETRY_ENTRIES: usize = 8;
+
+/// A rejected access: the SM's access record it was read from (the record lives, unchanged,
+/// until the access is accepted), a few of its fields as a check, and its L1 ticket.
+#[derive(Debug, Clone, Copy)]
+struct Retry {
+    rec: *const MemAccess,
+    active: u32,
+    first: u64,
+    warp: u32,
+    kind: MemKind,
+    ticket: Option<mm::Ticket>,
+}
+
+impl Retry {
+    const NONE: Retry = Retry {
+        rec: std::ptr::null(),
+        active: 0,
+        first: 0,
+        warp: 0,
+        kind: MemKind::Load,
+        ticket: None,
+    };
+
+    fn of(a: &MemAccess, req: &MemReq) -> Retry {
+        Retry {
+            rec: a,
+            active: a.active,
+            first: a.addrs[(a.active.trailing_zeros() & 31) as usize],
+            warp: req.warp,
+            kind: req.kind,
+            ticket: None,
+        }
+    }
+
+    fn same(&self, o: &Retry) -> bool {
+        std::ptr::eq(self.rec, o.rec)
+            && self.active == o.active
+            && self.first == o.first
+            && self.warp == o.warp
+            && self.kind == o.kind
+    }
+}
+
+// SAFETY: `rec` is only compared, never dereferenced.
+unsafe impl Send for Retry {}
 
 impl SmDataMemory {
     fn new(h: &Hierarchy, sm: usize) -> Self {
@@ -767,6 +820,28 @@ impl SmDataMemory {
             inbox_cycle: 0,
             outbox: Vec::new(),
             room: 0,
+            retries: [Retry::NONE; RETRY_ENTRIES],
+            retry_next: 0,
+        }
+    }
+
+    /// The L1's outcome as the SM sees it.
+    fn outcome(&self, now: u64, space: mm::MemSpace, bytes: u32, o: mm::AccessOutcome) -> Access {
+        match o {
+            mm::AccessOutcome::Done { ready_at } => {
+                // A perfectly coalesced access of this width needs this many lines
+                // (shared: wavefronts); their data cycles are the SM's RF transfer.
+                let natural = (32 * bytes as u64 / 128).max(1);
+                let base = if space == mm::MemSpace::Shared {
+                    self.sh_latency
+                } else {
+                    self.l1_latency
+                };
+                let extra = ready_at.saturating_sub(now + base);
+                Access::ReadyAt(ready_at - extra.min(natural - 1))
+            }
+            mm::AccessOutcome::Pending => Access::Pending,
+            mm::AccessOutcome::Rejected => Access::Retry,
         }
     }
 
@@ -854,6 +929,48 @@ impl DataMemory for SmDataMemory {
             MemKind::Atomic => mm::AccessKind::Atomic,
         };
         let bytes = acc.bytes_per_lane.clamp(1, 16);
+        // A retry of a rejected access: the L1 has its coalescing (the ticket), unless it
+        // gave the entry to another access meanwhile.
+        let key = Retry::of(acc, req);
+        let slot = self.retries.iter().position(|r| r.same(&key));
+        if let Some(t) = slot.and_then(|i| self.retries[i].ticket) {
+            debug_assert!(
+                !self.l1.ticket_current(t)
+                    || self
+                        .l1
+                        .ticket_holds(t, &self.request(req, acc, space, kind, bytes)),
+                "a retried access changed"
+            );
+            if let Some(o) = self.l1.retry(now, t, req.id) {
+                return self.remember(slot, key, space, bytes, now, o);
+            }
+        }
+        let w = self.request(req, acc, space, kind, bytes);
+        let o = self.l1.access(now, &w);
+        self.remember(slot, key, space, bytes, now, o)
+    }
+
+    fn completed(&mut self, now: u64, out: &mut Vec<u64>) {
+        while let Some((id, _)) = self.l1.pop_completed(now) {
+            out.push(id);
+        }
+    }
+
+    fn const_line_absent(&self, addr: u64) -> bool {
+        self.const_absent(addr)
+    }
+}
+
+impl SmDataMemory {
+    /// The L1's request of an access (local addresses translated).
+    fn request(
+        &self,
+        req: &MemReq,
+        acc: &MemAccess,
+        space: mm::MemSpace,
+        kind: mm::AccessKind,
+        bytes: u32,
+    ) -> mm::WarpMemRequest {
         let mut w = mm::WarpMemRequest {
             id: req.id,
             warp: req.warp,
@@ -871,31 +988,38 @@ impl DataMemory for SmDataMemory {
                 }
             }
         }
-        match self.l1.access(now, &w) {
-            mm::AccessOutcome::Done { ready_at } => {
-                // A perfectly coalesced access of this width needs this many lines
-                // (shared: wavefronts); their data cycles are the SM's RF transfer.
-                let natural = (32 * bytes as u64 / 128).max(1);
-                let base = if space == mm::MemSpace::Shared {
-                    self.sh_latency
-                } else {
-                    self.l1_latency
-                };
-                let extra = ready_at.saturating_sub(now + base);
-                Access::ReadyAt(ready_at - extra.min(natural - 1))
-            }
-            mm::AccessOutcome::Pending => Access::Pending,
-            mm::AccessOutcome::Rejected => Access::Retry,
-        }
+        w
     }
 
-    fn completed(&mut self, now: u64, out: &mut Vec<u64>) {
-        while let Some((id, _)) = self.l1.pop_completed(now) {
-            out.push(id);
+    /// Note the outcome `o` of the access `key` (its entry `slot` if it had one): a
+    /// rejection keeps (or gets) an entry with the L1's ticket, an accepted access frees its
+    /// entry (its record may then be reused for another access).
+    fn remember(
+        &mut self,
+        slot: Option<usize>,
+        key: Retry,
+        space: mm::MemSpace,
+        bytes: u32,
+        now: u64,
+        o: mm::AccessOutcome,
+    ) -> Access {
+        if o == mm::AccessOutcome::Rejected {
+            let i = slot.unwrap_or_else(|| {
+                let i = self.retry_next;
+                self.retry_next = (i + 1) % RETRY_ENTRIES;
+                i
+            });
+            self.retries[i] = Retry {
+                ticket: Some(self.l1.ticket()),
+                ..key
+            };
+        } else if let Some(i) = slot {
+            self.retries[i] = Retry::NONE;
         }
+        self.outcome(now, space, bytes, o)
     }
 
-    fn const_line_absent(&self, addr: u64) -> bool {
+    fn const_absent(&self, addr: u64) -> bool {
         if self.consts.perfect {
             return false;
         }

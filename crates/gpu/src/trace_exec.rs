@@ -475,7 +475,11 @@ impl TraceKernel {
         // Every block kept: the run needs no reader.
         let (reader, next_cta, read_ahead) = match kept {
             Some(k) => (None, blocks as u32, k),
-            None => (Some(KernelTraceReader::open(path).map_err(terr)?), 0, BTreeMap::new()),
+            None => (
+                Some(KernelTraceReader::open(path).map_err(terr)?),
+                0,
+                BTreeMap::new(),
+            ),
         };
         Ok(TraceKernel {
             path: path.to_path_buf(),
