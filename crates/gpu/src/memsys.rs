@@ -399,6 +399,7 @@ impl MemModel {
         sms: &mut [Sm<W>],
         notes: &[crate::parallel::SmNote],
         phys: &[usize],
+        threads: &crate::threads::Threads,
     ) -> Result<(), String> {
         let MemModel::Hierarchy(h) = self else {
             return Ok(());
@@ -420,7 +421,23 @@ impl MemModel {
                 }
             }
         }
-        sys.tick(cycle);
+        // The interconnect, then the memory partitions (their L2 slices and DRAM channels),
+        // on several threads when enough of them are busy: they are independent within a
+        // core cycle (`sassim_memory::Partition`), so the result is the serial one.
+        sys.tick_begin(cycle);
+        let useful = threads.useful_for_partitions(sys.busy_partitions());
+        if useful > 1 {
+            let (parts, step, map) = sys.partitions();
+            threads.for_parts1(useful, parts, &|_, ps| {
+                for p in ps {
+                    p.tick(step, map);
+                }
+                Ok(())
+            })?;
+        } else {
+            sys.tick_partitions();
+        }
+        sys.tick_end();
         self.deliver(cycle, sms, phys);
         Ok(())
     }

@@ -79,7 +79,8 @@ pub struct DramStats {
     pub bytes: u64,
     /// Data-bus busy cycles (DRAM command clock).
     pub busy_cycles: u64,
-    /// DRAM command-clock cycles simulated (per channel).
+    /// DRAM command-clock cycles simulated (per channel; summed over channels in
+    /// [`crate::MemStats`]).
     pub cycles: u64,
     /// Sum over reads of (data end − arrival in the scheduler queue), DRAM cycles.
     pub read_latency_sum: u64,
@@ -287,7 +288,6 @@ impl DramChannel {
     /// read cannot enter its L2 slice's return queue (full), so no column read issues (its
     /// data would have nowhere to go); writes, activates and precharges go on.
     pub fn schedule(&mut self, now: u64, reads_blocked: bool) {
-        self.stats.cycles += 1;
         if self.queue.is_empty() {
             return;
         }
