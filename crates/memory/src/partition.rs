@@ -162,7 +162,7 @@ impl Partition {
                         break;
                     }
                     ch.enqueue(now, r);
-                    s.to_dram.pop_front();
+                    s.pop_to_dram();
                     *rr = (*rr + k + 1) % n;
                     break;
                 }
