@@ -757,6 +757,16 @@ pub struct SmDataMemory {
     retry_next: usize,
 }
 
+/// The L1's kind of an access.
+#[inline]
+fn mem_kind(k: MemKind) -> mm::AccessKind {
+    match k {
+        MemKind::Load | MemKind::Ldgsts => mm::AccessKind::Load,
+        MemKind::Store => mm::AccessKind::Store,
+        MemKind::Atomic => mm::AccessKind::Atomic,
+    }
+}
+
 /// Rejected accesses remembered per SM (one per sub-core is the common case).
 const RETRY_ENTRIES: usize = 8;
 
@@ -769,7 +779,7 @@ struct Retry {
     first: u64,
     warp: u32,
     kind: MemKind,
-    ticket: Option<mm::Ticket>,
+    ticket: mm::Ticket,
 }
 
 impl Retry {
@@ -779,7 +789,7 @@ impl Retry {
         first: 0,
         warp: 0,
         kind: MemKind::Load,
-        ticket: None,
+        ticket: mm::Ticket::NONE,
     };
 
     fn of(a: &MemAccess, req: &MemReq) -> Retry {
@@ -789,7 +799,7 @@ impl Retry {
             first: a.addrs[(a.active.trailing_zeros() & 31) as usize],
             warp: req.warp,
             kind: req.kind,
-            ticket: None,
+            ticket: mm::Ticket::NONE,
         }
     }
 
@@ -940,29 +950,28 @@ impl DataMemory for SmDataMemory {
             MemSpace::Local => mm::MemSpace::Local,
             _ => mm::MemSpace::Global,
         };
-        let kind = match req.kind {
-            MemKind::Load | MemKind::Ldgsts => mm::AccessKind::Load,
-            MemKind::Store => mm::AccessKind::Store,
-            MemKind::Atomic => mm::AccessKind::Atomic,
-        };
         let bytes = acc.bytes_per_lane.clamp(1, 16);
         // A retry of a rejected access: the L1 has its coalescing (the ticket), unless it
         // gave the entry to another access meanwhile.
         let key = Retry::of(acc, req);
         let slot = self.retries.iter().position(|r| r.same(&key));
-        if let Some(t) = slot.and_then(|i| self.retries[i].ticket) {
+        if let Some(i) = slot {
+            let t = self.retries[i].ticket;
             debug_assert!(
                 !self.l1.ticket_current(t)
                     || self
                         .l1
-                        .ticket_holds(t, &self.request(req, acc, space, kind, bytes)),
+                        .ticket_holds(t, &self.request(req, acc, space, mem_kind(req.kind), bytes)),
                 "a retried access changed"
             );
-            if let Some(o) = self.l1.retry(now, t, req.id) {
-                return self.remember(slot, key, space, bytes, now, o);
+            match self.l1.retry(now, t, req.id) {
+                // Rejected again: the entry and its ticket stay as they are.
+                Some(mm::AccessOutcome::Rejected) => return Access::Retry,
+                Some(o) => return self.remember(slot, key, space, bytes, now, o),
+                None => {}
             }
         }
-        let w = self.request(req, acc, space, kind, bytes);
+        let w = self.request(req, acc, space, mem_kind(req.kind), bytes);
         let o = self.l1.access(now, &w);
         self.remember(slot, key, space, bytes, now, o)
     }
@@ -1027,7 +1036,7 @@ impl SmDataMemory {
                 i
             });
             self.retries[i] = Retry {
-                ticket: Some(self.l1.ticket()),
+                ticket: self.l1.ticket(),
                 ..key
             };
         } else if let Some(i) = slot {

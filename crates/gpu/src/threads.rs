@@ -162,12 +162,7 @@ impl Threads {
 
     /// Call `f(first, part)` on `a` split into up to `threads` contiguous parts of equal
     /// size, one per thread ([`Threads::for_parts3`] over one slice).
-    pub fn for_parts1<A: Send>(
-        &self,
-        threads: usize,
-        a: &mut [A],
-        f: &PartFn1<'_, A>,
-    ) -> Result<(), String> {
+    pub fn for_parts1<A: Send>(&self, threads: usize, a: &mut [A], f: &PartFn1<'_, A>) -> Result<(), String> {
         // Zero-sized: no allocation.
         let mut b = vec![(); a.len()];
         let mut c = vec![(); a.len()];

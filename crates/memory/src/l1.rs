@@ -177,6 +177,14 @@ pub struct Ticket {
     gen: u64,
 }
 
+impl Ticket {
+    /// A ticket of no access (always stale).
+    pub const NONE: Ticket = Ticket {
+        idx: u32::MAX,
+        gen: u64::MAX,
+    };
+}
+
 /// What pass 1 of a load found: the lines' ways and how many lines miss.
 struct LoadPlan {
     ways: [Option<usize>; MAX_LINES],
@@ -324,7 +332,26 @@ impl SmMemory {
             return None;
         }
         self.cur = i;
+        // The common case, kept small: rejected again for the remembered cause.
+        if let Some(out) = self.memo_rejection() {
+            return Some(out);
+        }
         Some(self.access_cur(now, id))
+    }
+
+    /// The current access's remembered rejection, counted again, if it still holds.
+    #[inline]
+    fn memo_rejection(&mut self) -> Option<AccessOutcome> {
+        let r = self.coalesced[self.cur].rej?;
+        if !self.still_rejected(&r) {
+            return None;
+        }
+        debug_assert_eq!(
+            self.check(&self.coalesced[self.cur].req).err(),
+            Some(r.fail),
+            "memoised rejection"
+        );
+        Some(self.reject(r.kind, r.fail))
     }
 
     /// Whether `ticket` still names a remembered access ([`SmMemory::retry`] would use it).
@@ -340,18 +367,12 @@ impl SmMemory {
     }
 
     /// [`SmMemory::access`] of the current memo entry's access, with the caller's `id`.
+    #[inline(never)]
     fn access_cur(&mut self, now: u64, id: u64) -> AccessOutcome {
         // An access retried while nothing it depends on changed is rejected again, for the
         // same cause: count it as such without re-probing.
-        if let Some(r) = self.coalesced[self.cur].rej {
-            if self.still_rejected(&r) {
-                debug_assert_eq!(
-                    self.check(&self.coalesced[self.cur].req).err(),
-                    Some(r.fail),
-                    "memoised rejection"
-                );
-                return self.reject(r.kind, r.fail);
-            }
+        if let Some(out) = self.memo_rejection() {
+            return out;
         }
         // The memo is moved out while the access reads its lines and changes the L1.
         let memo = std::mem::take(&mut self.coalesced);
