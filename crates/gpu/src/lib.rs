@@ -519,7 +519,7 @@ impl Gpu {
                     }
                 }
             }
-            mem.tick_beyond_sms(cycle, &mut sms, &notes, &phys)
+            mem.tick_beyond_sms(cycle, &mut sms, &notes, &phys, &threads)
                 .map_err(SimError::Exec)?;
             cycle += 1;
             let elapsed = cycle - start;

@@ -16,182 +16,14 @@
 use sassim_config::GpuConfig;
 use sassim_memory as mm;
 use sassim_timing::config::hit_latencies;
+use sassim_timing::exec::MemAccess;
 use sassim_timing::inst::{MemKind, MemSpace};
 use sassim_timing::mem::{Access, MemReq};
 use sassim_timing::{DataMemory, FixedLatencyMemory, HitLatencies, Sm};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Counters of one cache level by Accel-Sim access type and outcome
-/// (`GLOBAL_ACC_R` → `HIT` → n).
-pub type Breakdown = BTreeMap<String, BTreeMap<String, u64>>;
-
-/// L1 data cache statistics, summed over SMs. Counts are per 128-byte line request
-/// after coalescing (Accel-Sim counts sector requests of a line the same way).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct L1Report {
-    /// `by_kind[GLOBAL_ACC_R|LOCAL_ACC_R|GLOBAL_ACC_W|LOCAL_ACC_W|CONST_ACC_R|INST_ACC_R]
-    /// [HIT|HIT_RESERVED|MISS|RESERVATION_FAIL|SECTOR_MISS]`. Reservation fails are per
-    /// rejected warp access (a retry counts again). `CONST_ACC_R` is the L0 VL constant
-    /// cache (LDC); `INST_ACC_R` is not modelled here (instruction caches are in the SM).
-    pub by_kind: Breakdown,
-    pub warp_accesses: u64,
-    pub line_accesses: u64,
-    pub hits: u64,
-    pub misses: u64,
-    pub sector_misses: u64,
-    /// Lines whose missing sectors were already being fetched (HIT_RESERVED).
-    pub hit_reserved: u64,
-    pub mshr_merges: u64,
-    pub reservation_fails: u64,
-    pub fail_mshr: u64,
-    pub fail_miss_queue: u64,
-    pub fail_pending_table: u64,
-    pub fail_no_victim: u64,
-    pub global_atomics: u64,
-    pub l2_reads: u64,
-    pub l2_writes: u64,
-    pub l2_writebacks: u64,
-    pub l2_atomics: u64,
-    pub evictions: u64,
-}
-
-/// Shared-memory statistics, summed over SMs.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct SharedReport {
-    pub accesses: u64,
-    pub atomics: u64,
-    /// Bank-array passes; a conflict-free access is one.
-    pub wavefronts: u64,
-    /// Accesses with at least one bank conflict.
-    pub bank_conflict_accesses: u64,
-    /// Extra wavefronts (cycles) caused by bank conflicts.
-    pub bank_conflict_cycles: u64,
-    /// Extra cycles of same-address atomic lanes.
-    pub atomic_conflict_cycles: u64,
-}
-
-/// L2 statistics, summed over slices.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct L2Report {
-    /// `GLOBAL_ACC_R` (reads and atomics; the L2 does not see the space), `GLOBAL_ACC_W`
-    /// (write-through stores), `L1_WRBK_ACC` is included in `GLOBAL_ACC_W`.
-    pub by_kind: Breakdown,
-    pub accesses: u64,
-    pub read_hits: u64,
-    pub read_misses: u64,
-    pub sector_misses: u64,
-    pub write_hits: u64,
-    pub write_misses: u64,
-    pub atomic_hits: u64,
-    pub atomic_misses: u64,
-    pub mshr_merges: u64,
-    /// Reads/atomics that found all their missing sectors in flight (HIT_RESERVED).
-    pub hit_reserved: u64,
-    /// Cycles a slice's head request stalled (MSHR, way, DRAM queue, output queue).
-    pub reservation_fails: u64,
-    pub read_hit_rate: f64,
-}
-
-/// DRAM statistics, summed over channels.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct DramReport {
-    pub reads: u64,
-    pub writes: u64,
-    pub row_hits: u64,
-    pub row_misses: u64,
-    pub row_conflicts: u64,
-    pub activates: u64,
-    pub bytes: u64,
-    /// Data-bus busy cycles / (DRAM cycles × channels).
-    pub bandwidth_utilization: f64,
-    /// Bytes moved per core cycle, and the preset's peak.
-    pub bytes_per_core_cycle: f64,
-    pub theoretical_bytes_per_core_cycle: f64,
-    /// Average read latency inside the controller (queue arrival → data), DRAM cycles.
-    pub avg_read_latency_dram_cycles: f64,
-    /// DRAM cycles a channel had a read's data ready that its L2 slice's full return queue
-    /// could not take (its reads stalled meanwhile), summed over channels.
-    pub return_stall_cycles: u64,
-    /// DRAM cycles a slice had a request for a channel whose scheduler queue was full.
-    pub sched_queue_full_cycles: u64,
-}
-
-/// Memory statistics of one kernel.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct MemReport {
-    pub l1d: L1Report,
-    pub shared: SharedReport,
-    /// L0 VL constant cache (LDC), summed over SMs: hits, misses, and lookups that found
-    /// their line still being fetched (they wait for it, Accel-Sim's HIT_RESERVED).
-    pub const_hits: u64,
-    pub const_misses: u64,
-    pub const_hit_reserved: u64,
-    pub l2: L2Report,
-    pub dram: DramReport,
-    /// Packets through the request / response crossbars.
-    pub icnt_request_packets: u64,
-    pub icnt_response_packets: u64,
-    pub core_cycles: u64,
-    /// Per-SM L1D summaries (index = SM id): line accesses, misses (incl. sector misses),
-    /// pending hits, reservation fails.
-    pub l1d_per_sm: Vec<[u64; 4]>,
-}
-
-/// Copy a memory report into a `sassim-report` kernel report (Accel-Sim categories).
-pub fn fill_report(m: &MemReport, k: &mut sassim_report::KernelReport) {
-    use sassim_report::{AccessKind, CacheCounters, CacheStatus};
-    let fill = |c: &mut CacheCounters, b: &Breakdown| {
-        for (kind, row) in b {
-            let Some(ak) = AccessKind::ALL.iter().copied().find(|a| a.as_str() == kind) else {
-                continue;
-            };
-            for (st, &n) in row {
-                if let Some(cs) = CacheStatus::ALL.iter().copied().find(|c| c.as_str() == st) {
-                    c.record(ak, cs, n);
-                }
-            }
-        }
-    };
-    fill(&mut k.l1d, &m.l1d.by_kind);
-    fill(&mut k.l2, &m.l2.by_kind);
-    k.l1d_per_sm = m
-        .l1d_per_sm
-        .iter()
-        .map(|s| sassim_report::CacheSubStats {
-            accesses: s[0],
-            misses: s[1],
-            pending_hits: s[2],
-            reservation_fails: s[3],
-        })
-        .collect();
-    k.dram_reads = m.dram.reads;
-    k.dram_writes = m.dram.writes;
-    k.dram_row_hits = m.dram.row_hits;
-    k.dram_row_misses = m.dram.row_misses + m.dram.row_conflicts;
-    k.shared_accesses = m.shared.accesses;
-    k.shared_bank_conflicts = m.shared.bank_conflict_cycles;
-    let extra = [
-        ("const_l0vl_hits", m.const_hits),
-        ("const_l0vl_misses", m.const_misses),
-        ("const_l0vl_hit_reserved", m.const_hit_reserved),
-        ("shared_atomics", m.shared.atomics),
-        ("shared_bank_conflict_accesses", m.shared.bank_conflict_accesses),
-        ("l2_reservation_fails", m.l2.reservation_fails),
-        ("dram_row_conflicts", m.dram.row_conflicts),
-        ("dram_bytes", m.dram.bytes),
-        ("icnt_request_packets", m.icnt_request_packets),
-        ("icnt_response_packets", m.icnt_response_packets),
-    ];
-    for (n, v) in extra {
-        k.extra.insert(n.to_string(), v);
-    }
-    // Per mille, as the extra map holds integers.
-    k.extra.insert(
-        "dram_bandwidth_utilization_permille".into(),
-        (m.dram.bandwidth_utilization * 1000.0).round() as u64,
-    );
-}
+mod report;
+pub use report::*;
 
 pub enum MemModel {
     Fixed(HitLatencies),
@@ -398,6 +230,7 @@ impl MemModel {
         sms: &mut [Sm<W>],
         notes: &[crate::parallel::SmNote],
         phys: &[usize],
+        threads: &crate::threads::Threads,
     ) -> Result<(), String> {
         let MemModel::Hierarchy(h) = self else {
             return Ok(());
@@ -419,7 +252,23 @@ impl MemModel {
                 }
             }
         }
-        sys.tick(cycle);
+        // The interconnect, then the memory partitions (their L2 slices and DRAM channels),
+        // on several threads when enough of them are busy: they are independent within a
+        // core cycle (`sassim_memory::Partition`), so the result is the serial one.
+        sys.tick_begin(cycle);
+        let useful = threads.useful_for_partitions(sys.busy_partitions());
+        if useful > 1 {
+            let (parts, step, map) = sys.partitions();
+            threads.for_parts1(useful, parts, &|_, ps| {
+                for p in ps {
+                    p.tick(step, map);
+                }
+                Ok(())
+            })?;
+        } else {
+            sys.tick_partitions();
+        }
+        sys.tick_end();
         self.deliver(cycle, sms, phys);
         Ok(())
     }
@@ -733,7 +582,69 @@ pub struct SmDataMemory {
     /// SMs ticked; `room`: how many the SM's interconnect input queue accepts.
     outbox: Vec<mm::L2Request>,
     room: usize,
+    /// Accesses rejected by the L1 and not accepted since (a sub-core retries its head
+    /// access every cycle), with their L1 tickets: a retry skips building the request.
+    retries: [Retry; RETRY_ENTRIES],
+    retry_next: usize,
 }
+
+/// The L1's kind of an access.
+#[inline]
+fn mem_kind(k: MemKind) -> mm::AccessKind {
+    match k {
+        MemKind::Load | MemKind::Ldgsts => mm::AccessKind::Load,
+        MemKind::Store => mm::AccessKind::Store,
+        MemKind::Atomic => mm::AccessKind::Atomic,
+    }
+}
+
+/// Rejected accesses remembered per SM (one per sub-core is the common case).
+const RETRY_ENTRIES: usize = 8;
+
+/// A rejected access: the SM's access record it was read from (the record lives, unchanged,
+/// until the access is accepted), a few of its fields as a check, and its L1 ticket.
+#[derive(Debug, Clone, Copy)]
+struct Retry {
+    rec: *const MemAccess,
+    active: u32,
+    first: u64,
+    warp: u32,
+    kind: MemKind,
+    ticket: mm::Ticket,
+}
+
+impl Retry {
+    const NONE: Retry = Retry {
+        rec: std::ptr::null(),
+        active: 0,
+        first: 0,
+        warp: 0,
+        kind: MemKind::Load,
+        ticket: mm::Ticket::NONE,
+    };
+
+    fn of(a: &MemAccess, req: &MemReq) -> Retry {
+        Retry {
+            rec: a,
+            active: a.active,
+            first: a.addrs[(a.active.trailing_zeros() & 31) as usize],
+            warp: req.warp,
+            kind: req.kind,
+            ticket: mm::Ticket::NONE,
+        }
+    }
+
+    fn same(&self, o: &Retry) -> bool {
+        std::ptr::eq(self.rec, o.rec)
+            && self.active == o.active
+            && self.first == o.first
+            && self.warp == o.warp
+            && self.kind == o.kind
+    }
+}
+
+// SAFETY: `rec` is only compared, never dereferenced.
+unsafe impl Send for Retry {}
 
 impl SmDataMemory {
     fn new(h: &Hierarchy, sm: usize) -> Self {
@@ -767,6 +678,28 @@ impl SmDataMemory {
             inbox_cycle: 0,
             outbox: Vec::new(),
             room: 0,
+            retries: [Retry::NONE; RETRY_ENTRIES],
+            retry_next: 0,
+        }
+    }
+
+    /// The L1's outcome as the SM sees it.
+    fn outcome(&self, now: u64, space: mm::MemSpace, bytes: u32, o: mm::AccessOutcome) -> Access {
+        match o {
+            mm::AccessOutcome::Done { ready_at } => {
+                // A perfectly coalesced access of this width needs this many lines
+                // (shared: wavefronts); their data cycles are the SM's RF transfer.
+                let natural = (32 * bytes as u64 / 128).max(1);
+                let base = if space == mm::MemSpace::Shared {
+                    self.sh_latency
+                } else {
+                    self.l1_latency
+                };
+                let extra = ready_at.saturating_sub(now + base);
+                Access::ReadyAt(ready_at - extra.min(natural - 1))
+            }
+            mm::AccessOutcome::Pending => Access::Pending,
+            mm::AccessOutcome::Rejected => Access::Retry,
         }
     }
 
@@ -848,12 +781,53 @@ impl DataMemory for SmDataMemory {
             MemSpace::Local => mm::MemSpace::Local,
             _ => mm::MemSpace::Global,
         };
-        let kind = match req.kind {
-            MemKind::Load | MemKind::Ldgsts => mm::AccessKind::Load,
-            MemKind::Store => mm::AccessKind::Store,
-            MemKind::Atomic => mm::AccessKind::Atomic,
-        };
         let bytes = acc.bytes_per_lane.clamp(1, 16);
+        // A retry of a rejected access: the L1 has its coalescing (the ticket), unless it
+        // gave the entry to another access meanwhile.
+        let key = Retry::of(acc, req);
+        let slot = self.retries.iter().position(|r| r.same(&key));
+        if let Some(i) = slot {
+            let t = self.retries[i].ticket;
+            debug_assert!(
+                !self.l1.ticket_current(t)
+                    || self
+                        .l1
+                        .ticket_holds(t, &self.request(req, acc, space, mem_kind(req.kind), bytes)),
+                "a retried access changed"
+            );
+            match self.l1.retry(now, t, req.id) {
+                // Rejected again: the entry and its ticket stay as they are.
+                Some(mm::AccessOutcome::Rejected) => return Access::Retry,
+                Some(o) => return self.remember(slot, key, space, bytes, now, o),
+                None => {}
+            }
+        }
+        let w = self.request(req, acc, space, mem_kind(req.kind), bytes);
+        let o = self.l1.access(now, &w);
+        self.remember(slot, key, space, bytes, now, o)
+    }
+
+    fn completed(&mut self, now: u64, out: &mut Vec<u64>) {
+        while let Some((id, _)) = self.l1.pop_completed(now) {
+            out.push(id);
+        }
+    }
+
+    fn const_line_absent(&self, addr: u64) -> bool {
+        self.const_absent(addr)
+    }
+}
+
+impl SmDataMemory {
+    /// The L1's request of an access (local addresses translated).
+    fn request(
+        &self,
+        req: &MemReq,
+        acc: &MemAccess,
+        space: mm::MemSpace,
+        kind: mm::AccessKind,
+        bytes: u32,
+    ) -> mm::WarpMemRequest {
         let mut w = mm::WarpMemRequest {
             id: req.id,
             warp: req.warp,
@@ -871,31 +845,38 @@ impl DataMemory for SmDataMemory {
                 }
             }
         }
-        match self.l1.access(now, &w) {
-            mm::AccessOutcome::Done { ready_at } => {
-                // A perfectly coalesced access of this width needs this many lines
-                // (shared: wavefronts); their data cycles are the SM's RF transfer.
-                let natural = (32 * bytes as u64 / 128).max(1);
-                let base = if space == mm::MemSpace::Shared {
-                    self.sh_latency
-                } else {
-                    self.l1_latency
-                };
-                let extra = ready_at.saturating_sub(now + base);
-                Access::ReadyAt(ready_at - extra.min(natural - 1))
-            }
-            mm::AccessOutcome::Pending => Access::Pending,
-            mm::AccessOutcome::Rejected => Access::Retry,
-        }
+        w
     }
 
-    fn completed(&mut self, now: u64, out: &mut Vec<u64>) {
-        while let Some((id, _)) = self.l1.pop_completed(now) {
-            out.push(id);
+    /// Note the outcome `o` of the access `key` (its entry `slot` if it had one): a
+    /// rejection keeps (or gets) an entry with the L1's ticket, an accepted access frees its
+    /// entry (its record may then be reused for another access).
+    fn remember(
+        &mut self,
+        slot: Option<usize>,
+        key: Retry,
+        space: mm::MemSpace,
+        bytes: u32,
+        now: u64,
+        o: mm::AccessOutcome,
+    ) -> Access {
+        if o == mm::AccessOutcome::Rejected {
+            let i = slot.unwrap_or_else(|| {
+                let i = self.retry_next;
+                self.retry_next = (i + 1) % RETRY_ENTRIES;
+                i
+            });
+            self.retries[i] = Retry {
+                ticket: self.l1.ticket(),
+                ..key
+            };
+        } else if let Some(i) = slot {
+            self.retries[i] = Retry::NONE;
         }
+        self.outcome(now, space, bytes, o)
     }
 
-    fn const_line_absent(&self, addr: u64) -> bool {
+    fn const_absent(&self, addr: u64) -> bool {
         if self.consts.perfect {
             return false;
         }

@@ -1,6 +1,6 @@
 //! Trace-driven mode: Accel-Sim kernel traces as the timing model's instruction source.
 //!
-//! [`TraceKernel`] reads a kernel trace twice, one thread block at a time:
+//! [`TraceKernel`] reads a kernel trace one thread block at a time:
 //!
 //! 1. [`TraceKernel::open`] scans the whole file once to collect the distinct static
 //!    instructions (one per PC), the dynamic count of each, the number of thread blocks
@@ -11,9 +11,10 @@
 //!    registers, a memory operand for memory opcodes) with default control bits. PCs
 //!    that the trace never executed are filled with `NOP`s so that the code is
 //!    contiguous and fetch runs past untaken paths as it would on hardware.
-//! 2. While the timing model runs, each CTA launch reads the next thread block from a
-//!    second reader; its warps' records are dropped when the CTA retires, so memory is
-//!    bounded by the blocks in flight.
+//! 2. While the timing model runs, each CTA launch takes its thread block: the first pass
+//!    keeps the blocks it read when all their records fit in 256 MB (the trace is then
+//!    parsed once); otherwise the blocks are read again from a second reader and memory is
+//!    bounded by the blocks in flight. A block's records are dropped when its CTA retires.
 //!
 //! Per warp the source serves the records in order: `next_pc` is the next record's PC,
 //! `issue` returns its active mask and, for memory opcodes, its per-lane addresses, and
@@ -286,6 +287,13 @@ impl TraceKernel {
         let mut total = 0u64;
         let mut bad_warps = 0u64;
         let mut empty_blocks = 0u64;
+        // The blocks read, kept for the run while their records fit in
+        // `KEPT_BLOCKS_BYTES` (then the run reads none again); beyond it, none are kept and
+        // the run reads the trace a second time.
+        /// Most bytes of records kept (a trace of a few tens of MB of text).
+        const KEPT_BLOCKS_BYTES: usize = 256 << 20;
+        let mut kept: Option<BTreeMap<u32, sassim_trace::ThreadBlockTrace>> = Some(BTreeMap::new());
+        let mut kept_bytes = 0usize;
         while let Some(tb) = rd.next_block().map_err(terr)? {
             // A block without an instruction has nothing to run (and no CTA to retire).
             if !tb.warps.iter().any(|w| w.warp_id < wpc && !w.instrs.is_empty()) {
@@ -331,6 +339,22 @@ impl TraceKernel {
                         }
                         slot @ None => *slot = Some((rd.opcode_name(i.opcode).to_string(), *i, 1)),
                     }
+                }
+            }
+            if let Some(k) = &mut kept {
+                kept_bytes += tb
+                    .warps
+                    .iter()
+                    .map(|w| {
+                        std::mem::size_of::<sassim_trace::WarpTrace>()
+                            + w.instrs.capacity() * std::mem::size_of::<TraceInstr>()
+                            + (w.addrs.capacity() + w.values.capacity()) * std::mem::size_of::<u64>()
+                    })
+                    .sum::<usize>();
+                if kept_bytes <= KEPT_BLOCKS_BYTES {
+                    k.insert((blocks - 1) as u32, tb);
+                } else {
+                    kept = None;
                 }
             }
         }
@@ -448,7 +472,15 @@ impl TraceKernel {
             instructions,
             labels: BTreeMap::new(),
         };
-        let reader = KernelTraceReader::open(path).map_err(terr)?;
+        // Every block kept: the run needs no reader.
+        let (reader, next_cta, read_ahead) = match kept {
+            Some(k) => (None, blocks as u32, k),
+            None => (
+                Some(KernelTraceReader::open(path).map_err(terr)?),
+                0,
+                BTreeMap::new(),
+            ),
+        };
         Ok(TraceKernel {
             path: path.to_path_buf(),
             header,
@@ -464,9 +496,9 @@ impl TraceKernel {
                 barrier,
                 wpc,
             },
-            reader: Some(reader),
-            next_cta: 0,
-            read_ahead: BTreeMap::new(),
+            reader,
+            next_cta,
+            read_ahead,
             parts: Vec::new(),
             cta_sm: HashMap::new(),
             issued_total: 0,

@@ -590,6 +590,11 @@ impl MemoryConfig {
         if self.dram.banks < self.dram.bank_groups || self.dram.banks > 64 {
             return Err(ConfigError::Invalid("dram.banks must be in bank_groups..=64"));
         }
+        if self.dram.sched_queue_entries > 1 << 16 {
+            return Err(ConfigError::Invalid(
+                "dram.sched_queue_entries must be at most 65536",
+            ));
+        }
         if self.dram.row_bytes < self.l2.line_bytes * self.dram.bank_groups / 2 {
             return Err(ConfigError::Invalid("dram.row_bytes too small"));
         }

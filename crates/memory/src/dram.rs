@@ -79,7 +79,8 @@ pub struct DramStats {
     pub bytes: u64,
     /// Data-bus busy cycles (DRAM command clock).
     pub busy_cycles: u64,
-    /// DRAM command-clock cycles simulated (per channel).
+    /// DRAM command-clock cycles simulated (per channel; summed over channels in
+    /// [`crate::MemStats`]).
     pub cycles: u64,
     /// Sum over reads of (data end − arrival in the scheduler queue), DRAM cycles.
     pub read_latency_sum: u64,
@@ -90,6 +91,18 @@ pub struct DramStats {
 }
 
 const CLOSED: u32 = u32::MAX;
+
+/// A queued request as the scheduler's scans read it; the request itself waits in
+/// `slots[slot]`. Small, so that scanning the queue and removing from its middle move
+/// little memory.
+#[derive(Debug, Clone, Copy)]
+struct Queued {
+    row: u32,
+    slot: u16,
+    bank: u8,
+    bank_group: u8,
+    write: bool,
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Bank {
@@ -117,8 +130,11 @@ pub(crate) struct DramChannel {
     burst: u64,
     burst_bytes: u64,
     cap: usize,
-    /// The scheduler queue, oldest first.
-    queue: Vec<DramReq>,
+    /// The scheduler queue, oldest first; the requests are in `slots`, the free slots in
+    /// `free`.
+    queue: Vec<Queued>,
+    slots: Vec<DramReq>,
+    free: Vec<u16>,
     banks: Vec<Bank>,
     /// Per bank: queued requests, and those to its open row (row hits); `hits`: their sum.
     /// They let the scheduler's scans stop once every hit, or every bank, has been seen.
@@ -167,6 +183,8 @@ impl DramChannel {
             burst_bytes: cfg.burst_bytes() as u64,
             cap,
             queue: Vec::with_capacity(cap),
+            slots: Vec::with_capacity(cap),
+            free: Vec::with_capacity(cap),
             banks: vec![
                 Bank {
                     open: CLOSED,
@@ -210,7 +228,24 @@ impl DramChannel {
             self.bank_hits[b] += 1;
             self.hits += 1;
         }
-        self.queue.push(r);
+        let q = Queued {
+            row: r.row,
+            slot: 0,
+            bank: r.bank,
+            bank_group: r.bank_group,
+            write: r.write,
+        };
+        let slot = match self.free.pop() {
+            Some(k) => {
+                self.slots[k as usize] = r;
+                k
+            }
+            None => {
+                self.slots.push(r);
+                (self.slots.len() - 1) as u16
+            }
+        };
+        self.queue.push(Queued { slot, ..q });
         self.quiet_until = 0;
     }
 
@@ -246,7 +281,9 @@ impl DramChannel {
 
     /// Removes the request at `i` (a row hit, about to issue).
     fn take(&mut self, i: usize) -> DramReq {
-        let r = self.queue.remove(i);
+        let q = self.queue.remove(i);
+        self.free.push(q.slot);
+        let r = self.slots[q.slot as usize];
         let b = r.bank as usize;
         debug_assert_eq!(self.banks[b].open, r.row);
         self.bank_reqs[b] -= 1;
@@ -287,7 +324,6 @@ impl DramChannel {
     /// read cannot enter its L2 slice's return queue (full), so no column read issues (its
     /// data would have nowhere to go); writes, activates and precharges go on.
     pub fn schedule(&mut self, now: u64, reads_blocked: bool) {
-        self.stats.cycles += 1;
         if self.queue.is_empty() {
             return;
         }
@@ -354,7 +390,7 @@ impl DramChannel {
                     b.open = CLOSED;
                     b.act_ready = b.act_ready.max(now + self.t_rp);
                     self.recount_hits(bi);
-                    self.queue[i].caused_pre = true;
+                    self.slots[self.queue[i].slot as usize].caused_pre = true;
                     self.stats.precharges += 1;
                     return;
                 }
@@ -366,7 +402,7 @@ impl DramChannel {
                 b.pre_ready = b.pre_ready.max(now + self.t_ras);
                 b.act_ready = now + self.t_rc;
                 self.next_act_any = now + self.t_rrd;
-                self.queue[i].caused_act = true;
+                self.slots[self.queue[i].slot as usize].caused_act = true;
                 self.recount_hits(bi);
                 self.stats.activates += 1;
                 return;

@@ -141,6 +141,8 @@ const FILTER_WORDS: usize = 8;
 #[derive(Debug, Clone)]
 struct Coalesced {
     req: WarpMemRequest,
+    /// Changes whenever the entry is given to another access ([`Ticket`]).
+    gen: u64,
     n: usize,
     lines: [LineReq; MAX_LINES],
     filter: [u64; FILTER_WORDS],
@@ -164,6 +166,23 @@ fn same_access(a: &WarpMemRequest, b: &WarpMemRequest) -> bool {
         && a.kind == b.kind
         && a.space == b.space
         && a.addrs == b.addrs
+}
+
+/// Names the remembered coalescing of a global or local access ([`SmMemory::ticket`]), so
+/// that a caller retrying the same access can skip building and comparing it
+/// ([`SmMemory::retry`]). It goes stale when the entry is reused for another access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ticket {
+    idx: u32,
+    gen: u64,
+}
+
+impl Ticket {
+    /// A ticket of no access (always stale).
+    pub const NONE: Ticket = Ticket {
+        idx: u32::MAX,
+        gen: u64::MAX,
+    };
 }
 
 /// What pass 1 of a load found: the lines' ways and how many lines miss.
@@ -215,6 +234,8 @@ pub struct SmMemory {
     coalesced: Vec<Coalesced>,
     coalesced_next: usize,
     cur: usize,
+    /// Generations handed out to memo entries ([`Ticket`]).
+    memo_gen: u64,
 }
 
 /// Alias kept for callers that think of it as the L1.
@@ -258,6 +279,7 @@ impl SmMemory {
             coalesced: Vec::with_capacity(COALESCE_MEMO),
             coalesced_next: 0,
             cur: 0,
+            memo_gen: 0,
         }
     }
 
@@ -291,22 +313,75 @@ impl SmMemory {
             return self.shared_access(now, req);
         }
         self.cur = self.coalesce_memo(req);
+        self.access_cur(now, req.id)
+    }
+
+    /// The ticket of the last global or local access (its remembered coalescing).
+    pub fn ticket(&self) -> Ticket {
+        Ticket {
+            idx: self.cur as u32,
+            gen: self.coalesced.get(self.cur).map_or(u64::MAX, |c| c.gen),
+        }
+    }
+
+    /// The access of `ticket` again (with the caller's `id`), as [`SmMemory::access`] of the
+    /// same request would do it; `None` when the ticket is stale (nothing done).
+    pub fn retry(&mut self, now: u64, ticket: Ticket, id: u64) -> Option<AccessOutcome> {
+        let i = ticket.idx as usize;
+        if self.coalesced.get(i).is_none_or(|c| c.gen != ticket.gen) {
+            return None;
+        }
+        self.cur = i;
+        // The common case, kept small: rejected again for the remembered cause.
+        if let Some(out) = self.memo_rejection() {
+            return Some(out);
+        }
+        Some(self.access_cur(now, id))
+    }
+
+    /// The current access's remembered rejection, counted again, if it still holds.
+    #[inline]
+    fn memo_rejection(&mut self) -> Option<AccessOutcome> {
+        let r = self.coalesced[self.cur].rej?;
+        if !self.still_rejected(&r) {
+            return None;
+        }
+        debug_assert_eq!(
+            self.check(&self.coalesced[self.cur].req).err(),
+            Some(r.fail),
+            "memoised rejection"
+        );
+        Some(self.reject(r.kind, r.fail))
+    }
+
+    /// Whether `ticket` still names a remembered access ([`SmMemory::retry`] would use it).
+    pub fn ticket_current(&self, ticket: Ticket) -> bool {
+        self.coalesced
+            .get(ticket.idx as usize)
+            .is_some_and(|c| c.gen == ticket.gen)
+    }
+
+    /// Whether `ticket` names the access `req` (a caller's check).
+    pub fn ticket_holds(&self, ticket: Ticket, req: &WarpMemRequest) -> bool {
+        self.ticket_current(ticket) && same_access(&self.coalesced[ticket.idx as usize].req, req)
+    }
+
+    /// [`SmMemory::access`] of the current memo entry's access, with the caller's `id`.
+    #[inline(never)]
+    fn access_cur(&mut self, now: u64, id: u64) -> AccessOutcome {
         // An access retried while nothing it depends on changed is rejected again, for the
         // same cause: count it as such without re-probing.
-        if let Some(r) = self.coalesced[self.cur].rej {
-            if self.still_rejected(&r) {
-                debug_assert_eq!(self.check(req).err(), Some(r.fail), "memoised rejection");
-                return self.reject(r.kind, r.fail);
-            }
+        if let Some(out) = self.memo_rejection() {
+            return out;
         }
         // The memo is moved out while the access reads its lines and changes the L1.
         let memo = std::mem::take(&mut self.coalesced);
         let c = &memo[self.cur];
-        let lines = &c.lines[..c.n];
+        let (req, lines) = (&c.req, &c.lines[..c.n]);
         let out = match req.kind {
-            AccessKind::Load => self.load(now, req, lines),
+            AccessKind::Load => self.load(now, id, req, lines),
             AccessKind::Store => self.store(now, req, lines),
-            AccessKind::Atomic => self.atomic(now, req, lines),
+            AccessKind::Atomic => self.atomic(now, id, req, lines),
         };
         self.coalesced = memo;
         match out {
@@ -366,6 +441,7 @@ impl SmMemory {
         let i = if memo.len() < COALESCE_MEMO {
             memo.push(Coalesced {
                 req: req.clone(),
+                gen: 0,
                 n: 0,
                 lines: [LineReq::default(); MAX_LINES],
                 filter: [0; FILTER_WORDS],
@@ -379,6 +455,8 @@ impl SmMemory {
         };
         let e = &mut memo[i];
         e.req.clone_from(req);
+        self.memo_gen += 1;
+        e.gen = self.memo_gen;
         e.n = self.coalesce(req, &mut e.lines);
         e.filter = [0; FILTER_WORDS];
         for l in &e.lines[..e.n] {
@@ -555,6 +633,7 @@ impl SmMemory {
     fn load(
         &mut self,
         now: u64,
+        id: u64,
         req: &WarpMemRequest,
         lines: &[LineReq],
     ) -> Result<AccessOutcome, (usize, Fail)> {
@@ -575,7 +654,7 @@ impl SmMemory {
         let slot = if misses > 0 {
             let s = self.free_slots.pop().expect("checked");
             self.slots[s as usize] = Slot {
-                id: req.id,
+                id,
                 remaining: 0,
                 ready: ready_hit,
                 live: true,
@@ -756,6 +835,7 @@ impl SmMemory {
     fn atomic(
         &mut self,
         now: u64,
+        id: u64,
         req: &WarpMemRequest,
         lines: &[LineReq],
     ) -> Result<AccessOutcome, (usize, Fail)> {
@@ -776,7 +856,7 @@ impl SmMemory {
         self.stats.global_atomics += 1;
         let s = self.free_slots.pop().expect("checked");
         self.slots[s as usize] = Slot {
-            id: req.id,
+            id,
             remaining: n as u32,
             ready: now + self.latency,
             live: true,

@@ -116,6 +116,12 @@ pub(crate) struct L2Slice {
     /// (GPGPU-Sim's `-gpgpu_l2_rop_latency` delay queue), so hits and misses both pay it.
     pub rop: VecDeque<(u64, InReq)>,
     rop_cap: usize,
+    /// Counts the changes that can decide a stalled head request otherwise: a DRAM fill
+    /// applied, a request leaving `to_dram`, a request processed.
+    changes: u64,
+    /// `changes + 1` when the head request stalled (0: none): until `changes` moves, its
+    /// tag lookup stalls again for the same reason.
+    stalled: u64,
     pub stats: L2Stats,
 }
 
@@ -155,6 +161,8 @@ impl L2Slice {
             from_dram_cap: cfg.dram.return_queue_entries.max(1) as usize,
             rop: VecDeque::with_capacity((l2.latency + l2.queue_icnt_to_l2.max(1)) as usize),
             rop_cap: (l2.latency + l2.queue_icnt_to_l2.max(1)) as usize,
+            changes: 0,
+            stalled: 0,
             stats: L2Stats::default(),
         }
     }
@@ -184,9 +192,28 @@ impl L2Slice {
         let Some(&(ready, r)) = self.rop.front() else {
             return;
         };
-        if ready <= now && self.process(now, &r, map) {
-            self.rop.pop_front();
+        if ready > now {
+            return;
         }
+        // A stall depends on the cache, MSHR and `to_dram` state only (not on the time),
+        // which only the changes counted in `changes` alter.
+        if self.stalled == self.changes + 1 {
+            debug_assert!(!self.clone().process(now, &r, map), "memoised L2 stall");
+            self.stats.reservation_fails += 1;
+            return;
+        }
+        if self.process(now, &r, map) {
+            self.rop.pop_front();
+            self.changes += 1;
+        } else {
+            self.stalled = self.changes + 1;
+        }
+    }
+
+    /// The head of `to_dram` left for its DRAM channel.
+    pub fn pop_to_dram(&mut self) {
+        self.to_dram.pop_front();
+        self.changes += 1;
     }
 
     fn respond(&mut self, ready: u64, sm: u16, resp: L2Response, bytes: u32) {
@@ -438,6 +465,7 @@ impl L2Slice {
             return false;
         }
         self.from_dram.pop_front();
+        self.changes += 1;
         if let Some(w) = self.cache.find(d.line, d.set_line) {
             self.cache.valid[w] |= d.sectors & self.cache.pending(w);
             self.cache.clear_pending(w, d.sectors);

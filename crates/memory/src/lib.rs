@@ -38,6 +38,7 @@ pub mod hash;
 mod icnt;
 mod l1;
 mod l2;
+mod partition;
 mod system;
 pub mod types;
 
@@ -49,8 +50,9 @@ pub use dram::DramStats;
 pub use error::ConfigError;
 pub use hash::{ipoly_hash, AddressMapping, Location};
 pub use icnt::IcntStats;
-pub use l1::{L1Cache, L1Stats, SmMemory};
+pub use l1::{L1Cache, L1Stats, SmMemory, Ticket};
 pub use l2::L2Stats;
+pub use partition::{Partition, PartitionStep};
 pub use system::{MemStats, MemorySystem};
 pub use types::{
     AccessKind, AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest, ACCESS_OUTCOMES,

@@ -1,10 +1,13 @@
 //! Everything beyond the SMs: interconnect, L2 slices, DRAM channels, clock domains.
 
 use crate::config::MemoryConfig;
-use crate::dram::{DramChannel, DramStats};
+use std::collections::VecDeque;
+
+use crate::dram::DramStats;
 use crate::hash::AddressMapping;
-use crate::icnt::{Crossbar, IcntStats};
-use crate::l2::{InReq, L2Slice, L2Stats, OutResp};
+use crate::icnt::{Crossbar, DstEntry, IcntStats, PortSet, Ports, SrcEntry};
+use crate::l2::{InReq, L2Stats};
+use crate::partition::{Partition, PartitionStep};
 use crate::types::{L2ReqKind, L2Request, L2Response};
 
 /// Fractional clock accumulator in kHz (integer arithmetic → deterministic).
@@ -57,20 +60,62 @@ pub struct MemorySystem {
     map: AddressMapping,
     num_sms: usize,
     header_bytes: u32,
-    req_net: Crossbar<InReq>,
-    resp_net: Crossbar<L2Response>,
-    slices: Vec<L2Slice>,
-    channels: Vec<DramChannel>,
-    /// Slices feeding each channel and the round-robin pointer.
-    chan_slices: Vec<Vec<usize>>,
-    chan_rr: Vec<usize>,
+    /// Sub-partitions (L2 slices) per partition.
+    spp: usize,
+    req_net: Crossbar,
+    resp_net: Crossbar,
+    /// The SMs' ends of the crossbars: request queues (sources) and response queues
+    /// (destinations).
+    sm_req: Vec<VecDeque<SrcEntry<InReq>>>,
+    sm_resp: Vec<VecDeque<DstEntry<L2Response>>>,
+    parts: Vec<Partition>,
+    /// Partitions with `active` set (a request arrived and they have not been idle since).
+    busy_parts: PortSet,
+    /// The partitions' share of the current core cycle ([`MemorySystem::tick_begin`]).
+    step: PartitionStep,
     core_khz: u64,
     core_cycles: u64,
-    /// `core_cycles` when the statistics were last reset.
+    /// `core_cycles` and the DRAM clock's cycle when the statistics were last reset.
     stats_epoch: u64,
+    dram_epoch: u64,
     icnt: Clock,
     l2: Clock,
     dram: Clock,
+}
+
+/// The partitions' side of the request crossbar: slice `i` is slice `i % spp` of partition
+/// `i / spp`; a partition that receives a request becomes active.
+struct ReqIn<'a> {
+    parts: &'a mut [Partition],
+    busy: &'a mut PortSet,
+    spp: usize,
+}
+
+impl Ports<DstEntry<InReq>> for ReqIn<'_> {
+    #[inline]
+    fn queue(&mut self, i: usize) -> &mut VecDeque<DstEntry<InReq>> {
+        &mut self.parts[i / self.spp].req_in[i % self.spp]
+    }
+
+    #[inline]
+    fn arrived(&mut self, i: usize) {
+        let p = i / self.spp;
+        self.parts[p].active = true;
+        self.busy.insert(p);
+    }
+}
+
+/// The partitions' side of the response crossbar.
+struct RespOut<'a> {
+    parts: &'a mut [Partition],
+    spp: usize,
+}
+
+impl Ports<SrcEntry<L2Response>> for RespOut<'_> {
+    #[inline]
+    fn queue(&mut self, i: usize) -> &mut VecDeque<SrcEntry<L2Response>> {
+        &mut self.parts[i / self.spp].resp_out[i % self.spp]
+    }
 }
 
 impl MemorySystem {
@@ -80,47 +125,51 @@ impl MemorySystem {
             panic!("{e}");
         }
         let slices = cfg.l2_slices();
-        let nch = cfg.dram_channels();
         let ic = &cfg.icnt;
         let map = AddressMapping::new(cfg);
-        // Channel of each slice's traffic: slices of partition p feed its channels.
-        let mut chan_slices = vec![Vec::new(); nch];
-        let cpp = cfg.dram.channels_per_partition.max(1) as usize;
-        let spp = cfg.l2.sub_partitions_per_partition as usize;
-        for s in 0..slices {
-            for c in 0..cpp {
-                chan_slices[(s / spp) * cpp + c].push(s);
-            }
-        }
+        let spp = (cfg.l2.sub_partitions_per_partition as usize).max(1);
+        let nparts = cfg.l2.partitions as usize;
+        let req_net = Crossbar::new(
+            num_sms,
+            slices,
+            ic.latency,
+            ic.flit_bytes,
+            ic.flits_per_cycle,
+            ic.input_queue_entries as usize,
+            cfg.l2.queue_icnt_to_l2 as usize,
+        );
+        let resp_net = Crossbar::new(
+            slices,
+            num_sms,
+            ic.latency,
+            ic.flit_bytes,
+            ic.flits_per_cycle,
+            ic.output_queue_entries as usize,
+            ic.dest_queue_entries as usize,
+        );
+        let parts = (0..nparts)
+            .map(|p| Partition::new(cfg, p, resp_net.src_cap, cfg.l2.queue_icnt_to_l2.max(1) as usize))
+            .collect();
         Self {
             map,
             num_sms,
             header_bytes: ic.header_bytes,
-            req_net: Crossbar::new(
-                num_sms,
-                slices,
-                ic.latency,
-                ic.flit_bytes,
-                ic.flits_per_cycle,
-                ic.input_queue_entries as usize,
-                cfg.l2.queue_icnt_to_l2 as usize,
-            ),
-            resp_net: Crossbar::new(
-                slices,
-                num_sms,
-                ic.latency,
-                ic.flit_bytes,
-                ic.flits_per_cycle,
-                ic.output_queue_entries as usize,
-                ic.dest_queue_entries as usize,
-            ),
-            slices: (0..slices).map(|i| L2Slice::new(cfg, i)).collect(),
-            channels: (0..nch).map(|_| DramChannel::new(&cfg.dram)).collect(),
-            chan_rr: vec![0; nch],
-            chan_slices,
+            spp,
+            sm_req: (0..num_sms)
+                .map(|_| VecDeque::with_capacity(req_net.src_cap))
+                .collect(),
+            sm_resp: (0..num_sms)
+                .map(|_| VecDeque::with_capacity(ic.dest_queue_entries.max(1) as usize))
+                .collect(),
+            req_net,
+            resp_net,
+            parts,
+            busy_parts: PortSet::new(nparts),
+            step: PartitionStep::default(),
             core_khz: Clock::new(cfg.clocks.core_mhz).khz,
             core_cycles: 0,
             stats_epoch: 0,
+            dram_epoch: 0,
             icnt: Clock::new(cfg.clocks.icnt_mhz),
             l2: Clock::new(cfg.clocks.l2_mhz),
             dram: Clock::new(cfg.dram.cmd_clock_mhz()),
@@ -147,41 +196,80 @@ impl MemorySystem {
 
     /// Injects a request from SM `sm`; false = the SM's interconnect input queue is full.
     pub fn push(&mut self, _now: u64, sm: usize, req: L2Request) -> bool {
+        let q = &mut self.sm_req[sm];
+        if q.len() >= self.req_net.src_cap {
+            return false;
+        }
         let dst = self.map.slice(req.addr);
         let bytes = self.header_bytes
             + match req.kind {
                 L2ReqKind::Read => 0,
                 _ => req.bytes,
             };
-        self.req_net.push(sm, dst, bytes, InReq { sm: sm as u16, req })
+        q.push_back((dst, bytes, InReq { sm: sm as u16, req }));
+        self.req_net.has_packets(sm, true);
+        true
     }
 
     /// Requests SM `sm` can inject before its interconnect input queue is full.
     pub fn port_room(&self, sm: usize) -> usize {
-        self.req_net.room(sm)
+        self.req_net.src_cap.saturating_sub(self.sm_req[sm].len())
     }
 
     /// Whether a response for SM `sm` is waiting ([`MemorySystem::pop_response`]).
     pub fn has_response(&self, sm: usize) -> bool {
-        self.resp_net.has_ready(sm, self.icnt.cycle)
+        matches!(self.sm_resp[sm].front(), Some((at, _)) if *at <= self.icnt.cycle)
     }
 
     /// Next response delivered to SM `sm`.
     pub fn pop_response(&mut self, sm: usize) -> Option<L2Response> {
-        self.resp_net.pop(sm, self.icnt.cycle)
+        match self.sm_resp[sm].front() {
+            Some((at, _)) if *at <= self.icnt.cycle => self.sm_resp[sm].pop_front().map(|(_, r)| r),
+            _ => None,
+        }
     }
 
     /// True when no request or response is anywhere in the system.
     pub fn is_idle(&self) -> bool {
-        self.req_net.is_empty()
-            && self.resp_net.is_empty()
-            && self.slices.iter().all(|s| s.is_idle())
-            && self.channels.iter().all(|c| c.is_idle())
+        self.sm_req.iter().all(|q| q.is_empty())
+            && self.sm_resp.iter().all(|q| q.is_empty())
+            && self
+                .parts
+                .iter()
+                .all(|p| p.is_idle() && p.resp_out.iter().all(|q| q.is_empty()))
     }
 
     /// Advances one core cycle: the interconnect, L2 and DRAM clock domains each run the
-    /// number of their own cycles that fit (fractional accumulation, integer kHz).
+    /// number of their own cycles that fit (fractional accumulation, integer kHz). The same
+    /// as [`MemorySystem::tick_begin`], [`Partition::tick`] for every partition and
+    /// [`MemorySystem::tick_end`].
     pub fn tick(&mut self, now_core_cycle: u64) {
+        self.tick_begin(now_core_cycle);
+        self.tick_partitions();
+        self.tick_end();
+    }
+
+    /// [`Partition::tick`] for the busy partitions, in order, on this thread.
+    pub fn tick_partitions(&mut self) {
+        let (parts, step, map) = (&mut self.parts, &self.step, &self.map);
+        let busy = &self.busy_parts;
+        for w in 0..busy.words() {
+            let mut bits = busy.word_in(w, 0, usize::MAX);
+            while bits != 0 {
+                let p = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                parts[p].tick(step, map);
+            }
+        }
+    }
+
+    /// The serial first part of a core cycle: the clocks advance and the interconnect runs
+    /// its cycles. Then every partition ticks ([`MemorySystem::partitions`], in any order or
+    /// in parallel), then [`MemorySystem::tick_end`]. Within a core cycle, the interconnect
+    /// cycles come first, then the L2 cycles, then the DRAM cycles (the order of the
+    /// clock domains); a partition's L2 and DRAM cycles only touch the partition and its
+    /// slices' crossbar queues, which the interconnect does not use meanwhile.
+    pub fn tick_begin(&mut self, now_core_cycle: u64) {
         let _ = now_core_cycle;
         self.core_cycles += 1;
         self.icnt.acc += self.icnt.khz;
@@ -189,125 +277,98 @@ impl MemorySystem {
             self.icnt.acc -= self.core_khz;
             self.icnt_cycle();
         }
+        let l2_first = self.l2.cycle + 1;
         self.l2.acc += self.l2.khz;
         while self.l2.acc >= self.core_khz {
             self.l2.acc -= self.core_khz;
-            self.l2_cycle();
+            self.l2.cycle += 1;
         }
+        let dram_first = self.dram.cycle + 1;
         self.dram.acc += self.dram.khz;
         while self.dram.acc >= self.core_khz {
             self.dram.acc -= self.core_khz;
-            self.dram_cycle();
+            self.dram.cycle += 1;
+        }
+        self.step = PartitionStep {
+            l2_first,
+            l2_last: self.l2.cycle,
+            dram_first,
+            dram_last: self.dram.cycle,
+            icnt_now: self.icnt.cycle,
+            resp_cap: self.resp_net.src_cap,
+        };
+    }
+
+    /// The partitions, the step they take this core cycle and the address mapping.
+    pub fn partitions(&mut self) -> (&mut [Partition], &PartitionStep, &AddressMapping) {
+        (&mut self.parts, &self.step, &self.map)
+    }
+
+    /// Partitions that may have work this cycle ([`Partition::tick`] skips the others).
+    pub fn busy_partitions(&self) -> usize {
+        (0..self.busy_parts.words())
+            .map(|w| self.busy_parts.word_in(w, 0, usize::MAX).count_ones() as usize)
+            .sum()
+    }
+
+    /// The end of a core cycle, after every partition ticked: the response crossbar learns
+    /// which slices have responses, and partitions that went idle leave the busy set.
+    pub fn tick_end(&mut self) {
+        let spp = self.spp;
+        for w in 0..self.busy_parts.words() {
+            let mut bits = self.busy_parts.word_in(w, 0, usize::MAX);
+            while bits != 0 {
+                let p = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let part = &self.parts[p];
+                for (j, q) in part.resp_out.iter().enumerate() {
+                    self.resp_net.has_packets(p * spp + j, !q.is_empty());
+                }
+                if !part.active {
+                    self.busy_parts.remove(p);
+                }
+            }
         }
     }
 
     fn icnt_cycle(&mut self) {
         self.icnt.cycle += 1;
         let c = self.icnt.cycle;
-        self.req_net.cycle(c);
-        self.resp_net.cycle(c);
-    }
-
-    fn l2_cycle(&mut self) {
-        self.l2.cycle += 1;
-        let now = self.l2.cycle;
-        let icnt_now = self.icnt.cycle;
-        for (i, s) in self.slices.iter_mut().enumerate() {
-            // An idle slice with nothing arriving does nothing this cycle.
-            if s.is_idle() && self.req_net.dst_idle(i) {
-                continue;
-            }
-            // 1. One DRAM fill.
-            s.fill(now);
-            // 2. One ready response into the response network.
-            if let Some(std::cmp::Reverse(top)) = s.resp.peek() {
-                let OutResp {
-                    ready,
-                    sm,
-                    bytes,
-                    resp,
-                    ..
-                } = *top;
-                if ready <= now && self.resp_net.can_push(i) {
-                    self.resp_net.push(i, sm as usize, bytes, resp);
-                    s.resp.pop();
-                }
-            }
-            // 3. One tag lookup, then one new request into the ROP pipeline.
-            s.lookup(now, &self.map);
-            if s.rop_has_room() {
-                if let Some(r) = self.req_net.pop(i, icnt_now) {
-                    s.rop_push(now, r);
-                }
-            }
-        }
-    }
-
-    fn dram_cycle(&mut self) {
-        self.dram.cycle += 1;
-        let now = self.dram.cycle;
-        let l2_now = self.l2.cycle;
-        for (c, ch) in self.channels.iter_mut().enumerate() {
-            // An idle channel whose slices have nothing for it only counts the cycle.
-            if ch.is_idle()
-                && self.chan_slices[c]
-                    .iter()
-                    .all(|&si| self.slices[si].to_dram.is_empty())
-            {
-                ch.stats.cycles += 1;
-                continue;
-            }
-            // Completed reads back to their slices. A full return queue stalls the channel's
-            // reads (the back-pressure reaches the scheduler, as Accel-Sim's returnq does).
-            let mut reads_blocked = false;
-            if let Some(&(done, d)) = ch.inflight.front() {
-                if done <= now {
-                    let s = &mut self.slices[d.slice as usize];
-                    if s.from_dram.len() < s.from_dram_cap {
-                        s.from_dram.push_back(d);
-                        ch.inflight.pop_front();
-                    } else {
-                        ch.stats.return_stall_cycles += 1;
-                        reads_blocked = true;
-                    }
-                }
-            }
-            // One request from the channel's slices into the scheduler queue.
-            let feeders = &self.chan_slices[c];
-            let n = feeders.len();
-            for k in 0..n {
-                let si = feeders[(self.chan_rr[c] + k) % n];
-                let s = &mut self.slices[si];
-                if let Some(&(ready, r)) = s.to_dram.front() {
-                    if ready > l2_now {
-                        continue;
-                    }
-                    if !ch.has_room() {
-                        ch.stats.queue_full_cycles += 1;
-                        break;
-                    }
-                    ch.enqueue(now, r);
-                    s.to_dram.pop_front();
-                    self.chan_rr[c] = (self.chan_rr[c] + k + 1) % n;
-                    break;
-                }
-            }
-            ch.schedule(now, reads_blocked);
-        }
+        let spp = self.spp;
+        self.req_net.cycle(
+            c,
+            &mut self.sm_req[..],
+            &mut ReqIn {
+                parts: &mut self.parts,
+                busy: &mut self.busy_parts,
+                spp,
+            },
+        );
+        self.resp_net.cycle(
+            c,
+            &mut RespOut {
+                parts: &mut self.parts,
+                spp,
+            },
+            &mut self.sm_resp[..],
+        );
     }
 
     /// Zero every counter and keep the state (cache contents, open rows, queues): the
     /// statistics of the next kernel start from here.
     pub fn reset_stats(&mut self) {
-        for s in &mut self.slices {
-            s.stats = Default::default();
-        }
-        for c in &mut self.channels {
-            c.stats = Default::default();
+        for p in &mut self.parts {
+            for s in &mut p.slices {
+                s.stats = Default::default();
+            }
+            for c in &mut p.channels {
+                c.stats = Default::default();
+            }
         }
         self.req_net.stats = Default::default();
         self.resp_net.stats = Default::default();
         self.stats_epoch = self.core_cycles;
+        self.dram_epoch = self.dram.cycle;
     }
 
     /// Snapshot of all counters (since the last `reset_stats`).
@@ -321,7 +382,7 @@ impl MemorySystem {
             icnt_responses: self.resp_net.stats.clone(),
             ..MemStats::default()
         };
-        for s in &self.slices {
+        for s in self.parts.iter().flat_map(|p| p.slices.iter()) {
             let a = &s.stats;
             let l = &mut m.l2;
             l.accesses += a.accesses;
@@ -342,7 +403,9 @@ impl MemorySystem {
             l.responses += a.responses;
             m.l2_slice_accesses.push(a.accesses);
         }
-        for c in &self.channels {
+        // Every channel counts every DRAM cycle (busy or not).
+        let dram_cycles = self.dram.cycle - self.dram_epoch;
+        for c in self.parts.iter().flat_map(|p| p.channels.iter()) {
             let a = &c.stats;
             let d = &mut m.dram;
             d.reads += a.reads;
@@ -354,7 +417,7 @@ impl MemorySystem {
             d.precharges += a.precharges;
             d.bytes += a.bytes;
             d.busy_cycles += a.busy_cycles;
-            d.cycles += a.cycles;
+            d.cycles += dram_cycles;
             d.read_latency_sum += a.read_latency_sum;
             d.queue_full_cycles += a.queue_full_cycles;
             d.return_stall_cycles += a.return_stall_cycles;

@@ -1,0 +1,175 @@
+//! The memory statistics of a kernel as the GPU reports them (Accel-Sim categories).
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Counters of one cache level by Accel-Sim access type and outcome
+/// (`GLOBAL_ACC_R` → `HIT` → n).
+pub type Breakdown = BTreeMap<String, BTreeMap<String, u64>>;
+
+/// L1 data cache statistics, summed over SMs. Counts are per 128-byte line request
+/// after coalescing (Accel-Sim counts sector requests of a line the same way).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct L1Report {
+    /// `by_kind[GLOBAL_ACC_R|LOCAL_ACC_R|GLOBAL_ACC_W|LOCAL_ACC_W|CONST_ACC_R|INST_ACC_R]
+    /// [HIT|HIT_RESERVED|MISS|RESERVATION_FAIL|SECTOR_MISS]`. Reservation fails are per
+    /// rejected warp access (a retry counts again). `CONST_ACC_R` is the L0 VL constant
+    /// cache (LDC); `INST_ACC_R` is not modelled here (instruction caches are in the SM).
+    pub by_kind: Breakdown,
+    pub warp_accesses: u64,
+    pub line_accesses: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub sector_misses: u64,
+    /// Lines whose missing sectors were already being fetched (HIT_RESERVED).
+    pub hit_reserved: u64,
+    pub mshr_merges: u64,
+    pub reservation_fails: u64,
+    pub fail_mshr: u64,
+    pub fail_miss_queue: u64,
+    pub fail_pending_table: u64,
+    pub fail_no_victim: u64,
+    pub global_atomics: u64,
+    pub l2_reads: u64,
+    pub l2_writes: u64,
+    pub l2_writebacks: u64,
+    pub l2_atomics: u64,
+    pub evictions: u64,
+}
+
+/// Shared-memory statistics, summed over SMs.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SharedReport {
+    pub accesses: u64,
+    pub atomics: u64,
+    /// Bank-array passes; a conflict-free access is one.
+    pub wavefronts: u64,
+    /// Accesses with at least one bank conflict.
+    pub bank_conflict_accesses: u64,
+    /// Extra wavefronts (cycles) caused by bank conflicts.
+    pub bank_conflict_cycles: u64,
+    /// Extra cycles of same-address atomic lanes.
+    pub atomic_conflict_cycles: u64,
+}
+
+/// L2 statistics, summed over slices.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct L2Report {
+    /// `GLOBAL_ACC_R` (reads and atomics; the L2 does not see the space), `GLOBAL_ACC_W`
+    /// (write-through stores), `L1_WRBK_ACC` is included in `GLOBAL_ACC_W`.
+    pub by_kind: Breakdown,
+    pub accesses: u64,
+    pub read_hits: u64,
+    pub read_misses: u64,
+    pub sector_misses: u64,
+    pub write_hits: u64,
+    pub write_misses: u64,
+    pub atomic_hits: u64,
+    pub atomic_misses: u64,
+    pub mshr_merges: u64,
+    /// Reads/atomics that found all their missing sectors in flight (HIT_RESERVED).
+    pub hit_reserved: u64,
+    /// Cycles a slice's head request stalled (MSHR, way, DRAM queue, output queue).
+    pub reservation_fails: u64,
+    pub read_hit_rate: f64,
+}
+
+/// DRAM statistics, summed over channels.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DramReport {
+    pub reads: u64,
+    pub writes: u64,
+    pub row_hits: u64,
+    pub row_misses: u64,
+    pub row_conflicts: u64,
+    pub activates: u64,
+    pub bytes: u64,
+    /// Data-bus busy cycles / (DRAM cycles × channels).
+    pub bandwidth_utilization: f64,
+    /// Bytes moved per core cycle, and the preset's peak.
+    pub bytes_per_core_cycle: f64,
+    pub theoretical_bytes_per_core_cycle: f64,
+    /// Average read latency inside the controller (queue arrival → data), DRAM cycles.
+    pub avg_read_latency_dram_cycles: f64,
+    /// DRAM cycles a channel had a read's data ready that its L2 slice's full return queue
+    /// could not take (its reads stalled meanwhile), summed over channels.
+    pub return_stall_cycles: u64,
+    /// DRAM cycles a slice had a request for a channel whose scheduler queue was full.
+    pub sched_queue_full_cycles: u64,
+}
+
+/// Memory statistics of one kernel.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MemReport {
+    pub l1d: L1Report,
+    pub shared: SharedReport,
+    /// L0 VL constant cache (LDC), summed over SMs: hits, misses, and lookups that found
+    /// their line still being fetched (they wait for it, Accel-Sim's HIT_RESERVED).
+    pub const_hits: u64,
+    pub const_misses: u64,
+    pub const_hit_reserved: u64,
+    pub l2: L2Report,
+    pub dram: DramReport,
+    /// Packets through the request / response crossbars.
+    pub icnt_request_packets: u64,
+    pub icnt_response_packets: u64,
+    pub core_cycles: u64,
+    /// Per-SM L1D summaries (index = SM id): line accesses, misses (incl. sector misses),
+    /// pending hits, reservation fails.
+    pub l1d_per_sm: Vec<[u64; 4]>,
+}
+
+/// Copy a memory report into a `sassim-report` kernel report (Accel-Sim categories).
+pub fn fill_report(m: &MemReport, k: &mut sassim_report::KernelReport) {
+    use sassim_report::{AccessKind, CacheCounters, CacheStatus};
+    let fill = |c: &mut CacheCounters, b: &Breakdown| {
+        for (kind, row) in b {
+            let Some(ak) = AccessKind::ALL.iter().copied().find(|a| a.as_str() == kind) else {
+                continue;
+            };
+            for (st, &n) in row {
+                if let Some(cs) = CacheStatus::ALL.iter().copied().find(|c| c.as_str() == st) {
+                    c.record(ak, cs, n);
+                }
+            }
+        }
+    };
+    fill(&mut k.l1d, &m.l1d.by_kind);
+    fill(&mut k.l2, &m.l2.by_kind);
+    k.l1d_per_sm = m
+        .l1d_per_sm
+        .iter()
+        .map(|s| sassim_report::CacheSubStats {
+            accesses: s[0],
+            misses: s[1],
+            pending_hits: s[2],
+            reservation_fails: s[3],
+        })
+        .collect();
+    k.dram_reads = m.dram.reads;
+    k.dram_writes = m.dram.writes;
+    k.dram_row_hits = m.dram.row_hits;
+    k.dram_row_misses = m.dram.row_misses + m.dram.row_conflicts;
+    k.shared_accesses = m.shared.accesses;
+    k.shared_bank_conflicts = m.shared.bank_conflict_cycles;
+    let extra = [
+        ("const_l0vl_hits", m.const_hits),
+        ("const_l0vl_misses", m.const_misses),
+        ("const_l0vl_hit_reserved", m.const_hit_reserved),
+        ("shared_atomics", m.shared.atomics),
+        ("shared_bank_conflict_accesses", m.shared.bank_conflict_accesses),
+        ("l2_reservation_fails", m.l2.reservation_fails),
+        ("dram_row_conflicts", m.dram.row_conflicts),
+        ("dram_bytes", m.dram.bytes),
+        ("icnt_request_packets", m.icnt_request_packets),
+        ("icnt_response_packets", m.icnt_response_packets),
+    ];
+    for (n, v) in extra {
+        k.extra.insert(n.to_string(), v);
+    }
+    // Per mille, as the extra map holds integers.
+    k.extra.insert(
+        "dram_bandwidth_utilization_permille".into(),
+        (m.dram.bandwidth_utilization * 1000.0).round() as u64,
+    );
+}

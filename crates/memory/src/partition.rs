@@ -1,0 +1,173 @@
+//! One memory partition: its L2 slices (sub-partitions), its DRAM channels, and the
+//! crossbar queues of its slices. A partition only talks to itself and, through those
+//! queues, to the crossbars, so the partitions of a core cycle can tick in any order, or
+//! in parallel ([`crate::MemorySystem::tick_begin`]).
+
+use std::cmp::Reverse;
+use std::collections::VecDeque;
+
+use crate::config::MemoryConfig;
+use crate::dram::DramChannel;
+use crate::hash::AddressMapping;
+use crate::icnt::{DstEntry, SrcEntry};
+use crate::l2::{InReq, L2Slice, OutResp};
+use crate::types::L2Response;
+
+/// What the partitions do in one core cycle (decided by the serial part, the same for
+/// every partition): their L2 cycles, then their DRAM cycles.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PartitionStep {
+    /// The L2 clock's cycles `l2_first ..= l2_last` (none when `l2_first > l2_last`; then
+    /// `l2_last` is the L2 clock's cycle all the same, which the DRAM cycles see).
+    pub(crate) l2_first: u64,
+    pub(crate) l2_last: u64,
+    /// The DRAM command clock's cycles `dram_first ..= dram_last`.
+    pub(crate) dram_first: u64,
+    pub(crate) dram_last: u64,
+    /// The interconnect's cycle (requests that arrived by then may enter an L2 slice).
+    pub(crate) icnt_now: u64,
+    /// Room of a slice's response queue into the response crossbar.
+    pub(crate) resp_cap: usize,
+}
+
+/// A memory partition (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Partition {
+    /// Index of its first slice (slices of partition `p`: `p * spp ..`).
+    first_slice: usize,
+    pub(crate) slices: Vec<L2Slice>,
+    pub(crate) channels: Vec<DramChannel>,
+    /// Per channel: the round-robin pointer over the partition's slices.
+    chan_rr: Vec<usize>,
+    /// Per slice: requests that crossed (or are crossing) the request crossbar.
+    pub(crate) req_in: Vec<VecDeque<DstEntry<InReq>>>,
+    /// Per slice: responses waiting for the response crossbar.
+    pub(crate) resp_out: Vec<VecDeque<SrcEntry<L2Response>>>,
+    /// Whether anything may happen in the partition (a request arrived and it has not
+    /// been idle since); an inactive partition's cycles change nothing.
+    pub(crate) active: bool,
+}
+
+impl Partition {
+    pub(crate) fn new(cfg: &MemoryConfig, p: usize, resp_cap: usize, req_cap: usize) -> Self {
+        let spp = cfg.l2.sub_partitions_per_partition as usize;
+        let cpp = cfg.dram.channels_per_partition.max(1) as usize;
+        let first_slice = p * spp;
+        Partition {
+            first_slice,
+            slices: (first_slice..first_slice + spp)
+                .map(|i| L2Slice::new(cfg, i))
+                .collect(),
+            channels: (0..cpp).map(|_| DramChannel::new(&cfg.dram)).collect(),
+            chan_rr: vec![0; cpp],
+            req_in: (0..spp).map(|_| VecDeque::with_capacity(req_cap)).collect(),
+            resp_out: (0..spp).map(|_| VecDeque::with_capacity(resp_cap)).collect(),
+            active: false,
+        }
+    }
+
+    /// Nothing queued or in flight in the partition's slices and channels, and no request
+    /// for its slices in the request crossbar.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.req_in.iter().all(|q| q.is_empty())
+            && self.slices.iter().all(|s| s.is_idle())
+            && self.channels.iter().all(|c| c.is_idle())
+    }
+
+    /// The partition's share of a core cycle (`step`); afterwards `active` says whether it
+    /// is still busy.
+    pub fn tick(&mut self, step: &PartitionStep, map: &AddressMapping) {
+        if !self.active {
+            return;
+        }
+        for now in step.l2_first..=step.l2_last {
+            self.l2_cycle(now, step, map);
+        }
+        for now in step.dram_first..=step.dram_last {
+            self.dram_cycle(now, step.l2_last);
+        }
+        self.active = !self.is_idle();
+    }
+
+    fn l2_cycle(&mut self, now: u64, step: &PartitionStep, map: &AddressMapping) {
+        for (j, s) in self.slices.iter_mut().enumerate() {
+            let req_in = &mut self.req_in[j];
+            // An idle slice with nothing arriving does nothing this cycle.
+            if s.is_idle() && req_in.is_empty() {
+                continue;
+            }
+            // 1. One DRAM fill.
+            s.fill(now);
+            // 2. One ready response into the response network.
+            if let Some(Reverse(top)) = s.resp.peek() {
+                let OutResp {
+                    ready,
+                    sm,
+                    bytes,
+                    resp,
+                    ..
+                } = *top;
+                let out = &mut self.resp_out[j];
+                if ready <= now && out.len() < step.resp_cap {
+                    out.push_back((sm as usize, bytes, resp));
+                    s.resp.pop();
+                }
+            }
+            // 3. One tag lookup, then one new request into the ROP pipeline.
+            s.lookup(now, map);
+            if s.rop_has_room() {
+                if let Some(&(at, r)) = req_in.front() {
+                    if at <= step.icnt_now {
+                        req_in.pop_front();
+                        s.rop_push(now, r);
+                    }
+                }
+            }
+        }
+    }
+
+    fn dram_cycle(&mut self, now: u64, l2_now: u64) {
+        let n = self.slices.len();
+        for (c, ch) in self.channels.iter_mut().enumerate() {
+            // An idle channel whose slices have nothing for it does nothing (its cycles are
+            // counted by the memory system).
+            if ch.is_idle() && self.slices.iter().all(|s| s.to_dram.is_empty()) {
+                continue;
+            }
+            // Completed reads back to their slices. A full return queue stalls the channel's
+            // reads (the back-pressure reaches the scheduler, as Accel-Sim's returnq does).
+            let mut reads_blocked = false;
+            if let Some(&(done, d)) = ch.inflight.front() {
+                if done <= now {
+                    let s = &mut self.slices[d.slice as usize - self.first_slice];
+                    if s.from_dram.len() < s.from_dram_cap {
+                        s.from_dram.push_back(d);
+                        ch.inflight.pop_front();
+                    } else {
+                        ch.stats.return_stall_cycles += 1;
+                        reads_blocked = true;
+                    }
+                }
+            }
+            // One request from the channel's slices into the scheduler queue.
+            let rr = &mut self.chan_rr[c];
+            for k in 0..n {
+                let s = &mut self.slices[(*rr + k) % n];
+                if let Some(&(ready, r)) = s.to_dram.front() {
+                    if ready > l2_now {
+                        continue;
+                    }
+                    if !ch.has_room() {
+                        ch.stats.queue_full_cycles += 1;
+                        break;
+                    }
+                    ch.enqueue(now, r);
+                    s.pop_to_dram();
+                    *rr = (*rr + k + 1) % n;
+                    break;
+                }
+            }
+            ch.schedule(now, reads_blocked);
+        }
+    }
+}
