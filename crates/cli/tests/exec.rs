@@ -54,9 +54,9 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// Programs built only for sm_90a (warpgroup MMA, TMA, clusters: `wgmma_gemm`), run on the
-/// Hopper preset only.
-const SM90A_ONLY: &[&str] = &["wgmma_gemm"];
+/// Programs built only for sm_90/sm_90a (warpgroup MMA, TMA, clusters, bulk copies:
+/// `wgmma_gemm`, `tma_copy`), run on the Hopper preset only.
+const SM90A_ONLY: &[&str] = &["wgmma_gemm", "tma_copy"];
 
 /// Programs whose sm_75 fallback needs an opcode sassim lacks (`spmma_gemm`'s scalar s8 loop
 /// compiles to `IDP.4A`): run on Ampere and Hopper only.

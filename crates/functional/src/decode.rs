@@ -1508,8 +1508,10 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
         "HMMA" | "IMMA" | "DMMA" | "LDSM" | "MOVM" => {
             Op::Tensor(crate::tensor::decode(ins).ok_or(Some(full))?)
         }
-        "ELECT" | "SYNCS" | "UTMALDG" | "UTMASTG" | "UCGABAR_ARV" | "UCGABAR_WAIT" | "WARPGROUP"
-        | "HGMMA" | "IGMMA" | "QGMMA" => Op::Hopper(crate::hopper::decode(ins).ok_or(Some(full))?),
+        "ELECT" | "SYNCS" | "UTMALDG" | "UTMASTG" | "UBLKCP" | "UBLKPF" | "UTMACMDFLUSH" | "UCGABAR_ARV"
+        | "UCGABAR_WAIT" | "WARPGROUP" | "HGMMA" | "IGMMA" | "QGMMA" => {
+            Op::Hopper(crate::hopper::decode(ins).ok_or(Some(full))?)
+        }
         _ => return Err(Some(full)),
     })
 }
