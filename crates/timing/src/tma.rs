@@ -106,7 +106,13 @@ impl<W> Sm<W> {
                     const_addr: None,
                     const_l1_extra: 0,
                 };
-                let outcome = self.mem.access(now, &req);
+                // The TMA's reads bypass the L1; its writes take the L1's write-through path
+                // (no allocation).
+                let outcome = if store {
+                    self.mem.access(now, &req)
+                } else {
+                    self.mem.access_bypassing_l1(now, &req)
+                };
                 let seq = self.tma.first_job + k as u64;
                 let j = &mut self.tma.jobs[k];
                 match outcome {
