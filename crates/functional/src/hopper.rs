@@ -210,7 +210,8 @@ mod tests {
     use super::*;
 
     fn decoded(line: &str) -> Option<HopperOp> {
-        let text = format!("\tcode for sm_90\n\t\tFunction : k\n        /*0000*/                   {line} ;\n");
+        let text =
+            format!("\tcode for sm_90\n\t\tFunction : k\n        /*0000*/                   {line} ;\n");
         let l = sassim_sass::parse_listing(&text, "t").expect("parse");
         decode(&l.kernels[0].instructions[0])
     }
@@ -220,13 +221,22 @@ mod tests {
     #[test]
     fn bulk_copy_forms_decode() {
         let copy = |dir, multicast| Some(HopperOp::BulkCopy { dir, multicast });
-        assert_eq!(decoded("UBLKCP.S.G [UR8], [UR10], UR4"), copy(BulkDir::SharedFromGlobal, false));
+        assert_eq!(
+            decoded("UBLKCP.S.G [UR8], [UR10], UR4"),
+            copy(BulkDir::SharedFromGlobal, false)
+        );
         assert_eq!(
             decoded("UBLKCP.S.G.MULTICAST [UR8], [UR10], UR4"),
             copy(BulkDir::SharedFromGlobal, true)
         );
-        assert_eq!(decoded("UBLKCP.S.S [UR4], [UR8], UR6"), copy(BulkDir::SharedFromShared, false));
-        assert_eq!(decoded("UBLKCP.G.S [UR4], [UR8], UR6"), copy(BulkDir::GlobalFromShared, false));
+        assert_eq!(
+            decoded("UBLKCP.S.S [UR4], [UR8], UR6"),
+            copy(BulkDir::SharedFromShared, false)
+        );
+        assert_eq!(
+            decoded("UBLKCP.G.S [UR4], [UR8], UR6"),
+            copy(BulkDir::GlobalFromShared, false)
+        );
         assert_eq!(decoded("UBLKPF.L2 [UR10], UR6"), Some(HopperOp::BulkNop));
         assert_eq!(decoded("UTMACMDFLUSH"), Some(HopperOp::BulkNop));
         // Multicast only into shared memory; unknown directions are refused.
