@@ -58,10 +58,6 @@ fn text(b: &[u8]) -> String {
 /// `wgmma_gemm`, `tma_copy`), run on the Hopper preset only.
 const SM90A_ONLY: &[&str] = &["wgmma_gemm", "tma_copy"];
 
-/// Programs whose sm_75 fallback needs an opcode sassim lacks (`spmma_gemm`'s scalar s8 loop
-/// compiles to `IDP.4A`): run on Ampere and Hopper only.
-const SM80_PLUS: &[&str] = &["spmma_gemm"];
-
 /// Run every program in timing and functional mode on `gpu`: each passes its own check,
 /// prints the same output in both modes, and the timing model reads no register before
 /// the compiler's control bits say it may (no stale reads).
@@ -78,9 +74,6 @@ fn suite_with(gpu: &str, sets: &[&str]) {
     }
     for p in programs() {
         if SM90A_ONLY.contains(&p.as_str()) && gpu != "h100" {
-            continue;
-        }
-        if SM80_PLUS.contains(&p.as_str()) && gpu == "rtx-2080ti" {
             continue;
         }
         let json = tmp(&format!("{gpu}-{}-{p}.json", sets.len()));
