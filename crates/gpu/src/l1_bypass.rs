@@ -104,7 +104,14 @@ impl L1Bypass {
         }
     }
 
+    /// Whether reads wait to be sent.
+    #[inline]
+    pub fn has_queued(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
     /// Send queued reads while `send` accepts them.
+    #[cold]
     pub fn send(&mut self, send: &mut dyn FnMut(mm::L2Request) -> bool) {
         while let Some(&r) = self.queue.front() {
             if !send(r) {
@@ -115,6 +122,7 @@ impl L1Bypass {
     }
 
     /// A response to one of the reads (`owns(resp.tag)`).
+    #[cold]
     pub fn fill(&mut self, resp: mm::L2Response) {
         if let Some(k) = self.loads.iter().position(|l| l.tag == resp.tag) {
             let l = &mut self.loads[k];
@@ -127,8 +135,11 @@ impl L1Bypass {
     }
 
     /// Ids of the loads that completed.
+    #[inline]
     pub fn completed(&mut self, out: &mut Vec<u64>) {
-        out.append(&mut self.done);
+        if !self.done.is_empty() {
+            out.append(&mut self.done);
+        }
     }
 }
 

@@ -467,7 +467,9 @@ impl MemModel {
             let s = phys[i];
             if let Some(m) = adapter(sm) {
                 m.l1.tick(cycle, &mut |r| sys.push(cycle, s, r));
-                m.bypass.send(&mut |r| sys.push(cycle, s, r));
+                if m.bypass.has_queued() {
+                    m.bypass.send(&mut |r| sys.push(cycle, s, r));
+                }
             }
         }
         sys.tick(cycle);
@@ -671,7 +673,9 @@ pub fn after_tick<W>(sm: &mut Sm<W>, cycle: u64) -> bool {
                 true
             };
             l1.tick(cycle, &mut send);
-            bypass.send(&mut send);
+            if bypass.has_queued() {
+                bypass.send(&mut send);
+            }
             !outbox.is_empty()
         }
         None => false,
