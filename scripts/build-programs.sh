@@ -57,6 +57,10 @@ done
 # its fat binary holds only an sm_90a cubin (no sm_75/86/90 cubins, no PTX).
 WGMMA_FLAGS="-cudart shared -L$LINKDIR -gencode arch=compute_90a,code=sm_90a"
 FLAGS[wgmma_gemm]=$WGMMA_FLAGS
+# tma_copy: cp.async.bulk and the TMA store exist from sm_90 on; its fat binary holds only an
+# sm_90 cubin.
+TMA_COPY_FLAGS="-cudart shared -L$LINKDIR -gencode arch=compute_90,code=sm_90"
+FLAGS[tma_copy]=$TMA_COPY_FLAGS
 SRC[refuse_static_rt]=$P/refuse/static_rt/static_rt.cu # nvcc's default: -cudart static
 FLAGS[refuse_static_rt]="-gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86 -gencode arch=compute_90,code=sm_90"
 SRC[refuse_ptxonly]=$P/refuse/ptxonly/ptxonly.cu
@@ -134,6 +138,7 @@ cp "$index" "$P/sass/INDEX.txt"
   echo "# static_rt:    nvcc ${COMMON[*]} ${FLAGS[refuse_static_rt]} (nvcc's default static runtime)"
   echo "# ptxonly:      nvcc ${COMMON[*]} ${FLAGS[refuse_ptxonly]}"
   echo "# wgmma_gemm:   nvcc ${COMMON[*]} $WGMMA_FLAGS"
+  echo "# tma_copy:     nvcc ${COMMON[*]} $TMA_COPY_FLAGS"
   echo "# then: objcopy --redefine-sym tmpxft_<pid>_..._<name>.cudafe1.cpp=<name>.cudafe1.cpp (STT_FILE symbol)"
   echo "# SASS: cuobjdump -xelf all bin/<name>; nvdisasm -hex <cubin> > sass/<sha256 of cubin>.nvdisasm-hex"
   echo "## nvcc --version"; "$NVCC" --version

@@ -258,3 +258,85 @@ fn warpgroup_mma_reproduces_published_latency_and_peak_rate() {
         );
     }
 }
+
+/// A one-warpgroup Accel-Sim trace (format v5, sm_90) of `n` `HGMMA.64x64x16.F32`, each
+/// ending a commit group, each followed by `WARPGROUP.DEPBAR.LE gsb0, 0` when `dep` (once at
+/// the end otherwise). As NVBit records them, the MMAs list only their descriptor registers
+/// (no accumulators) and the commit flag.
+fn write_gmma_trace(dir: &Path, dep: bool, n: usize) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("dir");
+    let mut warp = String::new();
+    let mut pc = 0;
+    let mut count = 0;
+    let mut line = |warp: &mut String, s: &str| {
+        *warp += &format!("{pc:04x} ffffffff {s}\n");
+        pc += 16;
+        count += 1;
+    };
+    for i in 0..n {
+        line(&mut warp, "0 HGMMA.64x64x16.F32 2 UR4 UR6 1 0 0 0");
+        if dep || i + 1 == n {
+            line(&mut warp, "0 WARPGROUP.DEPBAR.LE 0 0 0 0");
+        }
+    }
+    line(&mut warp, "0 EXIT 0 0 0 0");
+    let mut tb = String::new();
+    for w in 0..4 {
+        tb += &format!("warp = {w}\ninsts = {count}\n{warp}");
+    }
+    let trace = format!(
+        "-kernel name = gmma_chain\n-kernel id = 1\n-grid dim = (1,1,1)\n-block dim = (128,1,1)\n\
+         -shmem = 0\n-nregs = 168\n-binary version = 90\n-cuda stream id = 0\n\
+         -shmem base_addr = 0x00007f0000000000\n-local mem base_addr = 0x00007f1000000000\n\
+         -nvbit version = 1.8\n-accelsim tracer version = 5\n-enable lineinfo = 0\n\n\
+         #traces format = [line_num] PC mask dest_num [reg_dests] opcode src_num [reg_srcs] mem_width [adrrescompress?] [mem_addresses] immediate1 immediate2\n\n\
+         #BEGIN_TB\n\nthread block = 0,0,0\n\n{tb}#END_TB\n"
+    );
+    std::fs::write(dir.join("kernel-1.traceg"), trace).expect("trace");
+    std::fs::write(dir.join("kernelslist.g"), "kernel-1.traceg\n").expect("list");
+    dir.join("kernelslist.g")
+}
+
+fn h100_trace_cycles(dir: &Path) -> u64 {
+    let json = dir.join("r.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sassim"))
+        .args(["run", "--trace"])
+        .arg(dir.join("kernelslist.g"))
+        .args(["--gpu", "h100", "--json"])
+        .arg(&json)
+        .arg("--force")
+        .output()
+        .expect("sassim");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    v["kernels"][0]["cycles"].as_u64().expect("cycles")
+}
+
+/// Accel-Sim traces with warpgroup MMAs run with the same tensor model (issue 17): the trace
+/// has no accumulator registers, so the MMAs complete on the `gsb0` group counter that the
+/// traced `WARPGROUP.DEPBAR` waits on, as with a listing: six more dependent m64n64k16 cost
+/// six latencies (128 cycles + the DEPBAR round trip, as in
+/// `warpgroup_mma_reproduces_published_latency_and_peak_rate`), six more independent ones six
+/// initiation intervals (32 cycles, the shared-memory operand path's 4 × (512 + 8N) / 128).
+/// (With register scoreboards the trace's DEPBAR waited for nothing: 32 cycles both ways.)
+#[test]
+fn warpgroup_mma_traces_use_the_same_tensor_model() {
+    let base = std::env::temp_dir().join(format!("sassim-gmma-trace-{}", std::process::id()));
+    let mut per = Vec::new();
+    for dep in [true, false] {
+        let mut c = Vec::new();
+        for n in [6usize, 12] {
+            let d = base.join(format!("{dep}-{n}"));
+            write_gmma_trace(&d, dep, n);
+            c.push(h100_trace_cycles(&d));
+        }
+        per.push((c[1] - c[0]) / 6);
+    }
+    assert!(
+        (128..=141).contains(&per[0]),
+        "dependent: {} cycles per MMA",
+        per[0]
+    );
+    assert_eq!(per[1], 32, "independent: cycles per MMA");
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -209,6 +209,7 @@ pub const LIMITS: &[Limit] = &[
     r("mem_pipeline.l1_hit_path", 1, 1000),
     r("mem_pipeline.shared_path", 1, 1000),
     r("mem_pipeline.dsm_extra", 0, 10_000),
+    r("mem_pipeline.tma_setup", 0, 10_000),
     r("mem_pipeline.ldc_imm_war_extra", 0, 100),
     r("mem_pipeline.const_vl_hit_path", 1, 1000),
     r("mem_pipeline.ldc_indexed_extra", 0, 100),

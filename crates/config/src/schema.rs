@@ -453,6 +453,10 @@ pub struct MemPipelineConfig {
     /// CTA of the thread-block cluster, over the GPC's SM-to-SM network. Absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dsm_extra: Option<u32>,
+    /// Tensor Memory Accelerator (sm_90+): cycles from a bulk copy's instruction (`UTMALDG`,
+    /// `UTMASTG`, `UBLKCP`) to the TMA's first memory request for it. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tma_setup: Option<u32>,
     /// LDC with immediate address: extra cycles before its sources are released.
     pub ldc_imm_war_extra: u32,
     /// Address release -> data, L0 VL constant-cache hit.

@@ -559,6 +559,8 @@ pub enum Op {
     Tensor(crate::tensor::TensorOp),
     /// Hopper: warpgroup MMA, TMA, transaction and cluster barriers, ELECT (`crate::hopper`).
     Hopper(crate::hopper::HopperOp),
+    /// `IDP.4A` / `IDP.2A` (`dp4a`, `dp2a`: `crate::idp`).
+    Idp(crate::idp::Idp),
     Unsupported(String),
 }
 
@@ -1007,6 +1009,7 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
             only(&[])?;
             Op::Popc
         }
+        "IDP" => Op::Idp(crate::idp::decode(&mods).ok_or(Some(full))?),
         "FLO" => {
             only(&["U32", "S32", "SH"])?;
             Op::Flo {
@@ -1508,8 +1511,10 @@ fn decode_op(ins: &Instruction, o: &[D]) -> R {
         "HMMA" | "IMMA" | "DMMA" | "LDSM" | "MOVM" => {
             Op::Tensor(crate::tensor::decode(ins).ok_or(Some(full))?)
         }
-        "ELECT" | "SYNCS" | "UTMALDG" | "UTMASTG" | "UCGABAR_ARV" | "UCGABAR_WAIT" | "WARPGROUP"
-        | "HGMMA" | "IGMMA" | "QGMMA" => Op::Hopper(crate::hopper::decode(ins).ok_or(Some(full))?),
+        "ELECT" | "SYNCS" | "UTMALDG" | "UTMASTG" | "UBLKCP" | "UBLKPF" | "UTMACMDFLUSH" | "UCGABAR_ARV"
+        | "UCGABAR_WAIT" | "WARPGROUP" | "HGMMA" | "IGMMA" | "QGMMA" => {
+            Op::Hopper(crate::hopper::decode(ins).ok_or(Some(full))?)
+        }
         _ => return Err(Some(full)),
     })
 }

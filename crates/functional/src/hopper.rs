@@ -1,5 +1,6 @@
 //! Hopper (sm_90) instructions, decoded: warpgroup MMA (`HGMMA`/`IGMMA`/`QGMMA`) and its
-//! `WARPGROUP` bookkeeping, the Tensor Memory Accelerator (`UTMALDG`/`UTMASTG`), transaction
+//! `WARPGROUP` bookkeeping, the Tensor Memory Accelerator (`UTMALDG`/`UTMASTG`, the bulk copies
+//! `UBLKCP`), transaction
 //! barriers (`SYNCS`, PTX `mbarrier`), cluster barriers (`UCGABAR_*`) and `ELECT`.
 //!
 //! SASS forms as ptxas 13.5 prints them (docs/validation/hopper-isa-facts.md §3–6,
@@ -36,6 +37,13 @@ pub enum HopperOp {
     SyncsNop,
     /// `UTMALDG.nD [URa], [URb][, URc]` / `UTMASTG.nD [URa], [URb]`.
     Tma { load: bool, dims: u8, multicast: bool },
+    /// `UBLKCP.dst.src[.MULTICAST] [URa], [URb], URc`: the non-tensor bulk copy
+    /// (`cp.async.bulk`); URc holds the size in 16-byte units (bits 0–15) and the multicast
+    /// mask (bits 16–31).
+    BulkCopy { dir: BulkDir, multicast: bool },
+    /// `UBLKPF.L2 [URa], URb` (`cp.async.bulk.prefetch.L2`) and `UTMACMDFLUSH`
+    /// (`cp.async.bulk.commit_group`): nothing to compute.
+    BulkNop,
     /// `UCGABAR_ARV` / `UCGABAR_WAIT`.
     ClusterBarrier { wait: bool },
     /// `WARPGROUP.ARRIVE` (`wgmma.fence`).
@@ -45,6 +53,17 @@ pub enum HopperOp {
     WarpgroupDepbar,
     /// `HGMMA`/`IGMMA`/`QGMMA`.
     Gmma(GmmaOp),
+}
+
+/// The direction of a `UBLKCP` (its `.dst.src` suffixes; ptxas 13.5 register blocks):
+/// `S.G`: [URa] = shared::cluster destination, URa+1 = its mbarrier; [URb] = 64-bit global
+/// source. `S.S`: [URa] as `S.G`; [URb] = shared::cta source. `G.S`: [URa] = 64-bit global
+/// destination; [URb] = shared::cta source (completion through the bulk group).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BulkDir {
+    SharedFromGlobal,
+    SharedFromShared,
+    GlobalFromShared,
 }
 
 /// A warpgroup MMA and its operand modifiers.
@@ -123,6 +142,22 @@ pub fn decode(ins: &Instruction) -> Option<HopperOp> {
                 multicast,
             }
         }
+        "UBLKCP" if n == 3 => {
+            let dir = match mods.get(..2) {
+                Some(["S", "G"]) => BulkDir::SharedFromGlobal,
+                Some(["S", "S"]) => BulkDir::SharedFromShared,
+                Some(["G", "S"]) => BulkDir::GlobalFromShared,
+                _ => return None,
+            };
+            let multicast = match mods[2..] {
+                [] => false,
+                ["MULTICAST"] if dir == BulkDir::SharedFromGlobal => true,
+                _ => return None,
+            };
+            HopperOp::BulkCopy { dir, multicast }
+        }
+        "UBLKPF" if n == 2 && mods == ["L2"] => HopperOp::BulkNop,
+        "UTMACMDFLUSH" if n == 0 && mods.is_empty() => HopperOp::BulkNop,
         "UCGABAR_ARV" if n == 0 => HopperOp::ClusterBarrier { wait: false },
         "UCGABAR_WAIT" if n == 0 => HopperOp::ClusterBarrier { wait: true },
         "WARPGROUP" => match mods.as_slice() {
@@ -168,4 +203,44 @@ pub fn decode(ins: &Instruction) -> Option<HopperOp> {
         }
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded(line: &str) -> Option<HopperOp> {
+        let text =
+            format!("\tcode for sm_90\n\t\tFunction : k\n        /*0000*/                   {line} ;\n");
+        let l = sassim_sass::parse_listing(&text, "t").expect("parse");
+        decode(&l.kernels[0].instructions[0])
+    }
+
+    /// The `UBLKCP` forms ptxas 13.5 emits for `cp.async.bulk` (global → shared::cluster,
+    /// multicast, shared::cta → shared::cluster, shared::cta → global) and its companions.
+    #[test]
+    fn bulk_copy_forms_decode() {
+        let copy = |dir, multicast| Some(HopperOp::BulkCopy { dir, multicast });
+        assert_eq!(
+            decoded("UBLKCP.S.G [UR8], [UR10], UR4"),
+            copy(BulkDir::SharedFromGlobal, false)
+        );
+        assert_eq!(
+            decoded("UBLKCP.S.G.MULTICAST [UR8], [UR10], UR4"),
+            copy(BulkDir::SharedFromGlobal, true)
+        );
+        assert_eq!(
+            decoded("UBLKCP.S.S [UR4], [UR8], UR6"),
+            copy(BulkDir::SharedFromShared, false)
+        );
+        assert_eq!(
+            decoded("UBLKCP.G.S [UR4], [UR8], UR6"),
+            copy(BulkDir::GlobalFromShared, false)
+        );
+        assert_eq!(decoded("UBLKPF.L2 [UR10], UR6"), Some(HopperOp::BulkNop));
+        assert_eq!(decoded("UTMACMDFLUSH"), Some(HopperOp::BulkNop));
+        // Multicast only into shared memory; unknown directions are refused.
+        assert_eq!(decoded("UBLKCP.G.S.MULTICAST [UR4], [UR8], UR6"), None);
+        assert_eq!(decoded("UBLKCP.G.G [UR4], [UR8], UR6"), None);
+    }
 }

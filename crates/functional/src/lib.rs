@@ -19,6 +19,7 @@ pub mod decode;
 pub mod error;
 pub mod exec;
 pub mod hopper;
+pub mod idp;
 pub mod memory;
 pub mod runner;
 pub mod tensor;

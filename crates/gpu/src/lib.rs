@@ -5,6 +5,7 @@ pub mod ctlbits;
 pub mod ctlbits_validation;
 pub mod engine;
 pub mod footprint;
+pub mod l1_bypass;
 pub mod launch;
 pub mod ltrf;
 pub mod memsys;

@@ -13,6 +13,7 @@
 //! (512 b/cycle) and is not charged twice; extra lines from divergence and extra
 //! wavefronts from bank conflicts are.
 
+use crate::l1_bypass::L1Bypass;
 use sassim_config::GpuConfig;
 use sassim_memory as mm;
 use sassim_timing::config::hit_latencies;
@@ -315,6 +316,9 @@ impl MemModel {
             let s = phys[i];
             if let Some(m) = adapter(sm) {
                 m.l1.tick(cycle, &mut |r| sys.push(cycle, s, r));
+                if m.bypass.has_queued() {
+                    m.bypass.send(&mut |r| sys.push(cycle, s, r));
+                }
             }
         }
         sys.tick(cycle);
@@ -322,7 +326,11 @@ impl MemModel {
             let s = phys[i];
             if let Some(m) = adapter(sm) {
                 while let Some(resp) = sys.pop_response(s) {
-                    m.l1.fill(cycle, resp);
+                    if L1Bypass::owns(resp.tag) {
+                        m.bypass.fill(resp);
+                    } else {
+                        m.l1.fill(cycle, resp);
+                    }
                 }
             }
         }
@@ -335,7 +343,7 @@ impl MemModel {
         h.sys.is_idle()
             && sms
                 .iter_mut()
-                .all(|sm| adapter(sm).is_none_or(|m| m.l1.is_idle()))
+                .all(|sm| adapter(sm).is_none_or(|m| m.l1.is_idle() && m.bypass.is_idle()))
     }
 
     pub fn report<W>(&mut self, sms: &mut [Sm<W>]) -> Option<MemReport> {
@@ -479,10 +487,15 @@ pub fn before_tick<W>(sm: &mut Sm<W>) {
             l1,
             inbox,
             inbox_cycle,
+            bypass,
             ..
         } = m;
         for r in inbox.drain(..) {
-            l1.fill(*inbox_cycle, r);
+            if L1Bypass::owns(r.tag) {
+                bypass.fill(r);
+            } else {
+                l1.fill(*inbox_cycle, r);
+            }
         }
     }
 }
@@ -493,15 +506,25 @@ pub fn before_tick<W>(sm: &mut Sm<W>) {
 pub fn after_tick<W>(sm: &mut Sm<W>, cycle: u64) -> bool {
     match adapter(sm) {
         Some(m) => {
-            let SmDataMemory { l1, outbox, room, .. } = m;
-            l1.tick(cycle, &mut |r| {
+            let SmDataMemory {
+                l1,
+                outbox,
+                room,
+                bypass,
+                ..
+            } = m;
+            let mut send = |r| {
                 if *room == 0 {
                     return false;
                 }
                 *room -= 1;
                 outbox.push(r);
                 true
-            });
+            };
+            l1.tick(cycle, &mut send);
+            if bypass.has_queued() {
+                bypass.send(&mut send);
+            }
             !outbox.is_empty()
         }
         None => false,
@@ -586,6 +609,8 @@ pub struct SmDataMemory {
     /// access every cycle), with their L1 tickets: a retry skips building the request.
     retries: [Retry; RETRY_ENTRIES],
     retry_next: usize,
+    /// The TMA's loads, which do not go through the L1.
+    bypass: L1Bypass,
 }
 
 /// The L1's kind of an access.
@@ -680,6 +705,7 @@ impl SmDataMemory {
             room: 0,
             retries: [Retry::NONE; RETRY_ENTRIES],
             retry_next: 0,
+            bypass: L1Bypass::new(h.cfg.l1d.line_bytes, h.cfg.l1d.sector_bytes),
         }
     }
 
@@ -810,6 +836,17 @@ impl DataMemory for SmDataMemory {
     fn completed(&mut self, now: u64, out: &mut Vec<u64>) {
         while let Some((id, _)) = self.l1.pop_completed(now) {
             out.push(id);
+        }
+        self.bypass.completed(out);
+    }
+
+    fn access_bypassing_l1(&mut self, now: u64, req: &MemReq) -> Access {
+        match req.access {
+            Some(a) if a.space == MemSpace::Global && req.kind == MemKind::Load => {
+                self.bypass.load(req.id, a);
+                Access::Pending
+            }
+            _ => self.access(now, req),
         }
     }
 

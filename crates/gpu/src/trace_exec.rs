@@ -233,6 +233,8 @@ pub fn synthesize_instruction(opcode: &str, ti: &TraceInstr, pc: u64) -> Instruc
     } else if is_mem_base(&base) {
         ops.push(mem_operand(srcs.first()));
         ops.extend(srcs.iter().skip(1).map(reg_operand));
+    } else if let Some(h) = hopper_operands(&base, &opcode, ti) {
+        ops.extend(h);
     } else {
         ops.extend(srcs.iter().map(reg_operand));
     }
@@ -257,6 +259,42 @@ pub fn synthesize_instruction(opcode: &str, ti: &TraceInstr, pc: u64) -> Instruc
     }
     sassim_isa::infer_widths(&mut ins);
     ins
+}
+
+/// The operands of Hopper's warpgroup-MMA instructions as the listing has them, from what
+/// the tracer records (Accel-Sim v5: an `HGMMA` lists its descriptor registers as sources and
+/// no destination, the accumulators being invisible to the tracer, and a flag for the MMA that
+/// ends a commit group; `WARPGROUP.DEPBAR.LE` carries its group count as the first
+/// immediate): `gdesc[URa]` (after the A registers of the RS form) and `gsb0`, and
+/// `gsb0, n` for the wait. So traced warpgroup MMAs complete on the group counter and
+/// `WARPGROUP.DEPBAR` waits for it, as in a listing (docs/model.md "Hopper").
+fn hopper_operands(base: &str, opcode: &Opcode, ti: &TraceInstr) -> Option<Vec<Operand>> {
+    let gsb0 = || Operand::new(OperandKind::Keyword("gsb0".into()));
+    match base {
+        "HGMMA" | "IGMMA" | "QGMMA" => {
+            let srcs = ti.srcs();
+            let desc = srcs.iter().find(|r| r.kind == RegKind::UR)?;
+            let mut ops: Vec<Operand> = srcs
+                .iter()
+                .filter(|r| r.kind == RegKind::R)
+                .take(1)
+                .map(reg_operand)
+                .collect();
+            ops.push(Operand::new(OperandKind::GmmaDesc(desc.num)));
+            if ti.flags & sassim_trace::flags::GMMA_COMMIT != 0 {
+                ops.push(gsb0());
+            }
+            Some(ops)
+        }
+        "WARPGROUP" if opcode.has("DEPBAR") => {
+            let n = ti.imm[0].clamp(0, 63);
+            Some(vec![
+                gsb0(),
+                Operand::new(OperandKind::Imm(sassim_isa::Imm::Int(n))),
+            ])
+        }
+        _ => None,
+    }
 }
 
 fn filler(pc: u64) -> Instruction {
@@ -517,6 +555,16 @@ impl TraceKernel {
     pub fn has_control_bits(&self) -> bool {
         self.has_control_bits
     }
+
+    /// Whether the kernel has Hopper warpgroup MMAs, whose completion the trace cannot show
+    /// through registers (their accumulators are not in the trace): such a kernel needs
+    /// control bits (the `gsb0` group counter that `WARPGROUP.DEPBAR` waits on).
+    pub fn has_warpgroup_mma(&self) -> bool {
+        self.kernel
+            .instructions
+            .iter()
+            .any(|i| matches!(i.opcode.base.as_str(), "HGMMA" | "IGMMA" | "QGMMA"))
+    }
     /// Give the kernel's instructions control bits inferred for `gpu`'s opcode tables
     /// (a trace without its listing); afterwards it runs as with control bits.
     pub fn infer_control_bits(&mut self, gpu: &Gpu) {
@@ -774,7 +822,9 @@ pub fn run_trace_kernel(
         ));
     }
     warnings.extend(tk.warnings().iter().cloned());
-    let inferred = opts.infer_control_bits && !tk.has_control_bits();
+    // Warpgroup MMAs order their results only through the `gsb0` counter: without a listing,
+    // their kernel runs with inferred control bits rather than register scoreboards.
+    let inferred = (opts.infer_control_bits || tk.has_warpgroup_mma()) && !tk.has_control_bits();
     if inferred {
         tk.infer_control_bits(gpu);
     }

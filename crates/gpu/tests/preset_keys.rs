@@ -41,7 +41,7 @@ const PRESETS: [&str; 10] = [
 ];
 
 /// Keys that act outside the kernel statistics, with the test that shows their effect.
-const TESTED_ELSEWHERE: [(&str, &str); 3] = [
+const TESTED_ELSEWHERE: [(&str, &str); 4] = [
     (
         "gpu.memory_mb",
         "crates/cudart/src/api/memory.rs: device_memory_is_the_presets_memory_mb (cudaMalloc's limit)",
@@ -49,6 +49,10 @@ const TESTED_ELSEWHERE: [(&str, &str); 3] = [
     (
         "mem_pipeline.dsm_extra",
         "crates/cli/tests/exec.rs: distributed_shared_memory_is_timed_as_remote (acts only in cluster kernels, which the microbenchmarks do not launch)",
+    ),
+    (
+        "mem_pipeline.tma_setup",
+        "crates/cli/tests/exec.rs: bulk_copy_chain_reproduces_luo (acts only on TMA and bulk copies, which the microbenchmarks do not issue)",
     ),
     (
         "gpu.shared_mem_per_sm_max_kb",

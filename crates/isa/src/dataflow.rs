@@ -335,7 +335,23 @@ fn ins_base(op: &crate::instruction::Opcode) -> &str {
 /// `UTMALDG.nD [URa], [URb]`: URa.. = shared destination, mbarrier, n coordinates; URb:URb+1
 /// the tensor-map address. `UTMASTG.nD [URa], [URb]`: shared source and n coordinates.
 /// (ptxas 13.5, docs/validation/hopper-isa-facts.md §5.3.)
+///
+/// `UBLKCP.dst.src [URa], [URb], URc`: a shared::cluster destination is followed by its
+/// mbarrier and a global address is 64-bit (two registers); a shared source is one register.
+/// `UBLKPF.L2 [URa], URb`: a 64-bit global address.
 fn tma_block(base: &str, op: &crate::instruction::Opcode, i: usize) -> Option<u8> {
+    match base {
+        "UBLKCP" => {
+            let side = op.mods.get(i)?;
+            return match (side.as_str(), i) {
+                ("S", 0) | ("G", _) => Some(2),
+                ("S", 1) => Some(1),
+                _ => None,
+            };
+        }
+        "UBLKPF" => return (i == 0).then_some(2),
+        _ => {}
+    }
     let dims = op.mods.iter().find_map(|m| match m.as_str() {
         "1D" => Some(1u8),
         "2D" => Some(2),

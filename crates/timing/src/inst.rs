@@ -375,7 +375,7 @@ pub fn decode_kernel(
                     0
                 },
                 smem_operand_bytes: gmma_smem_bytes(ins),
-                bulk: matches!(ins.opcode.base.as_str(), "UTMALDG" | "UTMASTG"),
+                bulk: matches!(ins.opcode.base.as_str(), "UTMALDG" | "UTMASTG" | "UBLKCP"),
                 uniform_dest: {
                     let w = sassim_isa::regs_written(ins);
                     !w.is_empty()

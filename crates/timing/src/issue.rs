@@ -577,7 +577,8 @@ impl<W> Sm<W> {
         let (active_mask, issued_pc, exited) = (issued.active_mask, issued.pc, issued.exited);
         if self.code[sidx].bulk {
             if let Some(b) = ex.take_bulk() {
-                self.tma.push(b);
+                self.tma
+                    .push(b, now, u64::from(self.cfg.mem.tma_setup.unwrap_or(0)));
             }
         }
         let inst = &self.code[sidx];

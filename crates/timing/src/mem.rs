@@ -37,6 +37,11 @@ pub enum Access {
 
 pub trait DataMemory: Send {
     fn access(&mut self, now: u64, req: &MemReq) -> Access;
+    /// A global load of the TMA, which does not go through the SM's L1 (docs/model.md
+    /// "Hopper"); a memory without an L1 serves it as any access.
+    fn access_bypassing_l1(&mut self, now: u64, req: &MemReq) -> Access {
+        self.access(now, req)
+    }
     /// For the GPU's memory system to reach its own implementation.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
     fn tick(&mut self, _now: u64) {}

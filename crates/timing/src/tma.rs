@@ -1,12 +1,14 @@
 //! The SM's Tensor Memory Accelerator: the asynchronous bulk copies of Hopper's
-//! `UTMALDG`/`UTMASTG` move through the memory hierarchy after the instruction issued.
+//! `UTMALDG`/`UTMASTG` and `UBLKCP` move through the memory hierarchy after the instruction
+//! issued.
 //!
 //! The executor performs the copy's data movement at issue and describes it as a
-//! [`BulkCopy`] (the 16-byte chunks of global memory it reads or writes). This unit sends the
-//! chunks to the SM's data memory as warp-wide requests of 32 × 16 bytes, one per cycle when
-//! the memory accepts it, in order, and tells the executor when the last one has completed
-//! ([`Executor::bulk_done`]): for a load, that is when the bytes complete on the copy's
-//! mbarrier, which the waiting warps poll. Sources: docs/model.md "Hopper".
+//! [`BulkCopy`] (the 16-byte chunks of global memory it reads or writes). This unit starts a
+//! copy `mem_pipeline.tma_setup` cycles after its instruction issued (the TMA's setup), sends
+//! its chunks to the SM's data memory as warp-wide requests of 32 × 16 bytes, one per cycle
+//! when the memory accepts it, in order, and tells the executor when the last one has
+//! completed ([`Executor::bulk_done`]): for a load, that is when the bytes complete on the
+//! copy's mbarrier, which the waiting warps poll. Sources: docs/model.md "Hopper".
 
 use crate::exec::{BulkCopy, Executor, MemAccess};
 use crate::inst::{MemKind, MemSpace};
@@ -21,6 +23,8 @@ const CHUNKS_PER_REQUEST: usize = 32;
 #[derive(Debug)]
 struct Job {
     copy: BulkCopy,
+    /// Cycle at which the TMA may send the copy's first request (issue + setup).
+    start: u64,
     /// Chunks sent so far.
     sent: usize,
     /// Requests sent whose data has not arrived.
@@ -49,9 +53,11 @@ impl TmaUnit {
         self.jobs.is_empty()
     }
 
-    pub(crate) fn push(&mut self, copy: BulkCopy) {
+    /// A copy whose instruction issued at `now`, started after `setup` cycles.
+    pub(crate) fn push(&mut self, copy: BulkCopy, now: u64, setup: u64) {
         self.jobs.push_back(Job {
             copy,
+            start: now + setup,
             sent: 0,
             outstanding: 0,
             ready_at: 0,
@@ -78,7 +84,7 @@ impl<W> Sm<W> {
     /// left to send, and report the copies whose data have all arrived, in order.
     pub(crate) fn tma_stage<E: Executor<Writes = W>>(&mut self, ex: &mut E, now: u64) -> Result<(), String> {
         let next = self.tma.jobs.iter().position(|j| j.sent < j.copy.chunks.len());
-        if let Some(k) = next {
+        if let Some(k) = next.filter(|&k| self.tma.jobs[k].start <= now) {
             let j = &self.tma.jobs[k];
             {
                 let end = (j.sent + CHUNKS_PER_REQUEST).min(j.copy.chunks.len());
@@ -100,7 +106,13 @@ impl<W> Sm<W> {
                     const_addr: None,
                     const_l1_extra: 0,
                 };
-                let outcome = self.mem.access(now, &req);
+                // The TMA's reads bypass the L1; its writes take the L1's write-through path
+                // (no allocation).
+                let outcome = if store {
+                    self.mem.access(now, &req)
+                } else {
+                    self.mem.access_bypassing_l1(now, &req)
+                };
                 let seq = self.tma.first_job + k as u64;
                 let j = &mut self.tma.jobs[k];
                 match outcome {
@@ -122,7 +134,7 @@ impl<W> Sm<W> {
             }
         }
         while let Some(j) = self.tma.jobs.front() {
-            if j.sent < j.copy.chunks.len() || j.outstanding > 0 || j.ready_at > now {
+            if j.sent < j.copy.chunks.len() || j.outstanding > 0 || j.ready_at.max(j.start) > now {
                 break;
             }
             let j = self.tma.jobs.pop_front().expect("job");

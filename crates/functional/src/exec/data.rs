@@ -384,6 +384,12 @@ impl Ex<'_> {
                     self.wr(0, l, alu::flo(a, signed, sh))?;
                 }
             }
+            Op::Idp(d) => {
+                for l in lanes(lm) {
+                    let (a, b, c) = (self.si(1, l)?, self.si(2, l)?, self.si(3, l)?);
+                    self.wr(0, l, d.dot(a, b, c))?;
+                }
+            }
             Op::Brev => {
                 for l in lanes(lm) {
                     let a = self.si(1, l)?;

@@ -14,7 +14,7 @@
 //!   on the mbarrier at once.
 
 use super::*;
-use crate::hopper::{ArriveKind, GmmaOp, HopperOp};
+use crate::hopper::{ArriveKind, BulkDir, GmmaOp, HopperOp};
 use crate::tma::{swizzle, Swizzle, TensorMap, TENSOR_MAP_BYTES};
 use sassim_isa::{GmmaType, MmaType};
 use std::collections::HashMap;
@@ -179,7 +179,16 @@ impl Ex<'_> {
             HopperOp::SyncsExch => self.syncs(None),
             HopperOp::SyncsArrive(k) => self.syncs(Some(k)),
             HopperOp::SyncsPhaseChk => self.phase_check(),
-            HopperOp::SyncsNop | HopperOp::WarpgroupArrive | HopperOp::WarpgroupDepbar => Ok(()),
+            HopperOp::SyncsNop
+            | HopperOp::WarpgroupArrive
+            | HopperOp::WarpgroupDepbar
+            | HopperOp::BulkNop => Ok(()),
+            HopperOp::BulkCopy { dir, multicast } => {
+                if self.g == 0 {
+                    return Ok(());
+                }
+                self.bulk_copy(dir, multicast)
+            }
             HopperOp::Tma {
                 load,
                 dims,
@@ -445,6 +454,100 @@ impl Ex<'_> {
                 .bulk
                 .started(bars, data.len() as u64, chunks_of(&read, es), false);
         }
+        Ok(())
+    }
+
+    /// `UBLKCP` (PTX `cp.async.bulk`): `size` bytes (a multiple of 16, both addresses 16-byte
+    /// aligned) copied when the instruction issues. Into shared memory: the bytes complete on
+    /// the mbarrier in the register after the destination (at once in a functional run, when
+    /// the timing model has moved them otherwise), in every CTA of the multicast mask.
+    fn bulk_copy(&mut self, dir: BulkDir, multicast: bool) -> Res<()> {
+        let a = self.ur_block(0)?;
+        let b = self.ur_block(1)?;
+        if a >= 62 || b >= 62 {
+            return Err(self.unsup("register block beyond UR62"));
+        }
+        let lane = self.g.trailing_zeros() as usize;
+        let size_reg = match self.op(2)?.k {
+            K::UR(r) => self.ureg(r),
+            _ => return Err(self.unsup("size is not a uniform register")),
+        };
+        let bytes = u64::from(size_reg & 0xffff) * 16;
+        let wide = |ex: &Self, r: u8| u64::from(ex.ureg(r)) | u64::from(ex.ureg(r + 1)) << 32;
+        let (dst, src) = match dir {
+            BulkDir::SharedFromGlobal => (u64::from(self.ureg(a)), wide(self, b)),
+            BulkDir::SharedFromShared => (u64::from(self.ureg(a)), u64::from(self.ureg(b))),
+            BulkDir::GlobalFromShared => (wide(self, a), u64::from(self.ureg(b))),
+        };
+        for (addr, space) in [
+            (dst, dir == BulkDir::GlobalFromShared),
+            (src, dir == BulkDir::SharedFromGlobal),
+        ] {
+            if !addr.is_multiple_of(16) {
+                let sp = if space { MemSpace::Global } else { MemSpace::Shared };
+                return Err(self.fault(lane, addr, 16, sp, true));
+            }
+        }
+        let mut data = vec![0u8; bytes as usize];
+        if dir == BulkDir::SharedFromGlobal {
+            if !self.read_global(src, &mut data) {
+                return Err(self.fault(lane, src, bytes as u32, MemSpace::Global, false));
+            }
+        } else {
+            let (c, off) = self
+                .k
+                .cluster_smem(self.cta, src)
+                .ok_or_else(|| self.fault(lane, src, 16, MemSpace::Shared, false))?;
+            if !self.k.ctas[c].shared.read_into(off, &mut data) {
+                return Err(self.fault(lane, src, bytes as u32, MemSpace::Shared, false));
+            }
+        }
+        if dir == BulkDir::GlobalFromShared {
+            if !self.k.global.write(dst, &data) {
+                return Err(self.fault(lane, dst, bytes as u32, MemSpace::Global, false));
+            }
+            self.k.progress += 1;
+            let chunks = (0..bytes / 16).map(|i| dst + 16 * i).collect();
+            self.k.bulk.started(Vec::new(), 0, chunks, true);
+            return Ok(());
+        }
+        let bar = u64::from(self.ureg(a + 1));
+        let off_mask = (1u64 << cluster::RANK_SHIFT) - 1;
+        let ranks: Vec<u64> = if multicast {
+            (0..16).filter(|r| size_reg >> (16 + r) & 1 == 1).collect()
+        } else {
+            vec![dst >> cluster::RANK_SHIFT]
+        };
+        let mut bars = Vec::new();
+        for r in ranks {
+            let to = (r << cluster::RANK_SHIFT) | (dst & off_mask);
+            let (c, base) = self
+                .k
+                .cluster_smem(self.cta, to)
+                .ok_or_else(|| self.fault(lane, to, 16, MemSpace::Shared, false))?;
+            if self.k.ctas[c].shared.write(base, &data).is_none() {
+                return Err(self.fault(lane, to, bytes as u32, MemSpace::Shared, false));
+            }
+            self.k.progress += 1;
+            let at = (r << cluster::RANK_SHIFT) | (bar & off_mask);
+            if self.k.bulk.defer {
+                let (c, off) = self
+                    .k
+                    .cluster_smem(self.cta, at)
+                    .ok_or_else(|| self.fault(lane, at, 8, MemSpace::Shared, false))?;
+                bars.push((c, self.k.ctas[c].linear, off));
+            } else {
+                self.complete_tx(at, bytes)?;
+            }
+        }
+        // A shared-to-shared copy moves no global memory: the timing model completes it
+        // without memory requests.
+        let chunks = if dir == BulkDir::SharedFromGlobal {
+            (0..bytes / 16).map(|i| src + 16 * i).collect()
+        } else {
+            Vec::new()
+        };
+        self.k.bulk.started(bars, bytes, chunks, false);
         Ok(())
     }
 
