@@ -5,7 +5,8 @@
 use crate::config::{SchedPolicy, StallExpiry};
 use crate::exec::Executor;
 use crate::inst::Special;
-use crate::sm::{reg_index, Sm, Stage, COMMITTED, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR};
+use crate::sm::{Sm, COMMITTED};
+use crate::state::{reg_index, Stage, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR};
 use crate::stats::StallReason;
 
 impl<W> Sm<W> {
@@ -233,7 +234,9 @@ impl<W> Sm<W> {
             s.warps
                 .iter()
                 .copied()
-                .filter(|x| !s.two_level_pool.contains(x) && warps[*x].rc.interval != crate::sm::NO_INTERVAL)
+                .filter(|x| {
+                    !s.two_level_pool.contains(x) && warps[*x].rc.interval != crate::state::NO_INTERVAL
+                })
                 .collect()
         } else {
             Vec::new()
