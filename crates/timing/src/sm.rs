@@ -10,7 +10,7 @@ use crate::mem::DataMemory;
 use crate::regfile::{PortSchedule, Rfc};
 use crate::state::{
     reg_index, Event, SubCore, Warp, WarpIssue, WarpLog, CONST_LINE_TAG, HOT_DEP_WAIT, HOT_LIVE, HOT_NO_ROOM,
-    MAX_SUBCORES, MAX_WARP_SLOTS, SB_REGS,
+    MAX_SUBCORES, MAX_WARP_SLOTS, NO_HEAD, SB_REGS,
 };
 use crate::stats::CoreStats;
 use sassim_isa::ArchReg;
@@ -674,13 +674,24 @@ impl<W> Sm<W> {
     }
 
     /// Copy the head of `slot`'s instruction buffer into its [`WarpIssue`] (after any
-    /// change of the buffer).
+    /// change of the buffer), with its static instruction: looked up only when the head's
+    /// pc differs from the last head's (`head_idx` is `index_of(head_pc)` unless `NO_HEAD`).
     #[inline]
     pub(crate) fn sync_head(&mut self, slot: usize) {
-        let (pc, ready) = self.warps[slot].ib.front().copied().unwrap_or((0, u64::MAX));
+        let Some(&(pc, ready)) = self.warps[slot].ib.front() else {
+            self.iss[slot].head_ready = u64::MAX;
+            return;
+        };
+        let v = &self.iss[slot];
+        let idx = if pc == v.head_pc && v.head_idx != NO_HEAD {
+            v.head_idx
+        } else {
+            self.index_of(pc).map_or(NO_HEAD, |i| i as u32)
+        };
         let v = &mut self.iss[slot];
         v.head_pc = pc;
         v.head_ready = ready;
+        v.head_idx = idx;
     }
 
     /// Recompute `HOT_NO_ROOM` of `slot` after its instruction buffer, fetches in flight or
@@ -704,7 +715,8 @@ impl<W> Sm<W> {
         if self.hot[slot] & HOT_DEP_WAIT == 0 {
             return false;
         }
-        let head = self.warps[slot].ib.front().and_then(|&(pc, _)| self.index_of(pc));
+        let v = &self.iss[slot];
+        let head = (v.head_ready != u64::MAX && v.head_idx != NO_HEAD).then_some(v.head_idx as usize);
         head.is_none_or(|h| {
             let h = &self.code[h];
             released.iter().any(|r| {

@@ -36,15 +36,22 @@ pub struct RfcLog {
 #[repr(C, align(64))]
 pub(crate) struct WarpIssue {
     /// The head of the instruction buffer, a copy kept by `Sm::sync_head`: its pc and the
-    /// cycle from which it may issue (`u64::MAX`: the buffer is empty).
+    /// cycle from which it may issue (`u64::MAX`: the buffer is empty; `head_pc` and
+    /// `head_idx` then keep the last head's).
     pub(crate) head_pc: u64,
     pub(crate) head_ready: u64,
     pub(crate) stall_until: u64,
     pub(crate) no_issue_at: u64,
     pub(crate) age: u64,
-    /// The last DEPBAR's condition (from, SB, count, ids): it applies from cycle `from`
-    /// (`NO_DEPBAR`: no DEPBAR issued). Not an `Option`, which would not fit the line.
-    pub(crate) depbar: (u64, u8, u8, u8),
+    /// The last DEPBAR's condition applies from this cycle (`NO_DEPBAR`: no DEPBAR
+    /// issued). Not an `Option`, which would not fit the line.
+    pub(crate) depbar_from: u64,
+    /// The static instruction at `head_pc` (`Sm::index_of`), looked up once per new head
+    /// rather than by every readiness check (`NO_HEAD`: no instruction at that pc, or no
+    /// head yet).
+    pub(crate) head_idx: u32,
+    /// The last DEPBAR's condition (see `depbar_from`).
+    pub(crate) depbar: DepbarCond,
     /// Dependence counters SB0–SB5 and Hopper's warpgroup-MMA group counter (`gsb0`, index
     /// [`GMMA_GROUP_SB`](crate::inst::GMMA_GROUP_SB)).
     pub(crate) sb: [u8; DEP_COUNTERS],
@@ -52,8 +59,18 @@ pub(crate) struct WarpIssue {
     pub(crate) maybe_blocked: bool,
 }
 
-/// `WarpIssue::depbar` of a warp that issued no DEPBAR.
+/// `WarpIssue::depbar_from` of a warp that issued no DEPBAR.
 pub(crate) const NO_DEPBAR: u64 = u64::MAX;
+/// `WarpIssue::head_idx` when the head's pc has no static instruction (or is not known).
+pub(crate) const NO_HEAD: u32 = u32::MAX;
+
+/// A DEPBAR's condition: counter `sb` is at most `le`, and the counters in `ids` (bits) are 0.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct DepbarCond {
+    pub(crate) sb: u8,
+    pub(crate) le: u8,
+    pub(crate) ids: u8,
+}
 
 const _: () = assert!(
     std::mem::size_of::<WarpIssue>() == 64,
@@ -68,7 +85,9 @@ impl WarpIssue {
             stall_until: 0,
             no_issue_at: u64::MAX,
             age,
-            depbar: (NO_DEPBAR, 0, 0, 0),
+            depbar_from: NO_DEPBAR,
+            head_idx: NO_HEAD,
+            depbar: DepbarCond::default(),
             sb: [0; DEP_COUNTERS],
             maybe_blocked: true,
         }
