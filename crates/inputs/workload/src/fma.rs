@@ -10,8 +10,8 @@ pub type Lanes = [u32; 32];
 /// `out[l]` = the bits of `a[l]·b[l] + c[l]` rounded once to nearest even (IEEE 754
 /// fusedMultiplyAdd, `f32::mul_add`), operands given as bits. Without a target CPU feature,
 /// `mul_add` is a software routine of a few hundred instructions; on an x86-64 CPU with
-/// FMA the lanes are computed by the FMA instructions. A result with a NaN operand or a NaN
-/// result is recomputed by `mul_add`: IEEE 754 leaves the NaN's payload to the
+/// FMA the lanes are computed by the FMA instructions. A NaN result (which every NaN operand
+/// gives) is recomputed by `mul_add`: IEEE 754 leaves the NaN's payload to the
 /// implementation; every other result is fully specified, so both give the same bits.
 pub fn fma_rn_lanes(a: &Lanes, b: &Lanes, c: &Lanes, out: &mut Lanes) {
     #[cfg(target_arch = "x86_64")]
@@ -20,11 +20,15 @@ pub fn fma_rn_lanes(a: &Lanes, b: &Lanes, c: &Lanes, out: &mut Lanes) {
             // SAFETY: the CPU has the FMA extension (checked just above), the only
             // requirement of `fma_hw`.
             unsafe { fma_hw(a, b, c, out) };
-            for l in 0..32 {
-                let r = f32::from_bits(out[l]);
-                let (x, y, z) = (f32::from_bits(a[l]), f32::from_bits(b[l]), f32::from_bits(c[l]));
-                if r.is_nan() || x.is_nan() || y.is_nan() || z.is_nan() {
-                    out[l] = x.mul_add(y, z).to_bits();
+            // One test over the lanes (no early exit, so it vectorizes); NaNs are rare.
+            let is_nan = |r: u32| r & 0x7fff_ffff > 0x7f80_0000;
+            if out.iter().fold(false, |any, &r| any | is_nan(r)) {
+                for l in 0..32 {
+                    if is_nan(out[l]) {
+                        out[l] = f32::from_bits(a[l])
+                            .mul_add(f32::from_bits(b[l]), f32::from_bits(c[l]))
+                            .to_bits();
+                    }
                 }
             }
             return;
