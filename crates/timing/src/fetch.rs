@@ -3,7 +3,8 @@
 //! (M25 A6, rules 30–33).
 
 use crate::exec::Executor;
-use crate::sm::{wrap, Event, Fetch, Sm, Warp, HOT_LIVE, HOT_NO_ROOM};
+use crate::sm::Sm;
+use crate::state::{wrap, Event, Fetch, Warp, HOT_LIVE, HOT_NO_ROOM};
 
 impl<W> Sm<W> {
     /// Decode → instruction buffer: instructions fetched `fetch_to_issue_stages` cycles
@@ -182,7 +183,7 @@ impl<W> Sm<W> {
     /// latency of `l1i_miss_latency`); a line still being fetched for an earlier miss is not
     /// a hit: the request waits for the fill (Accel-Sim's HIT_RESERVED).
     pub(crate) fn l1ic_lookup(&mut self, at: u64, line: u64) -> u64 {
-        let is_const = line & crate::sm::CONST_LINE_TAG != 0;
+        let is_const = line & crate::state::CONST_LINE_TAG != 0;
         self.l1i_inflight.retain(|&(_, fill)| fill > at);
         if let Some(&(_, fill)) = self.l1i_inflight.iter().find(|x| x.0 == line) {
             if is_const {
@@ -233,7 +234,7 @@ impl<W> Sm<W> {
             w.inflight_fetch = 0;
             w.fetch_pc = next;
             w.fetch_wait_line = None;
-            self.hot[slot] &= !(crate::sm::HOT_DEP_WAIT | crate::sm::HOT_SB_CLEAR);
+            self.hot[slot] &= !(crate::state::HOT_DEP_WAIT | crate::state::HOT_SB_CLEAR);
             self.sync_masks(slot);
             self.sync_room(slot);
             self.stats.ib_flushes += 1;

@@ -5,7 +5,8 @@
 use crate::config::{SchedPolicy, StallExpiry};
 use crate::exec::Executor;
 use crate::inst::Special;
-use crate::sm::{reg_index, Sm, Stage, COMMITTED, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR};
+use crate::sm::{Sm, COMMITTED};
+use crate::state::{reg_index, DepbarCond, Stage, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR, NO_HEAD};
 use crate::stats::StallReason;
 
 impl<W> Sm<W> {
@@ -46,17 +47,24 @@ impl<W> Sm<W> {
         }
         let v = &self.iss[slot];
         debug_assert_eq!(
-            self.warps[slot].ib.front().copied().unwrap_or((0, u64::MAX)),
-            (v.head_pc, v.head_ready),
+            self.warps[slot].ib.front().map_or(u64::MAX, |h| h.1),
+            v.head_ready,
             "stale instruction-buffer head"
         );
         // An empty buffer has `head_ready == u64::MAX`.
         if v.head_ready > now {
             return Err(StallReason::NoInstruction);
         }
-        let Some(sidx) = self.index_of(v.head_pc) else {
+        debug_assert_eq!(self.warps[slot].ib.front().map(|h| h.0), Some(v.head_pc));
+        debug_assert_eq!(
+            self.index_of(v.head_pc).map_or(NO_HEAD, |i| i as u32),
+            v.head_idx,
+            "stale head index"
+        );
+        if v.head_idx == NO_HEAD {
             return Err(StallReason::NoInstruction);
-        };
+        }
+        let sidx = v.head_idx as usize;
         if now < v.stall_until {
             return Err(StallReason::StallCounter);
         }
@@ -71,8 +79,8 @@ impl<W> Sm<W> {
         let waits = if self.uses_control_bits {
             (inst.ctrl.wait_mask != 0 && (0..6).any(|k| inst.ctrl.waits_on(k) && v.sb[k] != 0)) || {
                 // Without a DEPBAR, `from` is NO_DEPBAR (u64::MAX): never reached.
-                let (from, sb, le, ids) = v.depbar;
-                now >= from
+                let DepbarCond { sb, le, ids } = v.depbar;
+                now >= v.depbar_from
                     && !(v.sb[sb as usize % crate::inst::DEP_COUNTERS] <= le
                         && (0..6).all(|k| ids & (1 << k) == 0 || v.sb[k] == 0))
             }
@@ -233,7 +241,9 @@ impl<W> Sm<W> {
             s.warps
                 .iter()
                 .copied()
-                .filter(|x| !s.two_level_pool.contains(x) && warps[*x].rc.interval != crate::sm::NO_INTERVAL)
+                .filter(|x| {
+                    !s.two_level_pool.contains(x) && warps[*x].rc.interval != crate::state::NO_INTERVAL
+                })
                 .collect()
         } else {
             Vec::new()
@@ -460,10 +470,13 @@ impl<W> Sm<W> {
             self.stats.stall_slots[reason as usize] += 1;
             return Ok(());
         };
-        let pc = self.warps[slot].ib.front().map(|x| x.0).unwrap_or_default();
-        let sidx = self
-            .index_of(pc)
-            .ok_or_else(|| format!("no instruction at pc {pc:#x}"))?;
+        // The chosen warp passed its readiness check this cycle: its head is known.
+        let v = &self.iss[slot];
+        if v.head_ready == u64::MAX || v.head_idx == NO_HEAD {
+            let pc = self.warps[slot].ib.front().map(|x| x.0).unwrap_or_default();
+            return Err(format!("no instruction at pc {pc:#x}"));
+        }
+        let sidx = v.head_idx as usize;
         if self.code[sidx].fixed && !self.cfg.perfect_const_cache {
             if let Some((bank, off)) = self.code[sidx].const_operand {
                 let line = ((bank as u64) << 32 | off) / self.cfg.l0c_fl.line_bytes.max(1) as u64;
@@ -675,7 +688,8 @@ impl<W> Sm<W> {
                 } else {
                     depbar_delay
                 };
-                v.depbar = (now + delay, sb, le, ids);
+                v.depbar_from = now + delay;
+                v.depbar = DepbarCond { sb, le, ids };
             }
         } else {
             self.iss[slot].stall_until = now + 1;

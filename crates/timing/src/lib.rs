@@ -5,7 +5,8 @@
 //! file with a register-file cache, a result queue, and the memory pipeline.
 //!
 //! Components (one module each): [`frontend`], [`sm`] (issue, Control, Allocate,
-//! read, write-back and the cycle loop), [`regfile`], [`mem`], [`inst`] (static decode),
+//! read, write-back and the cycle loop), [`state`] (the per-warp and per-sub-core state
+//! records the stages share), [`regfile`], [`mem`], [`inst`] (static decode),
 //! [`exec`] (the executor interface), [`config`], [`stats`], [`ltrf`] (the latency-tolerant
 //! register file's register cache and prefetches).
 
@@ -21,6 +22,7 @@ pub mod mempipe;
 pub mod pipeline;
 pub mod regfile;
 pub mod sm;
+pub mod state;
 pub mod stats;
 pub mod tma;
 
@@ -28,5 +30,6 @@ pub use config::{CoreConfig, DepMode, SchedPolicy, StallExpiry};
 pub use exec::{Executor, Issued, MemAccess};
 pub use inst::{decode_kernel, InstClass, LtrfSlot, StaticInst};
 pub use mem::{DataMemory, FixedLatencyMemory, HitLatencies};
-pub use sm::{RfcLog, Sm, WarpLog};
+pub use sm::Sm;
+pub use state::{RfcLog, WarpLog};
 pub use stats::{CoreStats, StallReason};

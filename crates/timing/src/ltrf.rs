@@ -19,7 +19,8 @@
 //!   active again. Without the two-level scheduler every warp keeps a partition.
 
 use crate::config::SchedPolicy;
-use crate::sm::{RegCacheState, Sm, NO_INTERVAL};
+use crate::sm::Sm;
+use crate::state::{RegCacheState, NO_INTERVAL};
 use crate::stats::StallReason;
 use sassim_config::RegFileOrganisation;
 

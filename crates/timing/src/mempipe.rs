@@ -3,7 +3,8 @@
 
 use crate::inst::{MemKind, MemSpace};
 use crate::mem::{Access, MemReq};
-use crate::sm::{wrap, Event, Sm};
+use crate::sm::Sm;
+use crate::state::{wrap, Event};
 
 impl<W> Sm<W> {
     pub(crate) fn mem_addr_stage(&mut self, sc: usize, now: u64) {

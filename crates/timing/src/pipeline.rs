@@ -3,7 +3,8 @@
 //! register reads of variable-latency instructions (M25 A5.2, A8, rules 16–29).
 
 use crate::config::CoreConfig;
-use crate::sm::{Event, MemEntry, Sm, Stage};
+use crate::sm::Sm;
+use crate::state::{Event, MemEntry, Stage};
 use sassim_isa::ArchReg;
 
 impl<W> Sm<W> {
@@ -115,7 +116,7 @@ impl<W> Sm<W> {
             self.warps[st.slot]
                 .log
                 .rfc
-                .push(crate::sm::RfcLog { pc, hits, reads });
+                .push(crate::state::RfcLog { pc, hits, reads });
         }
         if has_read_sb {
             self.schedule(now + read_cycles as u64, Event::ReadDone { slot: st.slot, sidx });
@@ -128,7 +129,7 @@ impl<W> Sm<W> {
         // counter that covers a producer is the same whatever the port conflicts (M25 5.3,
         // rule 22). Consumers execute at issue here, so they commit the value by its undelayed
         // time; the timing (write-back slot, counter release) keeps the delay.
-        self.warps[st.slot].pending.push(crate::sm::PendingResult {
+        self.warps[st.slot].pending.push(crate::state::PendingResult {
             visible_fixed: vis_fixed - delay,
             visible_mem: vis_var - delay,
             slab: st.writes,

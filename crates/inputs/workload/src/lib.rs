@@ -13,6 +13,7 @@
 
 pub mod builtin;
 pub mod file;
+pub mod fma;
 pub mod reference;
 pub mod spec;
 pub mod values;

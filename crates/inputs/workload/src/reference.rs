@@ -500,13 +500,26 @@ pub fn sgemm(ctx: &mut RefCtx) -> R<()> {
         return Err(format!("parameter 2 has {} elements, need {}", c.len(), rows * n));
     }
     let (n, k) = (n as usize, k as usize);
+    // Each element is `acc = a·b + acc` over kk in order, rounded once per step
+    // (`f32::mul_add`), computed for 32 columns at a time by `fma_rn_lanes` (the CPU's FMA
+    // where it has it, the same bits).
+    let mut bv = [0u32; 32];
     for r in 0..rows as usize {
-        for col in 0..cols as usize {
-            let mut acc = 0.0f32;
+        for col0 in (0..cols as usize).step_by(32) {
+            let w = 32.min(cols as usize - col0);
+            let mut acc = [0.0f32.to_bits(); 32];
             for kk in 0..k {
-                acc = a[r * k + kk].mul_add(b[kk * n + col], acc);
+                let av = [a[r * k + kk].to_bits(); 32];
+                let row = &b[kk * n + col0..kk * n + col0 + w];
+                for (d, x) in bv.iter_mut().zip(row) {
+                    *d = x.to_bits();
+                }
+                let prev = acc;
+                crate::fma::fma_rn_lanes(&av, &bv, &prev, &mut acc);
             }
-            c[r * n + col] = acc;
+            for (d, x) in c[r * n + col0..r * n + col0 + w].iter_mut().zip(&acc) {
+                *d = f32::from_bits(*x);
+            }
         }
     }
     Ok(())

@@ -304,6 +304,51 @@ fn reference_flops_and_sgemm() {
 }
 
 #[test]
+fn sgemm_reference_is_the_ordered_mul_add_sum() {
+    // Random operands of both signs (rounding at every step), n wider than the grid's
+    // columns (those of C stay as initialized): each element is the k-ordered chain of
+    // `f32::mul_add` from 0, bit for bit.
+    let w = tiny(
+        r#"kernel = "sgemm"
+        grid = [1, 2]
+        block = [16, 16]
+        reference = "sgemm"
+        params = [{ buffer = "A" }, { buffer = "B" }, { buffer = "C" }, { u32 = 160 }, { u32 = 24 }]
+        [[buffer]]
+        name = "A"
+        type = "f32"
+        count = 6144
+        init = { kind = "random", seed = 7, min = -3.0, max = 3.0 }
+        [[buffer]]
+        name = "B"
+        type = "f32"
+        count = 3840
+        init = { kind = "random", seed = 8, min = -1.0e3, max = 1.0e3 }
+        [[buffer]]
+        name = "C"
+        type = "f32"
+        count = 40960
+        init = { kind = "constant", value = 5.0 }
+        [[output]]
+        buffer = "C""#,
+    );
+    let buf = |name: &str| f32s(&w.buffers().iter().find(|b| b.name == name).unwrap().bytes);
+    let (a, b) = (buf("A"), buf("B"));
+    let (n, k) = (160, 24);
+    let c = f32s(&expected(&w, "C"));
+    for r in 0..256 {
+        for col in 0..n {
+            let want = if col < 128 {
+                (0..k).fold(0.0f32, |acc, kk| a[r * k + kk].mul_add(b[kk * n + col], acc))
+            } else {
+                5.0
+            };
+            assert_eq!(c[r * n + col].to_bits(), want.to_bits(), "C[{r}][{col}]");
+        }
+    }
+}
+
+#[test]
 fn loading_twice_gives_identical_bytes() {
     for b in builtin() {
         let (x, y) = (b.load().unwrap(), b.load().unwrap());
