@@ -289,7 +289,9 @@ impl MemModel {
             useful,
             parts,
             &|ps: &mut [mm::Partition]| {
-                for p in ps {
+                // (Idle partitions are skipped here: a call per partition and cycle costs
+                // more than the check.)
+                for p in ps.iter_mut().filter(|p| p.is_active()) {
                     p.tick(step, map);
                 }
             },
