@@ -499,7 +499,8 @@ impl Gpu {
                     first_warp.get_or_insert(cycle);
                 }
             }
-            src.tick_sms(&mut sms, &mut notes, &threads, cycle)
+            // The memory partitions' share of the last cycle runs alongside the SMs' step.
+            mem.with_partitions(&threads, || src.tick_sms(&mut sms, &mut notes, &threads, cycle))
                 .map_err(SimError::Exec)?;
             occ_sum += notes.iter().map(|n| u64::from(n.active)).sum::<u64>();
             for (s, sm) in sms.iter_mut().enumerate() {
@@ -520,7 +521,7 @@ impl Gpu {
                     }
                 }
             }
-            mem.tick_beyond_sms(cycle, &mut sms, &notes, &phys, &threads)
+            mem.tick_beyond_sms(cycle, &mut sms, &notes, &phys)
                 .map_err(SimError::Exec)?;
             cycle += 1;
             let elapsed = cycle - start;
@@ -578,7 +579,9 @@ impl Gpu {
         // end): requests still in flight (stores, their acknowledgements) drain before the
         // next kernel starts, so that none of them reaches the next kernel's L1s. (A kernel
         // stopped by a limit is abandoned as it is.) The drain is part of the bare kernel.
-        // The last cycle's responses are still in the SMs' inboxes.
+        // The last cycle's responses are still in the SMs' inboxes; its partitions' share
+        // has not run.
+        mem.finish_partitions();
         for sm in sms.iter_mut() {
             memsys::before_tick(sm);
         }

@@ -45,6 +45,9 @@ pub struct Hierarchy {
     /// Per simulated SM: the room of its interconnect input queue as the SM counts it
     /// (`tick_beyond_sms`).
     room: Vec<usize>,
+    /// The partitions' share of the last core cycle has not run yet
+    /// ([`MemModel::with_partitions`]).
+    parts_due: bool,
 }
 
 /// Map a GPU preset onto `sassim-memory`'s configuration (docs/memory.md, mapping table).
@@ -197,6 +200,7 @@ impl MemModel {
             threads_per_sm: cfg.gpu.max_warps_per_sm as u64 * cfg.gpu.warp_size as u64,
             dsm_extra: cfg.mem_pipeline.dsm_extra.unwrap_or(0) as u64,
             room: Vec::new(),
+            parts_due: false,
         })))
     }
 
@@ -207,6 +211,7 @@ impl MemModel {
     /// Start a kernel: the L2, DRAM and interconnect keep their state from the kernels
     /// before (their statistics restart); each SM gets a fresh (invalidated) L1.
     pub fn begin_kernel(&mut self) {
+        self.finish_partitions();
         if let MemModel::Hierarchy(h) = self {
             h.sys.reset_stats();
         }
@@ -222,17 +227,18 @@ impl MemModel {
 
     /// The SMs' side of a cycle is done ([`before_tick`], `Sm::tick`, [`after_tick`] for
     /// every SM, possibly in parallel): inject the L1s' requests into the interconnect in SM
-    /// order, advance the interconnect/L2/DRAM by one core cycle, and leave each SM's
-    /// responses in its inbox (filled at the start of its next tick) with its input queue's
-    /// room. The same order of events as [`MemModel::tick`].
+    /// order, advance the interconnect by one core cycle, and leave each SM's responses in
+    /// its inbox (filled at the start of its next tick) with its input queue's room. The
+    /// L2 and DRAM cycles of this core cycle are left to [`MemModel::with_partitions`] (or
+    /// [`MemModel::finish_partitions`]). The same order of events as [`MemModel::tick`].
     pub fn tick_beyond_sms<W>(
         &mut self,
         cycle: u64,
         sms: &mut [Sm<W>],
         notes: &[crate::parallel::SmNote],
         phys: &[usize],
-        threads: &crate::threads::Threads,
     ) -> Result<(), String> {
+        self.finish_partitions();
         let MemModel::Hierarchy(h) = self else {
             return Ok(());
         };
@@ -253,25 +259,60 @@ impl MemModel {
                 }
             }
         }
-        // The interconnect, then the memory partitions (their L2 slices and DRAM channels),
-        // on several threads when enough of them are busy: they are independent within a
-        // core cycle (`sassim_memory::Partition`), so the result is the serial one.
+        // The interconnect's cycles; the memory partitions' share of this core cycle (their
+        // L2 slices and DRAM channels) runs during the SMs' next step
+        // ([`MemModel::with_partitions`]) or at [`MemModel::finish_partitions`]. The
+        // responses delivered now came through the response crossbar in `tick_begin`.
         sys.tick_begin(cycle);
-        let useful = threads.useful_for_partitions(sys.busy_partitions());
-        if useful > 1 {
-            let (parts, step, map) = sys.partitions();
-            threads.for_parts1(useful, parts, &|_, ps| {
-                for p in ps {
-                    p.tick(step, map);
-                }
-                Ok(())
-            })?;
-        } else {
-            sys.tick_partitions();
-        }
-        sys.tick_end();
+        h.parts_due = true;
         self.deliver(cycle, sms, phys);
         Ok(())
+    }
+
+    /// Run `body` (the SMs' step of the next cycle) with the memory partitions' share of
+    /// the last cycle (`tick_beyond_sms`) alongside it, on the same threads
+    /// ([`crate::threads::Threads::with_side`]), then end that cycle
+    /// (`MemorySystem::tick_end`). Neither touches what the other uses: the SMs' step
+    /// reads and writes the SMs (their L1s, inboxes and outboxes) and their kernel parts;
+    /// a partition's tick only its L2 slices, DRAM channels and their crossbar queues
+    /// (docs/model.md "Determinism").
+    pub fn with_partitions<R>(&mut self, threads: &crate::threads::Threads, body: impl FnOnce() -> R) -> R {
+        let MemModel::Hierarchy(h) = self else {
+            return body();
+        };
+        if !h.parts_due {
+            return body();
+        }
+        let sys = &mut h.sys;
+        let useful = threads.useful_for_partitions(sys.busy_partitions());
+        let (parts, step, map) = sys.partitions();
+        let r = threads.with_side(
+            useful,
+            parts,
+            &|ps: &mut [mm::Partition]| {
+                // (Idle partitions are skipped here: a call per partition and cycle costs
+                // more than the check.)
+                for p in ps.iter_mut().filter(|p| p.is_active()) {
+                    p.tick(step, map);
+                }
+            },
+            body,
+        );
+        sys.tick_end();
+        h.parts_due = false;
+        r
+    }
+
+    /// The memory partitions' share of the last cycle, if it has not run
+    /// ([`MemModel::with_partitions`]), on this thread: before anything reads the
+    /// partitions (draining, statistics) or the memory system ticks again.
+    pub fn finish_partitions(&mut self) {
+        let MemModel::Hierarchy(h) = self else { return };
+        if h.parts_due {
+            h.sys.tick_partitions();
+            h.sys.tick_end();
+            h.parts_due = false;
+        }
     }
 
     /// Move each SM's responses into its inbox and note its input queue's room (before the
@@ -310,6 +351,7 @@ impl MemModel {
     /// L1 miss queues → interconnect (SM order), interconnect/L2/DRAM, responses → L1s.
     /// `phys[i]` is the physical SM (interconnect port) of `sms[i]`.
     pub fn tick<W>(&mut self, cycle: u64, sms: &mut [Sm<W>], phys: &[usize]) {
+        self.finish_partitions();
         let MemModel::Hierarchy(h) = self else { return };
         let sys = &mut h.sys;
         for (i, sm) in sms.iter_mut().enumerate() {
@@ -340,6 +382,7 @@ impl MemModel {
     /// queues, MSHRs, interconnect, L2, DRAM): the kernel's stores have been performed.
     pub fn drained<W>(&self, sms: &mut [Sm<W>]) -> bool {
         let MemModel::Hierarchy(h) = self else { return true };
+        debug_assert!(!h.parts_due, "the partitions' step has not run");
         h.sys.is_idle()
             && sms
                 .iter_mut()
@@ -347,6 +390,7 @@ impl MemModel {
     }
 
     pub fn report<W>(&mut self, sms: &mut [Sm<W>]) -> Option<MemReport> {
+        self.finish_partitions();
         let MemModel::Hierarchy(h) = self else { return None };
         let mut r = MemReport::default();
         let mut l1 = mm::L1Stats::default();

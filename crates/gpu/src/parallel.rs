@@ -3,11 +3,13 @@
 //!
 //! Per cycle: (1) every SM ticks — its pipeline, its functional execution (its own shard of
 //! the kernel, `sassim_functional` `exec/shard.rs`) — reading global memory as it was at
-//! the start of the cycle; the SMs are split into contiguous groups, one per thread; (2) on
-//! one thread, in SM order: each shard's logged global stores and atomics are applied and
-//! its `printf` text appended; then the dispatcher, the CTA bookkeeping and the memory
-//! system beyond the L1s run as before. Nothing in (1) reads what another SM writes in (1),
-//! so (1) gives the same state in any order, and (2) has one order.
+//! the start of the cycle; the SMs are split into contiguous groups, one per thread; the
+//! same threads tick the memory partitions' share of the previous cycle alongside
+//! (`MemModel::with_partitions`: they touch nothing the SMs use); (2) on one thread, in SM
+//! order: each shard's logged global stores and atomics are applied and its `printf` text
+//! appended; then the CTA bookkeeping, the interconnect and the delivery of responses.
+//! Nothing in (1) reads what another SM or a partition writes in (1), so (1) gives the same
+//! state in any order, and (2) has one order (docs/model.md "Determinism").
 
 use crate::engine::{copy_issued, describe_warp, warp_blocked};
 use sassim_functional::{GlobalMemory, KernelExec, PendingWrites, WarpId};

@@ -61,6 +61,26 @@ pub const MIN_BUSY_PARTITIONS_PER_THREAD: usize = 4;
 /// One step's work: called with the part index (1.. for the workers).
 type Job<'a> = dyn Fn(usize) + Sync + 'a;
 
+/// Work that runs alongside the SMs of the next step ([`Threads::with_side`]): called with
+/// (share, shares) once for every share of `0..shares`.
+type Side<'a> = dyn Fn(usize, usize) + Sync + 'a;
+
+/// A [`Side`] job waiting for the next step, and the threads it is worth.
+#[derive(Clone, Copy)]
+struct SideJob {
+    job: &'static Side<'static>,
+    want: usize,
+}
+
+/// Clears the waiting side job when [`Threads::with_side`] returns or unwinds.
+struct ClearSide<'t>(&'t Cell<Option<SideJob>>);
+
+impl Drop for ClearSide<'_> {
+    fn drop(&mut self) {
+        self.0.set(None);
+    }
+}
+
 struct Shared {
     /// Bumped when a step is posted (and to stop the workers).
     epoch: AtomicU64,
@@ -85,6 +105,8 @@ pub struct Threads {
     steps: Cell<u32>,
     slow: Cell<u32>,
     alone: Cell<u32>,
+    /// Work for the next step besides its own ([`Threads::with_side`]).
+    side: Cell<Option<SideJob>>,
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
 }
@@ -139,6 +161,7 @@ impl Threads {
             steps: Cell::new(0),
             slow: Cell::new(0),
             alone: Cell::new(0),
+            side: Cell::new(None),
             shared,
             workers,
         }
@@ -183,7 +206,51 @@ impl Threads {
         self.for_parts3(self.n, a, b, &mut none, &|first, pa, pb, _| f(first, pa, pb))
     }
 
-    /// [`Threads::for_parts`] over three slices, on at most `threads` threads.
+    /// Run `body` with `g` applied to all of `a` alongside it: the first step `body` runs
+    /// ([`Threads::for_parts3`]) uses at least `threads` threads (as far as it has them) and
+    /// gives each of its threads one contiguous share of `a` besides its own part; if `body`
+    /// runs no step, `g` runs on all of `a` on this thread after it. `g` must not depend on what `body` does, nor the
+    /// reverse (the order of the two is not fixed).
+    pub fn with_side<A: Send, R>(
+        &self,
+        threads: usize,
+        a: &mut [A],
+        g: &(dyn Fn(&mut [A]) + Sync),
+        body: impl FnOnce() -> R,
+    ) -> R {
+        let len = a.len();
+        let raw = RawSlice(a.as_mut_ptr(), len);
+        let share = move |k: usize, n: usize| {
+            let size = len.div_ceil(n.max(1));
+            let start = len.min(k * size);
+            let end = len.min(start + size);
+            if start < end {
+                // SAFETY: the shares of one call of `n` are disjoint ranges of `a`, each given
+                // out once (`for_parts3` or below), while `a` is borrowed by this function.
+                g(unsafe { raw.range(start, end) });
+            }
+        };
+        let job: &Side<'_> = &share;
+        // SAFETY: the job is reachable only through `self.side`, which `ClearSide` empties
+        // before this function returns or unwinds; `for_parts3` calls it only during its
+        // step, which ends before it returns.
+        let job: &'static Side<'static> =
+            unsafe { std::mem::transmute::<&Side<'_>, &'static Side<'static>>(job) };
+        self.side.set(Some(SideJob {
+            job,
+            want: threads.max(1),
+        }));
+        let clear = ClearSide(&self.side);
+        let r = body();
+        if let Some(s) = self.side.take() {
+            (s.job)(0, 1);
+        }
+        drop(clear);
+        r
+    }
+
+    /// [`Threads::for_parts`] over three slices, on at most `threads` threads (and the side
+    /// job of [`Threads::with_side`], if one waits, in the same step).
     pub fn for_parts3<A: Send, B: Send, C: Send>(
         &self,
         threads: usize,
@@ -193,15 +260,22 @@ impl Threads {
         f: &PartFn3<'_, A, B, C>,
     ) -> Result<(), String> {
         let len = a.len().min(b.len()).min(c.len());
-        let mut parts = self.n.min(threads).min(len).max(1);
+        let side = self.side.take();
+        let mut own = self.n.min(threads).min(len).max(1);
+        let mut parts = own.max(side.map_or(1, |s| s.want.min(self.n)));
         if self.alone.get() > 0 {
             self.alone.set(self.alone.get() - 1);
+            own = 1;
             parts = 1;
         }
         if parts == 1 {
-            return f(0, &mut a[..len], &mut b[..len], &mut c[..len]).map_err(|e| e.1);
+            let r = f(0, &mut a[..len], &mut b[..len], &mut c[..len]).map_err(|e| e.1);
+            if let Some(s) = side {
+                (s.job)(0, 1);
+            }
+            return r;
         }
-        let size = len.div_ceil(parts);
+        let size = len.div_ceil(own);
         let first_err: Mutex<Option<PartError>> = Mutex::new(None);
         let note = |e: PartError| {
             let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
@@ -215,8 +289,19 @@ impl Threads {
             RawSlice(c.as_mut_ptr(), len),
         );
         let part = |k: usize| {
+            if k >= parts {
+                return;
+            }
+            if let Some(s) = side {
+                if catch_unwind(AssertUnwindSafe(|| (s.job)(k, parts))).is_err() {
+                    note((
+                        len,
+                        format!("a thread's share {k} of the step's side work panicked"),
+                    ));
+                }
+            }
             let start = k * size;
-            if start >= len {
+            if k >= own || start >= len {
                 return;
             }
             let end = len.min(start + size);

@@ -133,3 +133,64 @@ fn parts_cover_the_slices_and_report_the_lowest_error() {
     })
     .expect("one part");
 }
+
+#[test]
+fn side_work_covers_its_slice_once_in_the_next_step() {
+    use std::sync::Mutex;
+    let t = Threads::new(4);
+    let mut sms = vec![0u32; 10];
+    let mut none = vec![(); 10];
+    let mut none2 = vec![(); 10];
+    // (side threads wanted, threads of the body's step, steps the body runs)
+    for (want, step_threads, steps) in [(4, 1, 1), (1, 4, 1), (3, 2, 1), (4, 4, 2), (4, 4, 0)] {
+        let mut side = vec![0u32; 8];
+        let ids = Mutex::new(Vec::new());
+        let mut body_calls = 0;
+        t.with_side(
+            want,
+            &mut side,
+            &|part: &mut [u32]| {
+                ids.lock().expect("ids").push(std::thread::current().id());
+                part.iter_mut().for_each(|x| *x += 1);
+            },
+            || {
+                for _ in 0..steps {
+                    t.for_parts3(step_threads, &mut sms, &mut none, &mut none2, &|_, p, _, _| {
+                        p.iter_mut().for_each(|x| *x += 1);
+                        Ok(())
+                    })
+                    .expect("step");
+                    body_calls += 1;
+                }
+            },
+        );
+        assert_eq!(body_calls, steps);
+        assert_eq!(
+            side, [1; 8],
+            "want {want}, step threads {step_threads}, steps {steps}"
+        );
+        let mut ids = ids.into_inner().expect("ids");
+        ids.sort_by_key(|i| format!("{i:?}"));
+        ids.dedup();
+        // The shares ran on as many threads as wanted when the body ran a step (each part
+        // of a step runs on its own thread), on this thread alone when it ran none.
+        let expect = if steps == 0 { 1 } else { want.max(step_threads) };
+        assert_eq!(
+            ids.len(),
+            expect,
+            "want {want}, step threads {step_threads}, steps {steps}"
+        );
+    }
+    assert_eq!(sms, [5; 10]);
+    // No side work is left for a later step.
+    let mut side = vec![0u32; 4];
+    t.with_side(
+        4,
+        &mut side,
+        &|p: &mut [u32]| p.iter_mut().for_each(|x| *x += 1),
+        || (),
+    );
+    t.for_parts3(4, &mut sms, &mut none, &mut none2, &|_, _, _, _| Ok(()))
+        .expect("step");
+    assert_eq!(side, [1; 4]);
+}

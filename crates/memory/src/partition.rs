@@ -74,6 +74,12 @@ impl Partition {
             && self.channels.iter().all(|c| c.is_idle())
     }
 
+    /// Whether the partition may have work ([`Partition::tick`] does nothing otherwise).
+    #[inline]
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
     /// The partition's share of a core cycle (`step`); afterwards `active` says whether it
     /// is still busy.
     pub fn tick(&mut self, step: &PartitionStep, map: &AddressMapping) {
