@@ -371,8 +371,8 @@ impl<W> Sm<W> {
     /// are then independent of each other (they only cache flags that a later check would
     /// recompute), so they stop at the first ready warp in the policy's order: the greedy warp
     /// (the last to issue, in the previous cycle), then the others youngest (oldest) first —
-    /// `SubCore::warps` is in age order. While a constant-cache miss has made the scheduler
-    /// switch away from its warp, the choice is the youngest ready warp but that one.
+    /// `SubCore::warps` is in age order (`Sm::age_rank`). While a constant-cache miss has made the scheduler switch away from its warp, the
+    /// choice is the youngest ready warp but that one.
     fn first_ready<E: Executor<Writes = W>>(
         &mut self,
         ex: &E,
@@ -410,16 +410,33 @@ impl<W> Sm<W> {
             }
         }
         let youngest_first = exclude.is_some() || self.cfg.scheduler == SchedPolicy::Cggty;
-        let n = self.subcores[sc].warps.len();
         debug_assert!(self.subcores[sc]
             .warps
             .windows(2)
             .all(|p| self.iss[p[0]].age < self.iss[p[1]].age));
-        for k in 0..n {
-            let slot = self.subcores[sc].warps[if youngest_first { n - 1 - k } else { k }];
-            if go >> slot & 1 == 0 || tried >> slot & 1 == 1 || Some(slot) == exclude {
-                continue;
-            }
+        debug_assert!(self.subcores[sc]
+            .warps
+            .iter()
+            .enumerate()
+            .all(|(r, &w)| self.age_rank[w] as usize == r));
+        // The other candidates youngest (oldest) first, as bits of their age rank
+        // (`Sm::age_rank`): the walk costs one step per candidate, not per warp.
+        let left = go & !tried & !exclude.map_or(0, |w| 1u64 << w);
+        let mut ranks = 0u64;
+        let mut bits = left;
+        while bits != 0 {
+            let slot = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            ranks |= 1u64 << self.age_rank[slot];
+        }
+        while ranks != 0 {
+            let rank = if youngest_first {
+                63 - ranks.leading_zeros() as usize
+            } else {
+                ranks.trailing_zeros() as usize
+            };
+            ranks &= !(1u64 << rank);
+            let slot = self.subcores[sc].warps[rank];
             match self.ready(ex, sc, slot, now) {
                 Ok(()) => return Ok(slot),
                 Err(r) => best = best.min(r),

@@ -57,6 +57,9 @@ pub struct Sm<W> {
     pub(crate) staged: Vec<usize>,
     /// Per sub-core, the slots of its warps as bits (kept with `SubCore::warps`).
     pub(crate) sc_mask: [u64; MAX_SUBCORES],
+    /// Per warp slot, its position in its sub-core's `SubCore::warps` (age order, oldest 0):
+    /// the issue stage walks candidate warps by age as bits of this rank.
+    pub(crate) age_rank: [u8; MAX_WARP_SLOTS],
     /// Per warp slot, `HOT_*` flags: what the readiness check of every warp every cycle
     /// looks at first, kept apart from the large `Warp` records so that idle and waiting
     /// warps cost no cache miss.
@@ -168,6 +171,7 @@ impl<W> Sm<W> {
             warps,
             iss: vec![WarpIssue::new(0); max_warps],
             sc_mask: [0; MAX_SUBCORES],
+            age_rank: [0; MAX_WARP_SLOTS],
             sc_busy: [false; MAX_SUBCORES],
             subcores,
             slab: Vec::new(),
@@ -283,6 +287,7 @@ impl<W> Sm<W> {
         self.hot[slot] = HOT_LIVE;
         self.sync_masks(slot);
         self.used_warps += 1;
+        self.age_rank[slot] = self.subcores[sc].warps.len() as u8;
         self.subcores[sc].warps.push(slot);
         self.sc_mask[sc] |= 1 << slot;
         Some(slot)
@@ -779,6 +784,9 @@ impl<W> Sm<W> {
             self.sync_masks(slot);
             self.used_warps -= 1;
             self.subcores[sc].warps.retain(|&x| x != slot);
+            for (rank, &w) in self.subcores[sc].warps.iter().enumerate() {
+                self.age_rank[w] = rank as u8;
+            }
             self.sc_mask[sc] &= !(1 << slot);
             self.subcores[sc].two_level_pool.retain(|&x| x != slot);
             if self.subcores[sc].last_issued == Some(slot) {
