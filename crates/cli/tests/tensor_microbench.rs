@@ -159,11 +159,16 @@ fn write_trace(dir: &Path, op: &str, dep: bool, n: usize) -> PathBuf {
 }
 
 fn trace_cycles(dir: &Path) -> u64 {
+    trace_cycles_on(dir, "rtx-a6000")
+}
+
+/// Cycles of the first kernel of the trace in `dir` on `gpu`.
+fn trace_cycles_on(dir: &Path, gpu: &str) -> u64 {
     let json = dir.join("r.json");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_sassim"))
         .args(["run", "--trace"])
         .arg(dir.join("kernelslist.g"))
-        .args(["--gpu", "rtx-a6000", "--json"])
+        .args(["--gpu", gpu, "--json"])
         .arg(&json)
         .arg("--force")
         .output()
@@ -298,18 +303,7 @@ fn write_gmma_trace(dir: &Path, dep: bool, n: usize) -> PathBuf {
 }
 
 fn h100_trace_cycles(dir: &Path) -> u64 {
-    let json = dir.join("r.json");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sassim"))
-        .args(["run", "--trace"])
-        .arg(dir.join("kernelslist.g"))
-        .args(["--gpu", "h100", "--json"])
-        .arg(&json)
-        .arg("--force")
-        .output()
-        .expect("sassim");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: Value = serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
-    v["kernels"][0]["cycles"].as_u64().expect("cycles")
+    trace_cycles_on(dir, "h100")
 }
 
 /// Accel-Sim traces with warpgroup MMAs run with the same tensor model (issue 17): the trace
