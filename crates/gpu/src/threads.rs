@@ -22,9 +22,6 @@ pub type PartError = (usize, String);
 /// Work on one part: (index of its first element, its elements of both slices).
 pub type PartFn<'f, A, B> = dyn Fn(usize, &mut [A], &mut [B]) -> Result<(), PartError> + Sync + 'f;
 
-/// Work on one part of one slice.
-pub type PartFn1<'f, A> = dyn Fn(usize, &mut [A]) -> Result<(), PartError> + Sync + 'f;
-
 /// Work on one part of three slices.
 pub type PartFn3<'f, A, B, C> =
     dyn Fn(usize, &mut [A], &mut [B], &mut [C]) -> Result<(), PartError> + Sync + 'f;
@@ -181,15 +178,6 @@ impl Threads {
     /// [`MIN_BUSY_PARTITIONS_PER_THREAD`]. Results do not depend on it.
     pub fn useful_for_partitions(&self, busy: usize) -> usize {
         (busy / MIN_BUSY_PARTITIONS_PER_THREAD).clamp(1, self.n)
-    }
-
-    /// Call `f(first, part)` on `a` split into up to `threads` contiguous parts of equal
-    /// size, one per thread ([`Threads::for_parts3`] over one slice).
-    pub fn for_parts1<A: Send>(&self, threads: usize, a: &mut [A], f: &PartFn1<'_, A>) -> Result<(), String> {
-        // Zero-sized: no allocation.
-        let mut b = vec![(); a.len()];
-        let mut c = vec![(); a.len()];
-        self.for_parts3(threads, a, &mut b, &mut c, &|first, pa, _, _| f(first, pa))
     }
 
     /// Call `f(first, a_part, b_part)` on `a` and `b` split into up to `count()` contiguous
