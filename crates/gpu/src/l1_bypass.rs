@@ -7,6 +7,7 @@
 //! line's data has arrived. Nothing is allocated in the L1. docs/model.md "Hopper".
 
 use sassim_memory as mm;
+use sassim_memory::coalesce::lane_pieces;
 use sassim_timing::exec::MemAccess;
 use std::collections::VecDeque;
 
@@ -26,9 +27,9 @@ struct Load {
 /// One SM's loads that bypass its L1.
 #[derive(Debug)]
 pub struct L1Bypass {
-    /// The L2's request granularity: 128-byte lines of 32-byte sectors (the L1's).
-    line_bytes: u64,
-    sector_bytes: u64,
+    /// The L2's request granularity, log2: 128-byte lines of 32-byte sectors (the L1's).
+    line_shift: u32,
+    sector_shift: u32,
     /// Reads to send to the interconnect, in order.
     queue: VecDeque<mm::L2Request>,
     loads: Vec<Load>,
@@ -38,10 +39,11 @@ pub struct L1Bypass {
 }
 
 impl L1Bypass {
+    /// `line_bytes` and `sector_bytes` are powers of two (`MemoryConfig::validate`).
     pub fn new(line_bytes: u32, sector_bytes: u32) -> Self {
         L1Bypass {
-            line_bytes: u64::from(line_bytes.max(1)),
-            sector_bytes: u64::from(sector_bytes.max(1)),
+            line_shift: line_bytes.max(1).trailing_zeros(),
+            sector_shift: sector_bytes.max(1).trailing_zeros(),
             queue: VecDeque::new(),
             loads: Vec::new(),
             done: Vec::new(),
@@ -60,28 +62,22 @@ impl L1Bypass {
 
     /// Queue the reads of load `id` (its lanes' addresses, `bytes` each).
     pub fn load(&mut self, id: u64, acc: &MemAccess) {
-        let (line_bytes, sector_bytes) = (self.line_bytes, self.sector_bytes);
         let tag = TAG_BIT | self.next_tag;
         self.next_tag = (self.next_tag + 1) & !TAG_BIT;
         let first = self.queue.len();
-        let bytes = u64::from(acc.bytes_per_lane.max(1));
-        for lane in 0..32 {
-            if acc.active & (1 << lane) == 0 {
-                continue;
-            }
-            let a = acc.addrs[lane];
-            let end = a.saturating_add(bytes - 1);
-            let mut at = a;
-            loop {
-                let line = at & !(line_bytes - 1);
-                let last = end.min(line + line_bytes - 1);
-                let s0 = (at - line) / sector_bytes;
-                let s1 = (last - line) / sector_bytes;
-                let mask = (((1u32 << (s1 + 1)) - 1) & !((1u32 << s0) - 1)) as u8;
-                match self.queue.range_mut(first..).find(|r| r.addr == line) {
+        let (line_shift, queue) = (self.line_shift, &mut self.queue);
+        lane_pieces(
+            &acc.addrs,
+            acc.active,
+            acc.bytes_per_lane,
+            line_shift,
+            self.sector_shift,
+            |line, mask, _| {
+                let addr = line << line_shift;
+                match queue.range_mut(first..).find(|r| r.addr == addr) {
                     Some(r) => r.sectors |= mask,
-                    None => self.queue.push_back(mm::L2Request {
-                        addr: line,
+                    None => queue.push_back(mm::L2Request {
+                        addr,
                         sectors: mask,
                         kind: mm::L2ReqKind::Read,
                         bytes: 0,
@@ -90,12 +86,8 @@ impl L1Bypass {
                         tag,
                     }),
                 }
-                if last >= end {
-                    break;
-                }
-                at = last + 1;
-            }
-        }
+            },
+        );
         let remaining = (self.queue.len() - first) as u32;
         if remaining == 0 {
             self.done.push(id);

@@ -6,6 +6,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::cache::{MshrTable, SectorCache};
+use crate::coalesce::lane_pieces;
 use crate::config::{MemoryConfig, WritePolicy};
 use crate::types::{
     AccessKind, AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest, ACCESS_OUTCOMES,
@@ -470,49 +471,31 @@ impl SmMemory {
 
     fn coalesce(&self, req: &WarpMemRequest, out: &mut [LineReq; MAX_LINES]) -> usize {
         let mut n = 0usize;
-        let bytes = req.bytes_per_lane.max(1) as u64;
-        let lmask = (1u64 << self.line_shift) - 1;
-        for lane in 0..32 {
-            if req.active & (1 << lane) == 0 {
-                continue;
-            }
-            let a = req.addrs[lane];
-            // Saturating: an access at the top of the address space (a trace address
-            // that wrapped around) ends there instead of wrapping to 0.
-            let end = a.saturating_add(bytes - 1);
-            let mut line_addr = a & !lmask;
-            loop {
-                let lo = a.max(line_addr);
-                let hi = end.min(line_addr + lmask);
-                let s0 = (lo & lmask) >> self.sector_shift;
-                let s1 = (hi & lmask) >> self.sector_shift;
-                let mask = (((1u32 << (s1 + 1)) - 1) & !((1u32 << s0) - 1)) as u8;
-                let line = line_addr >> self.line_shift;
-                let b = (hi - lo + 1) as u32;
-                match out[..n].iter_mut().find(|l| l.line == line) {
-                    Some(l) => {
-                        l.sectors |= mask;
-                        l.bytes += b;
-                        l.lanes += 1;
-                    }
-                    None if n < MAX_LINES => {
-                        out[n] = LineReq {
-                            line,
-                            set: self.cache.set_of(line) as u32,
-                            sectors: mask,
-                            bytes: b,
-                            lanes: 1,
-                        };
-                        n += 1;
-                    }
-                    None => {}
+        lane_pieces(
+            &req.addrs,
+            req.active,
+            req.bytes_per_lane,
+            self.line_shift,
+            self.sector_shift,
+            |line, mask, b| match out[..n].iter_mut().find(|l| l.line == line) {
+                Some(l) => {
+                    l.sectors |= mask;
+                    l.bytes += b;
+                    l.lanes += 1;
                 }
-                match line_addr.checked_add(lmask + 1) {
-                    Some(next) if next <= end => line_addr = next,
-                    _ => break,
+                None if n < MAX_LINES => {
+                    out[n] = LineReq {
+                        line,
+                        set: self.cache.set_of(line) as u32,
+                        sectors: mask,
+                        bytes: b,
+                        lanes: 1,
+                    };
+                    n += 1;
                 }
-            }
-        }
+                None => {}
+            },
+        );
         n
     }
 

@@ -31,6 +31,7 @@
 //! ```
 
 mod cache;
+pub mod coalesce;
 pub mod config;
 mod dram;
 pub mod error;
