@@ -151,6 +151,30 @@ impl GlobalMemory {
         }
     }
 
+    /// [`GlobalMemory::write`] of bytes that may run on into the next allocation (the
+    /// coalesced stores of a shard's log, each checked to be mapped when logged). False if
+    /// a byte is not mapped (the bytes before it are written).
+    pub fn write_run(&mut self, addr: u64, data: &[u8]) -> bool {
+        if self.write(addr, data) {
+            return true;
+        }
+        let (mut a, mut rest) = (addr, data);
+        while !rest.is_empty() {
+            let Some((s, v)) = self.regions.range(..=a).next_back() else {
+                return false;
+            };
+            let end = s.saturating_add(v.len() as u64);
+            if a >= end {
+                return false;
+            }
+            let n = rest.len().min((end - a) as usize);
+            self.write(a, &rest[..n]);
+            a += n as u64;
+            rest = &rest[n..];
+        }
+        true
+    }
+
     /// Copy bytes out, or None if the range is not mapped.
     pub fn read(&self, addr: u64, len: usize) -> Option<Vec<u8>> {
         let (s, off) = self.locate(addr, len as u64)?;

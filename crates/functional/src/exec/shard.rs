@@ -25,11 +25,9 @@ use std::collections::HashMap;
 /// A global-memory effect of one shard's cycle, applied at the end of the cycle.
 #[derive(Debug, Clone, Copy)]
 enum GlobalOp {
-    Store {
-        addr: u64,
-        len: u8,
-        data: [u8; 16],
-    },
+    /// Bytes `start..start + len` of the log's `bytes` stored at `addr`: one lane's store, or
+    /// the stores of consecutive lanes (and instructions) that write consecutive bytes.
+    Store { addr: u64, start: u32, len: u32 },
     Atomic {
         ticket: u32,
         lane: u8,
@@ -56,6 +54,8 @@ struct Returned {
 #[derive(Debug, Default)]
 pub(crate) struct ShardLog {
     ops: Vec<GlobalOp>,
+    /// The stored bytes of the `Store` ops.
+    bytes: Vec<u8>,
     last_ticket: u32,
     returned: HashMap<u32, Returned>,
     /// Bytes changed by this shard's applied stores and atomics (deadlock detection).
@@ -128,15 +128,21 @@ impl KernelExec {
         let Some(log) = self.shard.as_mut() else {
             return false;
         };
-        for (k, chunk) in data.chunks(16).enumerate() {
-            let mut d = [0u8; 16];
-            d[..chunk.len()].copy_from_slice(chunk);
-            log.ops.push(GlobalOp::Store {
-                addr: addr + 16 * k as u64,
-                len: chunk.len() as u8,
-                data: d,
-            });
+        // A store that continues the previous one (the next lane of a coalesced store) extends
+        // it: applying the two in order or as one write gives the same bytes.
+        if let Some(GlobalOp::Store { addr: a, len, .. }) = log.ops.last_mut() {
+            if a.checked_add(u64::from(*len)) == Some(addr) {
+                *len += data.len() as u32;
+                log.bytes.extend_from_slice(data);
+                return true;
+            }
         }
+        log.ops.push(GlobalOp::Store {
+            addr,
+            start: log.bytes.len() as u32,
+            len: data.len() as u32,
+        });
+        log.bytes.extend_from_slice(data);
         true
     }
 
@@ -198,8 +204,9 @@ impl KernelExec {
         let before = global.changes;
         for op in log.ops.drain(..) {
             match op {
-                GlobalOp::Store { addr, len, data } => {
-                    global.write(addr, &data[..len as usize]);
+                GlobalOp::Store { addr, start, len } => {
+                    let (s, n) = (start as usize, len as usize);
+                    global.write_run(addr, &log.bytes[s..s + n]);
                 }
                 GlobalOp::Atomic {
                     ticket,
@@ -229,6 +236,7 @@ impl KernelExec {
                 }
             }
         }
+        log.bytes.clear();
         log.changes += global.changes - before;
     }
 
