@@ -45,6 +45,33 @@ impl Ex<'_> {
                     v = [self.cword(*bank, off); 32];
                 }
             }
+            K::SR(s) if lm != 0 => {
+                // A value of the warp or CTA (S2R SR_CTAID.X): read once for every lane.
+                let same = matches!(
+                    s,
+                    SReg::Ctaid(_)
+                        | SReg::Ntid(_)
+                        | SReg::Nctaid(_)
+                        | SReg::WarpId
+                        | SReg::VirtId
+                        | SReg::SmId
+                        | SReg::ClockLo
+                        | SReg::ClockHi
+                        | SReg::GlobalTimerLo
+                        | SReg::GlobalTimerHi
+                        | SReg::CgaCtaId
+                        | SReg::SwinHi
+                        | SReg::SwinLo
+                        | SReg::Zero
+                );
+                if same {
+                    v = [self.sreg(*s, lm.trailing_zeros() as usize); 32];
+                } else {
+                    for l in lanes(lm) {
+                        v[l] = self.sreg(*s, l);
+                    }
+                }
+            }
             _ => {
                 for l in lanes(lm) {
                     v[l] = self.raw(o, l)?;

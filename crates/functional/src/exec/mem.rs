@@ -100,6 +100,48 @@ impl Ex<'_> {
         }
     }
 
+    /// [`Ex::address`] of every lane of `lm` (into `out`; other lanes untouched), a term at a
+    /// time over the warp's register rows.
+    pub(super) fn addresses(&self, m: &MemAddr, lm: u32, space: MemSpace, out: &mut [u64; 32]) {
+        let global = matches!(space, MemSpace::Global | MemSpace::Generic);
+        let mut a = [m.offset as u64; 32];
+        let row = |idx: u8| -> Option<&[u32]> {
+            let i = idx as usize * 32;
+            (idx != 255).then(|| self.w().regs.get(i..i + 32)).flatten()
+        };
+        for t in &m.terms[..m.n as usize] {
+            let pair = global && (t.wide || self.d.e64);
+            let scale = t.scale as u64;
+            if t.uniform {
+                let v: u64 = if t.idx >= 63 {
+                    0
+                } else if pair {
+                    self.ureg(t.idx) as u64 | (self.ureg(t.idx + 1) as u64) << 32
+                } else {
+                    self.ureg(t.idx) as u64
+                };
+                let add = v.wrapping_mul(scale);
+                a.iter_mut().for_each(|x| *x = x.wrapping_add(add));
+                continue;
+            }
+            if t.idx == 255 {
+                continue;
+            }
+            // A register past the warp's rows (or RZ as the pair's second) reads 0, as in
+            // `Ex::reg`.
+            let lo = row(t.idx);
+            let hi = if pair { row(t.idx.wrapping_add(1)) } else { None };
+            for (l, x) in a.iter_mut().enumerate() {
+                let v = lo.map_or(0, |r| r[l] as u64) | hi.map_or(0, |r| (r[l] as u64) << 32);
+                *x = x.wrapping_add(v.wrapping_mul(scale));
+            }
+        }
+        for l in lanes(lm) {
+            out[l] = if global { a[l] } else { a[l] & 0xffff_ffff };
+        }
+        debug_assert!(lanes(lm).all(|l| out[l] == self.address(m, l, space)));
+    }
+
     pub(super) fn mem_operand(&self, i: usize) -> Res<MemAddr> {
         match &self.op(i)?.k {
             K::Mem(m) => Ok(*m),
@@ -307,9 +349,7 @@ impl Ex<'_> {
                 // A global load whose lanes all read one allocation: one lookup for the warp.
                 let mut loaded = false;
                 if space == MemSpace::Global && lm != 0 {
-                    for l in lanes(lm) {
-                        addrs[l] = self.address(&m, l, space);
-                    }
+                    self.addresses(&m, lm, space, &mut addrs);
                     if let Some((start, bytes)) = self.global_span(&addrs, lm, nb as u64) {
                         for l in lanes(lm) {
                             let o = (addrs[l] - start) as usize;
@@ -348,9 +388,7 @@ impl Ex<'_> {
                 // outside the constant window): every lane's store is mapped, checked once.
                 let mut mapped = false;
                 if space == MemSpace::Global && self.gmem.is_some() && lm != 0 {
-                    for l in lanes(lm) {
-                        addrs[l] = self.address(&m, l, space);
-                    }
+                    self.addresses(&m, lm, space, &mut addrs);
                     mapped = self.global_span(&addrs, lm, nb as u64).is_some();
                 }
                 for l in lanes(lm) {
