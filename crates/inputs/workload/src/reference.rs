@@ -502,9 +502,12 @@ pub fn sgemm(ctx: &mut RefCtx) -> R<()> {
     let (n, k) = (n as usize, k as usize);
     // Each element is `acc = a·b + acc` over kk in order, rounded once per step
     // (`f32::mul_add`), computed for 32 columns at a time by `fma_rn_lanes` (the CPU's FMA
-    // where it has it, the same bits).
-    let mut bv = [0u32; 32];
-    for r in 0..rows as usize {
+    // where it has it, the same bits). Rows are independent: they are computed on the
+    // threads of the caller's rayon pool (the same bits on any number).
+    use rayon::prelude::*;
+    let c = &mut c[..rows as usize * n];
+    c.par_chunks_mut(n).enumerate().for_each(|(r, crow)| {
+        let mut bv = [0u32; 32];
         for col0 in (0..cols as usize).step_by(32) {
             let w = 32.min(cols as usize - col0);
             let mut acc = [0.0f32.to_bits(); 32];
@@ -517,10 +520,10 @@ pub fn sgemm(ctx: &mut RefCtx) -> R<()> {
                 let prev = acc;
                 crate::fma::fma_rn_lanes(&av, &bv, &prev, &mut acc);
             }
-            for (d, x) in c[r * n + col0..r * n + col0 + w].iter_mut().zip(&acc) {
+            for (d, x) in crow[col0..col0 + w].iter_mut().zip(&acc) {
                 *d = f32::from_bits(*x);
             }
         }
-    }
+    });
     Ok(())
 }
