@@ -422,6 +422,13 @@ impl<W> Sm<W> {
         // The other candidates youngest (oldest) first, as bits of their age rank
         // (`Sm::age_rank`): the walk costs one step per candidate, not per warp.
         let left = go & !tried & !exclude.map_or(0, |w| 1u64 << w);
+        // With the memory queue full, a warp whose head is a memory instruction cannot issue
+        // and gives `MemQueueFull` or a later reason (`ready`): once `best` is that low and
+        // only such warps are left, the walk's result is known. (The warps not visited keep
+        // their cached flags; the next full evaluation recomputes them the same way.)
+        let mem_full =
+            self.subcores[sc].mem_occupancy >= self.cfg.mem.queue_entries + self.cfg.mem.dispatch_latch;
+        let mut unvisited = left;
         let mut ranks = 0u64;
         let mut bits = left;
         while bits != 0 {
@@ -430,6 +437,23 @@ impl<W> Sm<W> {
             ranks |= 1u64 << self.age_rank[slot];
         }
         while ranks != 0 {
+            if mem_full && best <= StallReason::MemQueueFull && unvisited & !self.mem_head == 0 {
+                if cfg!(debug_assertions) {
+                    // What the rest of the walk would have found (its flag caching does
+                    // not change results).
+                    let mut bits = unvisited;
+                    while bits != 0 {
+                        let slot = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        let r = self.ready(ex, sc, slot, now);
+                        debug_assert!(
+                            r.is_err_and(|r| r >= StallReason::MemQueueFull),
+                            "warp slot {slot}: {r:?} with the memory queue full"
+                        );
+                    }
+                }
+                break;
+            }
             let rank = if youngest_first {
                 63 - ranks.leading_zeros() as usize
             } else {
@@ -437,6 +461,7 @@ impl<W> Sm<W> {
             };
             ranks &= !(1u64 << rank);
             let slot = self.subcores[sc].warps[rank];
+            unvisited &= !(1u64 << slot);
             match self.ready(ex, sc, slot, now) {
                 Ok(()) => return Ok(slot),
                 Err(r) => best = best.min(r),

@@ -28,6 +28,11 @@ pub struct Sm<W> {
     /// nothing to issue in one test. An SM has at most [`MAX_WARP_SLOTS`] slots.
     pub(crate) go: u64,
     pub(crate) waiting: u64,
+    /// Slots whose instruction-buffer head is a memory instruction or unknown (or whose
+    /// buffer is empty): while their sub-core's memory queue is full, such a warp cannot
+    /// issue and its stall reason is `MemQueueFull` or a later one (`Sm::first_ready`).
+    /// Kept by [`Sm::sync_head`].
+    pub(crate) mem_head: u64,
     /// Slots whose warp is live and has room in its instruction buffer (`HOT_LIVE` and not
     /// `HOT_NO_ROOM`): the fetch stage's candidates.
     pub(crate) room: u64,
@@ -200,6 +205,7 @@ impl<W> Sm<W> {
             hot: [0; MAX_WARP_SLOTS],
             go: 0,
             waiting: 0,
+            mem_head: 0,
             room: 0,
             used_warps: 0,
             fp32_unit,
@@ -697,6 +703,8 @@ impl<W> Sm<W> {
         v.head_pc = pc;
         v.head_ready = ready;
         v.head_idx = idx;
+        let mem = idx == NO_HEAD || self.code[idx as usize].mem.is_some();
+        self.mem_head = self.mem_head & !(1u64 << slot) | u64::from(mem) << slot;
     }
 
     /// Recompute `HOT_NO_ROOM` of `slot` after its instruction buffer, fetches in flight or
