@@ -234,6 +234,26 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     // Every workload loaded up front: (spec, listing, static shared memory bytes).
     let (grid, block) = (a.grid.as_deref(), a.block.as_deref());
     check_launch_dims(grid, block)?;
+    // Host references (computed when a spec is loaded) use `--threads` threads.
+    let load_pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(check_threads(a.threads)?.unwrap_or_else(all_cores))
+        .build()
+        .map_err(|e| anyhow!("thread pool: {e}"))?;
+    let selected = load_pool.install(|| load_selected(&a, arch, &cfg, &mut notes))?;
+    run_selected(&a, cfg, arch, cf, notes, selected)
+}
+
+/// A workload to run: its spec, listing and static shared memory bytes.
+type Selected = (sassim_workload::Workload, sassim_isa::Listing, u32);
+
+/// The workloads `run` was given (the default suite when none), loaded.
+fn load_selected(
+    a: &RunArgs,
+    arch: &str,
+    cfg: &GpuConfig,
+    notes: &mut Vec<(String, String)>,
+) -> Result<Vec<Selected>> {
+    let (grid, block) = (a.grid.as_deref(), a.block.as_deref());
     let all = sassim_workload::builtin();
     let suite_dir = sassim_workload::builtin_suite_dir();
     let builtin_dir = |name: &str| suite_dir.as_ref().map(|d| d.join(name));
@@ -250,7 +270,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             selected.push((relaunch(w, grid, block, builtin_dir(b.name).as_deref())?, l, s));
         } else if n.ends_with(".toml") || Path::new(n).is_file() {
             let p = Path::new(n);
-            let (w, l, smem, ws) = load_spec_file(p, arch, &a.listing, &cfg, &a.limits)?;
+            let (w, l, smem, ws) = load_spec_file(p, arch, &a.listing, cfg, &a.limits)?;
             notes.extend(ws.into_iter().map(|x| (w.name.clone(), x)));
             selected.push((relaunch(w, grid, block, p.parent())?, l, smem));
         } else {
@@ -260,6 +280,18 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             );
         }
     }
+    Ok(selected)
+}
+
+/// `run` of loaded workloads.
+fn run_selected(
+    a: &RunArgs,
+    cfg: GpuConfig,
+    arch: &str,
+    cf: ControlFlowKind,
+    mut notes: Vec<(String, String)>,
+    mut selected: Vec<Selected>,
+) -> Result<ExitCode> {
     if a.control_bits == Some(ControlBitsArg::Infer) {
         // The compiler's control bits replaced by inferred ones (to compare the two).
         let core = Gpu::new(cfg.clone()).core;
@@ -367,7 +399,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let warnings = print_warnings(&notes);
     // Threads used: the workloads run at once, each ticking its SMs on `threads`.
     let used = jobs.min(selected.len().max(1)) * threads;
-    finish_report(&a, &cfg, kernels, t0, kernel_end, used, warnings)?;
+    finish_report(a, &cfg, kernels, t0, kernel_end, used, warnings)?;
     Ok(if failed {
         ExitCode::from(1)
     } else if stopped {
