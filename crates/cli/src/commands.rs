@@ -658,6 +658,10 @@ pub struct MicrobenchArgs {
     pub cf: String,
     #[command(flatten)]
     pub limits: Limits,
+    /// Threads that tick the SMs (default: all cores), as for `run`. The result is
+    /// identical for any number.
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 /// `R5 = 0x40000000 (2.0)`: the bits and their f32 reading.
@@ -680,14 +684,13 @@ pub fn microbench(a: MicrobenchArgs) -> Result<ExitCode> {
     let mut fp = Footprint::of_config(&cfg);
     fp.extend(Footprint::of_microbench(&mb, &a.file.display().to_string()));
     a.limits.check(&fp)?;
-    let r = sassim_gpu::microbench::run_microbench_with(
-        &mb,
-        &cfg,
-        parse_cf(&a.cf)?,
-        a.limits.max_cycles,
-        a.limits.deadline(),
-    )
-    .map_err(|e| anyhow!("{e}"))?;
+    let opts = sassim_gpu::microbench::MicrobenchOptions {
+        max_cycles: a.limits.max_cycles,
+        deadline: a.limits.deadline(),
+        threads: kernel_threads(check_threads(a.threads)?, 1),
+    };
+    let r = sassim_gpu::microbench::run_microbench_with(&mb, &cfg, parse_cf(&a.cf)?, &opts)
+        .map_err(|e| anyhow!("{e}"))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {

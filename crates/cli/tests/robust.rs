@@ -427,3 +427,32 @@ fn thread_counts_are_bounded() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// `sassim microbench --threads N` as on `run`: 2 is accepted and gives the result of 1;
+/// 0, -1, a word and counts beyond 1024 are refused with a message, without a panic.
+#[test]
+fn microbench_takes_a_thread_count() {
+    let mb = root().join("fixtures/sass-samples/microbench/listing2_stall_s4.sass");
+    let json = |t: &str| {
+        let o = sassim(&["microbench", s(&mb), "--json", "--threads", t]);
+        assert!(
+            o.status.success(),
+            "--threads {t}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let one = json("1");
+    assert!(one.contains("\"R5\""), "{one}");
+    assert_eq!(json("2"), one);
+    for bad in ["0", "-1", "abc", "5000", ""] {
+        let o = sassim(&["microbench", s(&mb), "--threads", bad]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "--threads {bad:?} accepted");
+        assert!(
+            err.contains("threads") || err.contains("-1"),
+            "--threads {bad:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "--threads {bad:?}: {err}");
+    }
+}

@@ -320,12 +320,22 @@ impl Gpu {
             prepared.regs_per_thread = r.max(1).div_ceil(gran) * gran;
         }
         // Split by SM (parallel ticking, the same results for any thread count) unless the
-        // kernel shares state between SMs beyond global memory or the caller reads the
-        // finished CTAs' registers.
+        // kernel shares state between SMs beyond global memory. Kept CTAs (their registers
+        // are read after the run) go back into `exec` with the warp ids the serial engine
+        // gives them, and the issue logs name those ids.
         let num_sms = (self.cfg.gpu.num_sms as usize).min(exec.launch().num_ctas().max(1) as usize);
-        if exec.shardable() && !opts.keep_cta_state && num_sms <= 1 << parallel::SM_BITS {
-            let mut src = parallel::ShardedEngine::new(exec, num_sms, on_cta);
-            return self.run_source(&mut src, kernel, prepared, opts, active.as_deref());
+        if exec.shardable() && num_sms <= 1 << parallel::SM_BITS {
+            let mut src = parallel::ShardedEngine::new(exec, num_sms, on_cta, opts.keep_cta_state);
+            let mut run = self.run_source(&mut src, kernel, prepared, opts, active.as_deref());
+            if opts.keep_cta_state {
+                let main_id = src.return_ctas();
+                if let Ok(r) = &mut run {
+                    for log in &mut r.logs {
+                        log.2 = main_id(log.2).unwrap_or(log.2);
+                    }
+                }
+            }
+            return run;
         }
         let mut src = EngineExec {
             k: exec,

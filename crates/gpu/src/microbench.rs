@@ -132,17 +132,39 @@ pub fn run_microbench(
     cfg: &GpuConfig,
     cf: ControlFlowKind,
 ) -> Result<MicrobenchResult, SimError> {
-    run_microbench_with(mb, cfg, cf, 0, None)
+    run_microbench_with(mb, cfg, cf, &MicrobenchOptions::default())
 }
 
-/// [`run_microbench`] stopped after `max_cycles` (0: no limit) or at `deadline`, with what
-/// was recorded until then and the reason in `stopped`.
+/// Limits and threads of a microbenchmark run (`sassim microbench --max-cycles --max-wall
+/// --threads`).
+#[derive(Debug, Clone)]
+pub struct MicrobenchOptions {
+    /// Stop after this many cycles (0: no limit).
+    pub max_cycles: u64,
+    /// Stop when this instant passes.
+    pub deadline: Option<std::time::Instant>,
+    /// Threads that tick the SMs ([`RunOptions::threads`]; the result does not depend on it).
+    pub threads: usize,
+}
+
+impl Default for MicrobenchOptions {
+    fn default() -> Self {
+        MicrobenchOptions {
+            max_cycles: 0,
+            deadline: None,
+            threads: 1,
+        }
+    }
+}
+
+/// [`run_microbench`] with `o`: stopped after `o.max_cycles` or at `o.deadline`, with what
+/// was recorded until then and the reason in `stopped`; the SMs ticked on `o.threads`
+/// threads (the result is the same for any number).
 pub fn run_microbench_with(
     mb: &Microbench,
     cfg: &GpuConfig,
     cf: ControlFlowKind,
-    max_cycles: u64,
-    deadline: Option<std::time::Instant>,
+    o: &MicrobenchOptions,
 ) -> Result<MicrobenchResult, SimError> {
     if mb.kernel.instructions.is_empty() {
         return Err(SimError::Launch {
@@ -187,8 +209,9 @@ pub fn run_microbench_with(
         ipc_sample_interval: 0,
         deadlock_cycles: 100_000,
         keep_cta_state: true,
-        max_cycles,
-        deadline,
+        max_cycles: o.max_cycles,
+        deadline: o.deadline,
+        threads: o.threads.max(1),
         ..RunOptions::default()
     };
     let block_x = mb.block[0];

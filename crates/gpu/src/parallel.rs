@@ -93,7 +93,8 @@ pub const SM_BITS: u32 = 12;
 /// The functional engine split by SM (see the module docs). Warp ids the timing model
 /// sees are `local << SM_BITS | sm` (at most 2^SM_BITS SMs). The kernel's global memory is
 /// held here while the kernel runs and given back to the [`KernelExec`] it was made from
-/// when this is dropped.
+/// when this is dropped; with `keep_cta_state` the finished CTAs stay in their shards until
+/// [`ShardedEngine::return_ctas`] moves them there too.
 pub struct ShardedEngine<'a> {
     main: &'a mut KernelExec,
     global: GlobalMemory,
@@ -101,14 +102,20 @@ pub struct ShardedEngine<'a> {
     /// Progress events of all shards so far (summed from the SMs' notes).
     progress: u64,
     on_cta: &'a mut dyn FnMut(&mut KernelExec, &[WarpId]),
+    /// Keep finished CTAs (their registers are read after the run).
+    keep_cta_state: bool,
+    /// With `keep_cta_state`: the SM of each CTA started, in start order.
+    started: Vec<usize>,
 }
 
 impl<'a> ShardedEngine<'a> {
-    /// Split `main` (which must be [`KernelExec::shardable`]) into `num_sms` shards.
+    /// Split `main` (which must be [`KernelExec::shardable`]) into `num_sms` shards;
+    /// `keep_cta_state`: finished CTAs are not retired ([`ShardedEngine::return_ctas`]).
     pub fn new(
         main: &'a mut KernelExec,
         num_sms: usize,
         on_cta: &'a mut dyn FnMut(&mut KernelExec, &[WarpId]),
+        keep_cta_state: bool,
     ) -> Self {
         let global = std::mem::take(main.memory());
         let shards = (0..num_sms.max(1))
@@ -125,12 +132,31 @@ impl<'a> ShardedEngine<'a> {
             shards,
             progress: 0,
             on_cta,
+            keep_cta_state,
+            started: Vec::new(),
+        }
+    }
+
+    /// With `keep_cta_state`, after the run: move every CTA the shards ran into the
+    /// [`KernelExec`] this was made from, with the warp ids a run without shards gives
+    /// them ([`KernelExec::adopt_shard_ctas`]), and return the map from the timing model's
+    /// warp ids to those (None: a warp that was never started).
+    pub fn return_ctas(&mut self) -> impl Fn(u32) -> Option<u32> {
+        let mut shards: Vec<&mut KernelExec> = self.shards.iter_mut().map(|s| &mut s.k).collect();
+        let ids = self.main.adopt_shard_ctas(&mut shards, &self.started);
+        self.started.clear();
+        move |warp| {
+            let (sm, w) = split(warp);
+            ids.get(sm)?
+                .get(w.0 as usize)
+                .map(|i| i.0)
+                .filter(|&i| i != u32::MAX)
         }
     }
 
     /// Shard and local warp of a timing-model warp id.
     fn locate(&self, warp: u32) -> (usize, WarpId) {
-        ((warp & ((1 << SM_BITS) - 1)) as usize, local(warp))
+        split(warp)
     }
 }
 
@@ -153,6 +179,11 @@ struct ShardExec<'s> {
 #[inline]
 fn local(warp: u32) -> WarpId {
     WarpId(warp >> SM_BITS)
+}
+
+/// Shard (SM) and the shard's own id of a timing-model warp id.
+fn split(warp: u32) -> (usize, WarpId) {
+    ((warp & ((1 << SM_BITS) - 1)) as usize, local(warp))
 }
 
 impl Executor for ShardExec<'_> {
@@ -204,14 +235,19 @@ impl crate::KernelSource for ShardedEngine<'_> {
         };
         let warps = sh.k.start_cta(id);
         (self.on_cta)(&mut sh.k, &warps);
+        if self.keep_cta_state {
+            self.started.push(sm);
+        }
         warps
             .iter()
             .map(|w| (w.0 << SM_BITS | sm as u32, sh.k.warp_location(*w).1))
             .collect()
     }
     fn retire_cta(&mut self, warp: u32) {
-        let (s, w) = self.locate(warp);
-        self.shards[s].k.retire_cta_of(w);
+        if !self.keep_cta_state {
+            let (s, w) = self.locate(warp);
+            self.shards[s].k.retire_cta_of(w);
+        }
     }
     fn issued(&self) -> u64 {
         self.shards.iter().map(|s| s.issued).sum()

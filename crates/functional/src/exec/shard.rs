@@ -277,6 +277,49 @@ impl KernelExec {
         }
     }
 
+    /// Move the CTAs of `shards` (made from `self`, none retired) into `self`, in the order
+    /// they started: `started[i]` is the shard that started the i-th CTA. Their warps get
+    /// the ids the unsplit kernel gives them (the next free ones, in start order), so that
+    /// [`KernelExec::regs`] and the like read them as after a run without shards. Returns,
+    /// per shard, the new id of each of its warp ids.
+    pub fn adopt_shard_ctas(
+        &mut self,
+        shards: &mut [&mut KernelExec],
+        started: &[usize],
+    ) -> Vec<Vec<WarpId>> {
+        let mut ctas: Vec<std::vec::IntoIter<Cta>> = shards
+            .iter_mut()
+            .map(|s| std::mem::take(&mut s.ctas).into_iter())
+            .collect();
+        let mut warps: Vec<Vec<Option<Warp>>> = shards
+            .iter_mut()
+            .map(|s| std::mem::take(&mut s.warps).into_iter().map(Some).collect())
+            .collect();
+        let mut ids: Vec<Vec<WarpId>> = warps.iter().map(|w| vec![WarpId(u32::MAX); w.len()]).collect();
+        for &s in started {
+            let Some(mut cta) = ctas.get_mut(s).and_then(Iterator::next) else {
+                continue;
+            };
+            let cidx = self.ctas.len();
+            for w in cta.warps.iter_mut() {
+                let Some(mut wp) = warps[s].get_mut(w.0 as usize).and_then(Option::take) else {
+                    continue;
+                };
+                wp.cta = cidx;
+                let id = WarpId(self.warps.len() as u32);
+                self.warps.push(wp);
+                ids[s][w.0 as usize] = id;
+                *w = id;
+            }
+            self.ctas.push(cta);
+        }
+        for s in shards.iter_mut() {
+            s.free_warps.clear();
+            s.free_ctas.clear();
+        }
+        ids
+    }
+
     /// Whether the shard has something for [`KernelExec::apply_shard_log`] or
     /// [`KernelExec::absorb_shard_output`] (checked every cycle for every SM).
     #[inline]
