@@ -6,6 +6,7 @@
 //! L1, L2 and DRAM). The registers read back are checked against what the code computes,
 //! so a run that reported the wrong warps' registers fails too.
 
+mod common;
 use sassim_config::GpuConfig;
 use sassim_functional::ControlFlowKind;
 use sassim_gpu::microbench::{run_microbench_with, MicrobenchOptions, MicrobenchResult};
@@ -159,30 +160,7 @@ fn grid_with_global_atomics_does_not_depend_on_threads() {
 /// 32 KB apart, stores and loads 1 MB apart, through L1, L2 and DRAM.
 #[test]
 fn grid_through_the_memory_hierarchy_does_not_depend_on_threads() {
-    let mut s = String::from(
-        ".grid 4\n.block 256\n.init R0 = tid.x\n.init R3 = 0\n.init R5 = 1\n\
-         .global.fill 0x100000 = u32 2359296 1\n\
-         [B------:R-:W-:-:S04] IMAD.SHL.U32 R2, R0, 0x80, RZ ;\n\
-         [B------:R-:W-:-:S06] IADD3 R2, R2, 0x100000, RZ ;\n",
-    );
-    for i in 0..8 {
-        s += &format!(
-            "[B------:R-:W0:-:S02] LDG.E R{}, [R2.64+{:#x}] ;\n",
-            20 + i,
-            i * 0x8000
-        );
-    }
-    for i in 0..8 {
-        s += &format!(
-            "[B------:R-:W-:-:S02] STG.E [R2.64+{:#x}], R5 ;\n\
-             [B------:R-:W1:-:S02] LDG.E R{}, [R2.64+{:#x}] ;\n",
-            0x40000 + i * 0x100000,
-            30 + i,
-            0x40020 + i * 0x100000
-        );
-    }
-    s += "[B01----:R-:W-:-:S01] IADD3 R40, R20, R37, RZ ;\n\
-          [B------:R-:W-:-:S05] EXIT ;\n";
+    let s = common::mem_microbench(false);
     let mb = parse(&s, "mem4").expect("parse");
     let r = same_for_1_2_4_threads("mem4", &mb);
     assert_eq!(r.warps.len(), 32, "four CTAs of eight warps");

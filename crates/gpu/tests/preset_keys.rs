@@ -23,6 +23,7 @@
 //! A statistic is anything in the kernel run: cycles, issue and stall counters, cache,
 //! DRAM and interconnect counters, the per-warp issue logs.
 
+mod common;
 use sassim_config::{informational, GpuConfig};
 use sassim_gpu::{Gpu, RunOptions};
 use sassim_sass::microbench::parse;
@@ -164,36 +165,9 @@ fn core_src() -> String {
     s
 }
 
-/// The `mem` microbenchmark: four CTAs of eight warps; each thread reads 8 lines 32 KB apart
-/// and 8 lines 1 MB apart (rows of one bank), writes lines it then reads back (write/read
-/// turnarounds): 512 KB through L1, L2 and DRAM.
+/// The `mem` microbenchmark (`common::mem_microbench`), ending with a store of its sum.
 fn mem_src() -> String {
-    let mut s = String::from(
-        ".grid 4\n.block 256\n.init R0 = tid.x\n.init R3 = 0\n.init R5 = 1\n\
-         .global.fill 0x100000 = u32 2359296 1\n\
-         [B------:R-:W-:-:S04] IMAD.SHL.U32 R2, R0, 0x80, RZ ;\n\
-         [B------:R-:W-:-:S06] IADD3 R2, R2, 0x100000, RZ ;\n",
-    );
-    for i in 0..8 {
-        s += &format!(
-            "[B------:R-:W0:-:S02] LDG.E R{}, [R2.64+{:#x}] ;\n",
-            20 + i,
-            i * 0x8000
-        );
-    }
-    for i in 0..8 {
-        s += &format!(
-            "[B------:R-:W-:-:S02] STG.E [R2.64+{:#x}], R5 ;\n\
-             [B------:R-:W1:-:S02] LDG.E R{}, [R2.64+{:#x}] ;\n",
-            0x40000 + i * 0x100000,
-            30 + i,
-            0x40020 + i * 0x100000
-        );
-    }
-    s += "[B01----:R-:W-:-:S01] IADD3 R40, R20, R37, RZ ;\n\
-          [B------:R-:W-:-:S02] STG.E [R2.64+0x80000], R40 ;\n\
-          [B------:R-:W-:-:S05] EXIT ;\n";
-    s
+    common::mem_microbench(true)
 }
 
 /// The `launch` microbenchmark: 8 CTAs per SM of 96 threads (3 warps) using 122 registers

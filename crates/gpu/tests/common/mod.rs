@@ -1,0 +1,36 @@
+//! Microbenchmark sources shared by the gpu crate's tests.
+
+/// The `mem` microbenchmark (`preset_keys.rs`, `microbench_threads.rs`): four CTAs of eight warps; each thread reads 8 lines 32 KB apart
+/// and 8 lines 1 MB apart (rows of one bank), writes lines it then reads back (write/read
+/// turnarounds): 512 KB through L1, L2 and DRAM. `store_sum`: each thread then stores
+/// R20 + R37.
+pub fn mem_microbench(store_sum: bool) -> String {
+    let mut s = String::from(
+        ".grid 4\n.block 256\n.init R0 = tid.x\n.init R3 = 0\n.init R5 = 1\n\
+         .global.fill 0x100000 = u32 2359296 1\n\
+         [B------:R-:W-:-:S04] IMAD.SHL.U32 R2, R0, 0x80, RZ ;\n\
+         [B------:R-:W-:-:S06] IADD3 R2, R2, 0x100000, RZ ;\n",
+    );
+    for i in 0..8 {
+        s += &format!(
+            "[B------:R-:W0:-:S02] LDG.E R{}, [R2.64+{:#x}] ;\n",
+            20 + i,
+            i * 0x8000
+        );
+    }
+    for i in 0..8 {
+        s += &format!(
+            "[B------:R-:W-:-:S02] STG.E [R2.64+{:#x}], R5 ;\n\
+             [B------:R-:W1:-:S02] LDG.E R{}, [R2.64+{:#x}] ;\n",
+            0x40000 + i * 0x100000,
+            30 + i,
+            0x40020 + i * 0x100000
+        );
+    }
+    s += "[B01----:R-:W-:-:S01] IADD3 R40, R20, R37, RZ ;\n";
+    if store_sum {
+        s += "[B------:R-:W-:-:S02] STG.E [R2.64+0x80000], R40 ;\n";
+    }
+    s += "[B------:R-:W-:-:S05] EXIT ;\n";
+    s
+}
