@@ -12,7 +12,7 @@
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
@@ -46,10 +46,12 @@ fn pause(round: u32) {
     }
 }
 
-/// Busy SMs per thread below which a step uses fewer threads: an SM-cycle of a loaded SM is
-/// about 1 µs of work, a fork-join with spinning threads about 1 µs, so fewer than 8 SMs a
-/// thread would spend a large share of the step synchronising.
-pub const MIN_BUSY_SMS_PER_THREAD: usize = 8;
+/// Busy SMs per thread below which a step uses fewer threads. A fork-join of this pool
+/// costs a few cache-line transfers (well under a µs: the post, each worker's start and end
+/// marks); an SM-cycle of a busy SM is a few tenths of a µs (the BFS trace: ~0.35 µs per SM
+/// and cycle, its 8 busy SMs ~2.8 µs a step besides the memory partitions), so 4 SMs are
+/// worth a thread of their own.
+pub const MIN_BUSY_SMS_PER_THREAD: usize = 4;
 
 /// Busy memory partitions per thread below which their step uses fewer threads: a busy
 /// partition's core cycle (two L2 slices, a DRAM channel) is well under a µs of work.
@@ -78,15 +80,30 @@ impl Drop for ClearSide<'_> {
     }
 }
 
-struct Shared {
+/// What one worker writes (alone on its cache line, so that posting a step and polling
+/// the workers do not move each other's lines).
+#[repr(align(128))]
+#[derive(Default)]
+struct Slot {
+    /// The last epoch whose work this worker has started.
+    started: AtomicU64,
+    /// The last epoch whose work this worker has finished.
+    done: AtomicU64,
+}
+
+/// What the calling thread writes to post a step (one cache line).
+#[repr(align(128))]
+struct Post {
     /// Bumped when a step is posted (and to stop the workers).
     epoch: AtomicU64,
-    /// The step's work, valid from the epoch bump until `remaining` is 0.
-    job: Mutex<Option<&'static Job<'static>>>,
-    /// Workers that have not finished the current step.
-    remaining: AtomicUsize,
-    /// Workers that have started the current step.
-    started: AtomicUsize,
+    /// The step's work: points to a `&'static Job` on the poster's stack, valid from the
+    /// epoch bump until every worker's `done` has reached that epoch.
+    job: AtomicPtr<()>,
+}
+
+struct Shared {
+    post: Post,
+    slots: Vec<Slot>,
     quit: AtomicBool,
     parked: AtomicUsize,
     lock: Mutex<()>,
@@ -132,18 +149,20 @@ impl Threads {
     /// calling thread alone. If the operating system refuses a thread, fewer are used (same
     /// results).
     pub fn new(n: usize) -> Threads {
+        let want = n.clamp(1, MAX_THREADS);
         let shared = Arc::new(Shared {
-            epoch: AtomicU64::new(0),
-            job: Mutex::new(None),
-            remaining: AtomicUsize::new(0),
-            started: AtomicUsize::new(0),
+            post: Post {
+                epoch: AtomicU64::new(0),
+                job: AtomicPtr::new(std::ptr::null_mut()),
+            },
+            slots: (1..want).map(|_| Slot::default()).collect(),
             quit: AtomicBool::new(false),
             parked: AtomicUsize::new(0),
             lock: Mutex::new(()),
             wake: Condvar::new(),
         });
         let mut workers = Vec::new();
-        for k in 1..n.clamp(1, MAX_THREADS) {
+        for k in 1..want {
             let sh = shared.clone();
             match std::thread::Builder::new()
                 .name(format!("sassim-sm-{k}"))
@@ -303,30 +322,35 @@ impl Threads {
             }
         };
         let job: &Job<'_> = &part;
-        // SAFETY: the workers use `job` only between the epoch bump below and their
-        // decrement of `remaining`; this function waits for `remaining` to reach 0 and
-        // clears the slot before `part` (and what it borrows) goes out of scope.
+        // SAFETY: the workers use `job` only between the epoch bump below and their `done`
+        // store of that epoch; this function waits for every worker's `done` before `part`
+        // (and what it borrows, and `job` itself) goes out of scope.
         let job: &'static Job<'static> =
             unsafe { std::mem::transmute::<&Job<'_>, &'static Job<'static>>(job) };
         let sh = &*self.shared;
-        *sh.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
-        sh.remaining.store(self.workers.len(), Ordering::SeqCst);
-        sh.started.store(0, Ordering::SeqCst);
-        sh.epoch.fetch_add(1, Ordering::SeqCst);
+        let workers = &sh.slots[..self.workers.len()];
+        let epoch = sh.post.epoch.load(Ordering::Relaxed) + 1;
+        sh.post
+            .job
+            .store(&job as *const &'static Job<'static> as *mut (), Ordering::Relaxed);
+        // SeqCst: ordered with the `parked` load below (a parking worker registers, then
+        // reads the epoch, both SeqCst), so no worker sleeps through this step.
+        sh.post.epoch.store(epoch, Ordering::SeqCst);
         if sh.parked.load(Ordering::SeqCst) > 0 {
             let _g = sh.lock.lock().unwrap_or_else(|p| p.into_inner());
             sh.wake.notify_all();
         }
         part(0);
         // A worker that has not even started when this thread is done was not running.
-        let late = sh.started.load(Ordering::Acquire) < self.workers.len();
-        let mut round = 0u32;
-        while sh.remaining.load(Ordering::Acquire) != 0 {
-            pause(round);
-            round = round.saturating_add(1);
+        let late = workers.iter().any(|w| w.started.load(Ordering::Relaxed) != epoch);
+        for w in workers {
+            let mut round = 0u32;
+            while w.done.load(Ordering::Acquire) != epoch {
+                pause(round);
+                round = round.saturating_add(1);
+            }
         }
         self.note_step(late);
-        *sh.job.lock().unwrap_or_else(|p| p.into_inner()) = None;
         match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
             Some((_, e)) => Err(e),
             None => Ok(()),
@@ -359,11 +383,12 @@ pub const CHECK_STEPS: u32 = 64;
 pub const ALONE_STEPS: u32 = 4_096;
 
 fn worker(sh: &Shared, k: usize) {
+    let slot = &sh.slots[k - 1];
     let mut seen = 0u64;
     loop {
         let mut rounds = 0u32;
         loop {
-            let e = sh.epoch.load(Ordering::Acquire);
+            let e = sh.post.epoch.load(Ordering::Acquire);
             if e != seen {
                 seen = e;
                 break;
@@ -377,7 +402,7 @@ fn worker(sh: &Shared, k: usize) {
             // poster takes to notify, so no wake-up is lost.
             let mut g = sh.lock.lock().unwrap_or_else(|p| p.into_inner());
             sh.parked.fetch_add(1, Ordering::SeqCst);
-            while sh.epoch.load(Ordering::SeqCst) == seen {
+            while sh.post.epoch.load(Ordering::SeqCst) == seen {
                 g = sh.wake.wait(g).unwrap_or_else(|p| p.into_inner());
             }
             sh.parked.fetch_sub(1, Ordering::SeqCst);
@@ -386,12 +411,14 @@ fn worker(sh: &Shared, k: usize) {
         if sh.quit.load(Ordering::Acquire) {
             return;
         }
-        sh.started.fetch_add(1, Ordering::AcqRel);
-        let job = *sh.job.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(j) = job {
+        slot.started.store(seen, Ordering::Relaxed);
+        let job = sh.post.job.load(Ordering::Relaxed) as *const &'static Job<'static>;
+        // SAFETY: the poster stored `job` before the epoch this thread acquired, and keeps
+        // it alive until this thread's `done` reaches that epoch (`for_parts3`).
+        if let Some(j) = unsafe { job.as_ref() } {
             j(k);
         }
-        sh.remaining.fetch_sub(1, Ordering::Release);
+        slot.done.store(seen, Ordering::Release);
     }
 }
 
@@ -399,7 +426,8 @@ impl Drop for Threads {
     fn drop(&mut self) {
         let sh = &*self.shared;
         sh.quit.store(true, Ordering::SeqCst);
-        sh.epoch.fetch_add(1, Ordering::SeqCst);
+        sh.post.job.store(std::ptr::null_mut(), Ordering::Relaxed);
+        sh.post.epoch.fetch_add(1, Ordering::SeqCst);
         {
             let _g = sh.lock.lock().unwrap_or_else(|p| p.into_inner());
             sh.wake.notify_all();
