@@ -119,6 +119,8 @@ pub struct Threads {
     steps: Cell<u32>,
     slow: Cell<u32>,
     alone: Cell<u32>,
+    /// Steps the next busy check sends the pool alone for.
+    alone_span: Cell<u32>,
     /// Work for the next step besides its own ([`Threads::with_side`]).
     side: Cell<Option<SideJob>>,
     shared: Arc<Shared>,
@@ -177,6 +179,7 @@ impl Threads {
             steps: Cell::new(0),
             slow: Cell::new(0),
             alone: Cell::new(0),
+            alone_span: Cell::new(ALONE_STEPS),
             side: Cell::new(None),
             shared,
             workers,
@@ -360,16 +363,22 @@ impl Threads {
 
 impl Threads {
     /// Count a parallel step (`slow`: a worker had not started its part when the calling
-    /// thread had finished its own). When the
-    /// cores are taken by other work, the threads of a step take turns on one core and
-    /// every step costs context switches: if more than a quarter of [`CHECK_STEPS`] steps
-    /// were slow, the next [`ALONE_STEPS`] steps run on the calling thread alone.
+    /// thread had finished its own). When the cores are taken by other work, the threads of a step take
+    /// turns on one core and every step costs context switches: if more than a quarter of
+    /// [`CHECK_STEPS`] steps were slow, the next steps run on the calling thread alone,
+    /// [`ALONE_STEPS`] after the first such check, twice as many after each further one in
+    /// a row (up to [`MAX_ALONE_STEPS`]): on a machine that stays busy, the checks
+    /// themselves, steps that wait for a descheduled thread, become rare.
     fn note_step(&self, slow: bool) {
         self.steps.set(self.steps.get() + 1);
         self.slow.set(self.slow.get() + u32::from(slow));
         if self.steps.get() >= CHECK_STEPS {
             if self.slow.get() * 4 > CHECK_STEPS {
-                self.alone.set(ALONE_STEPS);
+                let span = self.alone_span.get().max(ALONE_STEPS);
+                self.alone.set(span);
+                self.alone_span.set(span.saturating_mul(2).min(MAX_ALONE_STEPS));
+            } else {
+                self.alone_span.set(ALONE_STEPS);
             }
             self.steps.set(0);
             self.slow.set(0);
@@ -381,6 +390,9 @@ impl Threads {
 pub const CHECK_STEPS: u32 = 64;
 /// Steps run on the calling thread alone after a check found the machine busy.
 pub const ALONE_STEPS: u32 = 4_096;
+/// Most steps run alone after checks in a row found the machine busy (a few seconds of a
+/// loaded GPU's steps).
+pub const MAX_ALONE_STEPS: u32 = 1 << 20;
 
 fn worker(sh: &Shared, k: usize) {
     let slot = &sh.slots[k - 1];
