@@ -6,7 +6,9 @@ use sassim_trace::{KernelTraceReader, OpcodeId, ThreadBlockTrace};
 use std::path::{Path, PathBuf};
 
 fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../fixtures/traces").join(rel)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../fixtures/traces")
+        .join(rel)
 }
 
 fn dir(tag: &str) -> PathBuf {
@@ -128,7 +130,10 @@ fn blocks_parsed_on_threads_are_those_read_one_by_one() {
     assert!(a.opcodes().len() > 5);
     assert_eq!(a.opcodes().len(), b.opcodes().len());
     for i in 0..a.opcodes().len() {
-        assert_eq!(a.opcode_name(OpcodeId(i as u16)), b.opcode_name(OpcodeId(i as u16)));
+        assert_eq!(
+            a.opcode_name(OpcodeId(i as u16)),
+            b.opcode_name(OpcodeId(i as u16))
+        );
     }
 }
 
@@ -160,7 +165,14 @@ fn malformed_blocks_name_file_and_line_on_any_thread_count() {
     // line between blocks after a good one; the file cut inside the 6th block.
     let bad_reg = |k: usize| {
         let b = nth_line(&text, k, begins);
-        let i = text.lines().enumerate().skip(b).find(|(_, l)| is_instr(l)).unwrap().0 + 1;
+        let i = text
+            .lines()
+            .enumerate()
+            .skip(b)
+            .find(|(_, l)| is_instr(l))
+            .unwrap()
+            .0
+            + 1;
         (i, text.lines().nth(i - 1).unwrap().replacen(" R", " Q", 1))
     };
     let (l4, bad4) = bad_reg(3);
@@ -191,7 +203,11 @@ fn malformed_blocks_name_file_and_line_on_any_thread_count() {
             "{tag}: `{want}` names line {line}"
         );
         for (batch, threads) in [(1, 1), (3, 2), (8, 4)] {
-            assert_eq!(threaded(&p, batch, threads).expect_err(tag), want, "{tag}: {batch}/{threads}");
+            assert_eq!(
+                threaded(&p, batch, threads).expect_err(tag),
+                want,
+                "{tag}: {batch}/{threads}"
+            );
         }
     }
 }
