@@ -123,6 +123,8 @@ pub struct Threads {
     alone_span: Cell<u32>,
     /// Work for the next step besides its own ([`Threads::with_side`]).
     side: Cell<Option<SideJob>>,
+    /// Whether parallel steps pay on this machine, measured.
+    pays: StepTiming,
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
 }
@@ -181,6 +183,7 @@ impl Threads {
             alone: Cell::new(0),
             alone_span: Cell::new(ALONE_STEPS),
             side: Cell::new(None),
+            pays: StepTiming::default(),
             shared,
             workers,
         }
@@ -213,7 +216,14 @@ impl Threads {
         f: &PartFn<'_, A, B>,
     ) -> Result<(), String> {
         let mut none = vec![(); a.len().min(b.len())];
-        self.for_parts3(self.n, a, b, &mut none, &|first, pa, pb, _| f(first, pa, pb))
+        self.run_parts3(
+            self.n,
+            a,
+            b,
+            &mut none,
+            &|first, pa, pb, _| f(first, pa, pb),
+            false,
+        )
     }
 
     /// Run `body` with `g` applied to all of `a` alongside it: the first step `body` runs
@@ -260,7 +270,9 @@ impl Threads {
     }
 
     /// [`Threads::for_parts`] over three slices, on at most `threads` threads (and the side
-    /// job of [`Threads::with_side`], if one waits, in the same step).
+    /// job of [`Threads::with_side`], if one waits, in the same step). For steps that come
+    /// one after the other (the SMs' cycles): whether several threads pay is measured as
+    /// it goes ([`StepTiming`]).
     pub fn for_parts3<A: Send, B: Send, C: Send>(
         &self,
         threads: usize,
@@ -269,12 +281,28 @@ impl Threads {
         c: &mut [C],
         f: &PartFn3<'_, A, B, C>,
     ) -> Result<(), String> {
+        self.run_parts3(threads, a, b, c, f, true)
+    }
+
+    fn run_parts3<A: Send, B: Send, C: Send>(
+        &self,
+        threads: usize,
+        a: &mut [A],
+        b: &mut [B],
+        c: &mut [C],
+        f: &PartFn3<'_, A, B, C>,
+        adaptive: bool,
+    ) -> Result<(), String> {
         let len = a.len().min(b.len()).min(c.len());
         let side = self.side.take();
         let mut own = self.n.min(threads).min(len).max(1);
         let mut parts = own.max(side.map_or(1, |s| s.want.min(self.n)));
         if self.alone.get() > 0 {
             self.alone.set(self.alone.get() - 1);
+            own = 1;
+            parts = 1;
+        }
+        if adaptive && !self.pays.choose(parts > 1) {
             own = 1;
             parts = 1;
         }
@@ -386,6 +414,84 @@ impl Threads {
     }
 }
 
+/// Whether steps on several threads pay, measured on the steps themselves. A fork-join costs
+/// a few cache-line transfers, and the SMs' state moves between the cores (the serial part
+/// of a cycle reads the SMs' queues): ~0.1 µs a transfer between cores that share a cache,
+/// but ~0.4 µs between the virtual cores of some machines (measured: an 0.8 µs round trip
+/// of one line), against a few µs of work in a step over a few busy SMs. So the steps
+/// alternate [`PROBE_STEPS`] on several threads and as many on the calling thread alone,
+/// timed from one step's start to the next's (the step and the serial work after it);
+/// then the faster way is kept for [`DECIDED_STEPS`] steps, and measured again. Only which
+/// threads run a step depends on it, never a result.
+#[derive(Default)]
+struct StepTiming {
+    /// The start of the last step if it was a probe's, and whether it ran on several
+    /// threads.
+    last: Cell<Option<(std::time::Instant, bool)>>,
+    /// Nanoseconds and steps measured in this probe, on several threads [1] and alone [0].
+    ns: [Cell<u64>; 2],
+    n: [Cell<u32>; 2],
+    /// Steps left to run the decided way, and that way (`true`: several threads).
+    decided: Cell<u32>,
+    parallel: Cell<bool>,
+}
+
+/// Steps timed each way in a probe ([`StepTiming`]).
+pub const PROBE_STEPS: u32 = 128;
+/// Steps run the faster way after a probe ([`StepTiming`]).
+pub const DECIDED_STEPS: u32 = 4_096;
+/// Longest interval between two steps counted as a step's time (longer: something else ran
+/// between them, e.g. the next kernel's setup).
+const MAX_STEP_NS: u64 = 1_000_000;
+
+impl StepTiming {
+    /// Whether a step that could run on several threads (`wanted`) does.
+    fn choose(&self, wanted: bool) -> bool {
+        self.choose_at(wanted, std::time::Instant::now)
+    }
+
+    /// [`StepTiming::choose`] with the clock `now` (read only while probing).
+    fn choose_at(&self, wanted: bool, now: impl Fn() -> std::time::Instant) -> bool {
+        if !wanted {
+            self.last.set(None);
+            return false;
+        }
+        if self.decided.get() > 0 {
+            self.decided.set(self.decided.get() - 1);
+            self.last.set(None);
+            return self.parallel.get();
+        }
+        let now = now();
+        if let Some((t, par)) = self.last.get() {
+            let dt = now.saturating_duration_since(t).as_nanos();
+            if dt < u128::from(MAX_STEP_NS) {
+                let k = usize::from(par);
+                self.ns[k].set(self.ns[k].get() + dt as u64);
+                self.n[k].set(self.n[k].get() + 1);
+            }
+        }
+        let par = if self.n[1].get() < PROBE_STEPS {
+            true
+        } else if self.n[0].get() < PROBE_STEPS {
+            false
+        } else {
+            // Mean step times compared as ns[1]/n[1] < ns[0]/n[0].
+            let faster = u128::from(self.ns[1].get()) * u128::from(self.n[0].get())
+                < u128::from(self.ns[0].get()) * u128::from(self.n[1].get());
+            self.parallel.set(faster);
+            self.decided.set(DECIDED_STEPS);
+            for k in 0..2 {
+                self.ns[k].set(0);
+                self.n[k].set(0);
+            }
+            self.last.set(None);
+            return faster;
+        };
+        self.last.set(Some((now, par)));
+        par
+    }
+}
+
 /// Parallel steps between two checks of how many had to wait (see [`Threads::note_step`]).
 pub const CHECK_STEPS: u32 = 64;
 /// Steps run on the calling thread alone after a check found the machine busy.
@@ -447,5 +553,67 @@ impl Drop for Threads {
         for h in self.workers.drain(..) {
             let _ = h.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Runs `steps` steps that could all be parallel, each taking `par_ns` on several
+    /// threads and `alone_ns` alone; returns how many ran on several threads.
+    fn run(t: &StepTiming, clock: &Cell<Instant>, steps: u32, par_ns: u64, alone_ns: u64) -> u32 {
+        let mut parallel = 0;
+        for _ in 0..steps {
+            let p = t.choose_at(true, || clock.get());
+            parallel += u32::from(p);
+            let ns = if p { par_ns } else { alone_ns };
+            clock.set(clock.get() + Duration::from_nanos(ns));
+        }
+        parallel
+    }
+
+    #[test]
+    fn steps_run_the_way_measured_faster() {
+        let clock = Cell::new(Instant::now());
+        let probe = 2 * PROBE_STEPS + 1;
+        // Parallel steps twice as fast: after one probe (half of it parallel), all are
+        // (the step that decides too).
+        let t = StepTiming::default();
+        let n = run(&t, &clock, probe + DECIDED_STEPS, 1_000, 2_000);
+        assert_eq!(n, PROBE_STEPS + 1 + DECIDED_STEPS);
+        // Parallel steps slower (cores that share no cache): only the probe's run parallel.
+        let t = StepTiming::default();
+        let n = run(&t, &clock, probe + DECIDED_STEPS, 3_000, 2_000);
+        assert_eq!(n, PROBE_STEPS);
+        // The machine changes: the next probe finds it out.
+        let n = run(&t, &clock, probe + DECIDED_STEPS, 1_000, 2_000);
+        assert!(n >= DECIDED_STEPS - 2, "{n}");
+        // Steps that could not run parallel are not timed and run alone.
+        let t = StepTiming::default();
+        assert!(!t.choose_at(false, || panic!("no clock read for a serial step")));
+        // A long gap (another kernel's setup) is not a step's time.
+        let t = StepTiming::default();
+        for k in 0..probe {
+            if k == probe - 1 {
+                assert_eq!(
+                    t.n[1].get() + t.n[0].get(),
+                    2 * PROBE_STEPS - 2,
+                    "the gap is not counted"
+                );
+            }
+            let p = t.choose_at(true, || clock.get());
+            let gap = if k == 3 {
+                MAX_STEP_NS * 10
+            } else if p {
+                1_000
+            } else {
+                2_000
+            };
+            clock.set(clock.get() + Duration::from_nanos(gap));
+        }
+        assert!(t.choose_at(true, || clock.get()), "parallel was faster");
+        assert_eq!(t.n[1].get() + t.n[0].get(), 0, "decided after the probe");
     }
 }
