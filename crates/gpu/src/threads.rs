@@ -271,8 +271,8 @@ impl Threads {
 
     /// [`Threads::for_parts`] over three slices, on at most `threads` threads (and the side
     /// job of [`Threads::with_side`], if one waits, in the same step). For steps that come
-    /// one after the other (the SMs' cycles): whether several threads pay is measured as
-    /// it goes ([`StepTiming`]).
+    /// one after the other (the SMs' cycles): whether several threads pay for a step over
+    /// few SMs a thread is measured as it goes ([`StepTiming`]).
     pub fn for_parts3<A: Send, B: Send, C: Send>(
         &self,
         threads: usize,
@@ -302,9 +302,13 @@ impl Threads {
             own = 1;
             parts = 1;
         }
-        if adaptive && !self.pays.choose(parts > 1) {
-            own = 1;
-            parts = 1;
+        if adaptive {
+            // Steps over many SMs a thread pay on any machine; smaller ones are measured.
+            let small = len < MEASURED_BELOW_SMS_PER_THREAD * own;
+            if !self.pays.choose(small && parts > 1) && small {
+                own = 1;
+                parts = 1;
+            }
         }
         if parts == 1 {
             let r = f(0, &mut a[..len], &mut b[..len], &mut c[..len]).map_err(|e| e.1);
@@ -417,29 +421,44 @@ impl Threads {
 /// Whether steps on several threads pay, measured on the steps themselves. A fork-join costs
 /// a few cache-line transfers, and the SMs' state moves between the cores (the serial part
 /// of a cycle reads the SMs' queues): ~0.1 µs a transfer between cores that share a cache,
-/// but ~0.4 µs between the virtual cores of some machines (measured: an 0.8 µs round trip
-/// of one line), against a few µs of work in a step over a few busy SMs. So the steps
-/// alternate [`PROBE_STEPS`] on several threads and as many on the calling thread alone,
-/// timed from one step's start to the next's (the step and the serial work after it);
-/// then the faster way is kept for [`DECIDED_STEPS`] steps, and measured again. Only which
-/// threads run a step depends on it, never a result.
+/// but ~0.4 µs between the virtual cores of some machines (measured: a round trip of one
+/// line took 0.8 µs at times, 0.2 µs at others on the same virtual machine), against a few
+/// µs of work in a step over a few busy SMs. So a probe runs blocks of [`PROBE_BLOCK`]
+/// steps on several threads and alone in turn (both ways see the same phases of the run),
+/// timing each step from its start to the next step's (the step and the serial work after
+/// it) except the first [`WARMUP_STEPS`] of a block, until [`PROBE_STEPS`] are timed each
+/// way; then the faster way is kept for [`DECIDED_STEPS`] steps, and measured again. Only
+/// which threads run a step depends on it, never a result.
 #[derive(Default)]
 struct StepTiming {
-    /// The start of the last step if it was a probe's, and whether it ran on several
-    /// threads.
+    /// The start of the last step if it was timed, and whether it ran on several threads.
     last: Cell<Option<(std::time::Instant, bool)>>,
-    /// Nanoseconds and steps measured in this probe, on several threads [1] and alone [0].
+    /// Nanoseconds and steps timed in this probe, on several threads [1] and alone [0].
     ns: [Cell<u64>; 2],
     n: [Cell<u32>; 2],
+    /// Steps run in this probe.
+    probe_i: Cell<u32>,
     /// Steps left to run the decided way, and that way (`true`: several threads).
     decided: Cell<u32>,
     parallel: Cell<bool>,
 }
 
+/// SMs per thread below which a step's threads are chosen by [`StepTiming`]; a step over
+/// more always runs on its threads (an SM-cycle of a loaded SM is ~1 µs: 8 of them are
+/// well above the cost of a fork-join even between far cores, and the probes' alone steps
+/// would cost a short run of a loaded GPU ~10 %).
+pub const MEASURED_BELOW_SMS_PER_THREAD: usize = 8;
+
 /// Steps timed each way in a probe ([`StepTiming`]).
-pub const PROBE_STEPS: u32 = 128;
+pub const PROBE_STEPS: u32 = 256;
+/// Steps of a probe's block run one way ([`StepTiming`]).
+pub const PROBE_BLOCK: u32 = 64;
+/// Steps of a probe's block not timed ([`StepTiming`]): waking a parked worker (a futex
+/// wake, up to ~0.1 ms on a virtual machine) and moving the SMs' state to the other core
+/// would otherwise be charged to the block's first steps.
+pub const WARMUP_STEPS: u32 = 16;
 /// Steps run the faster way after a probe ([`StepTiming`]).
-pub const DECIDED_STEPS: u32 = 4_096;
+pub const DECIDED_STEPS: u32 = 16_384;
 /// Longest interval between two steps counted as a step's time (longer: something else ran
 /// between them, e.g. the next kernel's setup).
 const MAX_STEP_NS: u64 = 1_000_000;
@@ -458,11 +477,10 @@ impl StepTiming {
         }
         if self.decided.get() > 0 {
             self.decided.set(self.decided.get() - 1);
-            self.last.set(None);
             return self.parallel.get();
         }
         let now = now();
-        if let Some((t, par)) = self.last.get() {
+        if let Some((t, par)) = self.last.take() {
             let dt = now.saturating_duration_since(t).as_nanos();
             if dt < u128::from(MAX_STEP_NS) {
                 let k = usize::from(par);
@@ -470,11 +488,7 @@ impl StepTiming {
                 self.n[k].set(self.n[k].get() + 1);
             }
         }
-        let par = if self.n[1].get() < PROBE_STEPS {
-            true
-        } else if self.n[0].get() < PROBE_STEPS {
-            false
-        } else {
+        if self.n[0].get() >= PROBE_STEPS && self.n[1].get() >= PROBE_STEPS {
             // Mean step times compared as ns[1]/n[1] < ns[0]/n[0].
             let faster = u128::from(self.ns[1].get()) * u128::from(self.n[0].get())
                 < u128::from(self.ns[0].get()) * u128::from(self.n[1].get());
@@ -484,10 +498,15 @@ impl StepTiming {
                 self.ns[k].set(0);
                 self.n[k].set(0);
             }
-            self.last.set(None);
+            self.probe_i.set(0);
             return faster;
-        };
-        self.last.set(Some((now, par)));
+        }
+        let i = self.probe_i.get();
+        self.probe_i.set(i + 1);
+        let par = (i / PROBE_BLOCK).is_multiple_of(2);
+        if i % PROBE_BLOCK >= WARMUP_STEPS && self.n[usize::from(par)].get() < PROBE_STEPS {
+            self.last.set(Some((now, par)));
+        }
         par
     }
 }
@@ -561,59 +580,83 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
-    /// Runs `steps` steps that could all be parallel, each taking `par_ns` on several
-    /// threads and `alone_ns` alone; returns how many ran on several threads.
-    fn run(t: &StepTiming, clock: &Cell<Instant>, steps: u32, par_ns: u64, alone_ns: u64) -> u32 {
-        let mut parallel = 0;
-        for _ in 0..steps {
+    /// Runs steps that could all be parallel, each taking `par_ns` on several threads and
+    /// `alone_ns` alone, until a probe decides; returns (steps, how many ran parallel).
+    fn probe(t: &StepTiming, clock: &Cell<Instant>, par_ns: u64, alone_ns: u64) -> (u32, u32) {
+        let (mut steps, mut parallel) = (0, 0);
+        while t.decided.get() == 0 {
+            assert!(steps < 100 * PROBE_STEPS, "a probe ends");
             let p = t.choose_at(true, || clock.get());
+            steps += 1;
             parallel += u32::from(p);
             let ns = if p { par_ns } else { alone_ns };
             clock.set(clock.get() + Duration::from_nanos(ns));
         }
-        parallel
+        (steps, parallel)
+    }
+
+    /// The next `DECIDED_STEPS` steps all run the same way: which.
+    fn decided_way(t: &StepTiming) -> bool {
+        let way = t.choose_at(true, || panic!("no clock read once decided"));
+        for _ in 1..DECIDED_STEPS {
+            assert_eq!(t.choose_at(true, || panic!("no clock read once decided")), way);
+        }
+        way
     }
 
     #[test]
     fn steps_run_the_way_measured_faster() {
         let clock = Cell::new(Instant::now());
-        let probe = 2 * PROBE_STEPS + 1;
-        // Parallel steps twice as fast: after one probe (half of it parallel), all are
-        // (the step that decides too).
+        // Parallel steps twice as fast: a probe, about half of it parallel, then all are.
         let t = StepTiming::default();
-        let n = run(&t, &clock, probe + DECIDED_STEPS, 1_000, 2_000);
-        assert_eq!(n, PROBE_STEPS + 1 + DECIDED_STEPS);
-        // Parallel steps slower (cores that share no cache): only the probe's run parallel.
+        let (steps, parallel) = probe(&t, &clock, 1_000, 2_000);
+        let timed = PROBE_BLOCK - WARMUP_STEPS;
+        assert!(steps >= 2 * PROBE_STEPS / timed * PROBE_BLOCK, "{steps}");
+        assert!(
+            parallel.abs_diff(steps - parallel) <= PROBE_BLOCK,
+            "{parallel} of {steps}"
+        );
+        assert!(t.parallel.get());
+        assert!(decided_way(&t));
+        // Parallel steps slower (cores that share no cache): alone after the probe.
         let t = StepTiming::default();
-        let n = run(&t, &clock, probe + DECIDED_STEPS, 3_000, 2_000);
-        assert_eq!(n, PROBE_STEPS);
+        probe(&t, &clock, 3_000, 2_000);
+        assert!(!decided_way(&t));
         // The machine changes: the next probe finds it out.
-        let n = run(&t, &clock, probe + DECIDED_STEPS, 1_000, 2_000);
-        assert!(n >= DECIDED_STEPS - 2, "{n}");
+        probe(&t, &clock, 1_000, 2_000);
+        assert!(decided_way(&t));
         // Steps that could not run parallel are not timed and run alone.
         let t = StepTiming::default();
         assert!(!t.choose_at(false, || panic!("no clock read for a serial step")));
+        // Work that grows along the run (each block of steps twice as heavy as the one
+        // before, up to 8 times) is seen by both ways alike: parallel steps at 0.8 of the
+        // time win although the alone blocks come later.
+        let t = StepTiming::default();
+        let mut k = 0u32;
+        while t.decided.get() == 0 {
+            let scale = 1u64 << (k / PROBE_BLOCK).min(3);
+            let p = t.choose_at(true, || clock.get());
+            let ns = if p { 800 } else { 1_000 } * scale;
+            clock.set(clock.get() + Duration::from_nanos(ns));
+            k += 1;
+        }
+        assert!(t.parallel.get(), "parallel was faster");
         // A long gap (another kernel's setup) is not a step's time.
         let t = StepTiming::default();
-        for k in 0..probe {
-            if k == probe - 1 {
-                assert_eq!(
-                    t.n[1].get() + t.n[0].get(),
-                    2 * PROBE_STEPS - 2,
-                    "the gap is not counted"
-                );
-            }
-            let p = t.choose_at(true, || clock.get());
-            let gap = if k == 3 {
+        for k in 0..2 * PROBE_BLOCK {
+            t.choose_at(true, || clock.get());
+            let gap = if k == WARMUP_STEPS + 10 {
                 MAX_STEP_NS * 10
-            } else if p {
-                1_000
             } else {
-                2_000
+                1_000
             };
             clock.set(clock.get() + Duration::from_nanos(gap));
         }
-        assert!(t.choose_at(true, || clock.get()), "parallel was faster");
-        assert_eq!(t.n[1].get() + t.n[0].get(), 0, "decided after the probe");
+        assert_eq!(
+            t.n[1].get(),
+            PROBE_BLOCK - WARMUP_STEPS - 1,
+            "the gap is not counted"
+        );
+        assert_eq!(t.n[0].get(), PROBE_BLOCK - WARMUP_STEPS - 1);
     }
 }
