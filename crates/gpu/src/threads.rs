@@ -12,7 +12,7 @@
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
@@ -46,10 +46,12 @@ fn pause(round: u32) {
     }
 }
 
-/// Busy SMs per thread below which a step uses fewer threads: an SM-cycle of a loaded SM is
-/// about 1 µs of work, a fork-join with spinning threads about 1 µs, so fewer than 8 SMs a
-/// thread would spend a large share of the step synchronising.
-pub const MIN_BUSY_SMS_PER_THREAD: usize = 8;
+/// Busy SMs per thread below which a step uses fewer threads. A fork-join of this pool
+/// costs a few cache-line transfers (well under a µs: the post, each worker's start and end
+/// marks); an SM-cycle of a busy SM is a few tenths of a µs (the BFS trace: ~0.35 µs per SM
+/// and cycle, its 8 busy SMs ~2.8 µs a step besides the memory partitions), so 4 SMs are
+/// worth a thread of their own.
+pub const MIN_BUSY_SMS_PER_THREAD: usize = 4;
 
 /// Busy memory partitions per thread below which their step uses fewer threads: a busy
 /// partition's core cycle (two L2 slices, a DRAM channel) is well under a µs of work.
@@ -78,15 +80,30 @@ impl Drop for ClearSide<'_> {
     }
 }
 
-struct Shared {
+/// What one worker writes (alone on its cache line, so that posting a step and polling
+/// the workers do not move each other's lines).
+#[repr(align(128))]
+#[derive(Default)]
+struct Slot {
+    /// The last epoch whose work this worker has started.
+    started: AtomicU64,
+    /// The last epoch whose work this worker has finished.
+    done: AtomicU64,
+}
+
+/// What the calling thread writes to post a step (one cache line).
+#[repr(align(128))]
+struct Post {
     /// Bumped when a step is posted (and to stop the workers).
     epoch: AtomicU64,
-    /// The step's work, valid from the epoch bump until `remaining` is 0.
-    job: Mutex<Option<&'static Job<'static>>>,
-    /// Workers that have not finished the current step.
-    remaining: AtomicUsize,
-    /// Workers that have started the current step.
-    started: AtomicUsize,
+    /// The step's work: points to a `&'static Job` on the poster's stack, valid from the
+    /// epoch bump until every worker's `done` has reached that epoch.
+    job: AtomicPtr<()>,
+}
+
+struct Shared {
+    post: Post,
+    slots: Vec<Slot>,
     quit: AtomicBool,
     parked: AtomicUsize,
     lock: Mutex<()>,
@@ -102,8 +119,12 @@ pub struct Threads {
     steps: Cell<u32>,
     slow: Cell<u32>,
     alone: Cell<u32>,
+    /// Steps the next busy check sends the pool alone for.
+    alone_span: Cell<u32>,
     /// Work for the next step besides its own ([`Threads::with_side`]).
     side: Cell<Option<SideJob>>,
+    /// Whether parallel steps pay on this machine, measured.
+    pays: StepTiming,
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
 }
@@ -132,18 +153,20 @@ impl Threads {
     /// calling thread alone. If the operating system refuses a thread, fewer are used (same
     /// results).
     pub fn new(n: usize) -> Threads {
+        let want = n.clamp(1, MAX_THREADS);
         let shared = Arc::new(Shared {
-            epoch: AtomicU64::new(0),
-            job: Mutex::new(None),
-            remaining: AtomicUsize::new(0),
-            started: AtomicUsize::new(0),
+            post: Post {
+                epoch: AtomicU64::new(0),
+                job: AtomicPtr::new(std::ptr::null_mut()),
+            },
+            slots: (1..want).map(|_| Slot::default()).collect(),
             quit: AtomicBool::new(false),
             parked: AtomicUsize::new(0),
             lock: Mutex::new(()),
             wake: Condvar::new(),
         });
         let mut workers = Vec::new();
-        for k in 1..n.clamp(1, MAX_THREADS) {
+        for k in 1..want {
             let sh = shared.clone();
             match std::thread::Builder::new()
                 .name(format!("sassim-sm-{k}"))
@@ -158,7 +181,9 @@ impl Threads {
             steps: Cell::new(0),
             slow: Cell::new(0),
             alone: Cell::new(0),
+            alone_span: Cell::new(ALONE_STEPS),
             side: Cell::new(None),
+            pays: StepTiming::default(),
             shared,
             workers,
         }
@@ -191,7 +216,14 @@ impl Threads {
         f: &PartFn<'_, A, B>,
     ) -> Result<(), String> {
         let mut none = vec![(); a.len().min(b.len())];
-        self.for_parts3(self.n, a, b, &mut none, &|first, pa, pb, _| f(first, pa, pb))
+        self.run_parts3(
+            self.n,
+            a,
+            b,
+            &mut none,
+            &|first, pa, pb, _| f(first, pa, pb),
+            false,
+        )
     }
 
     /// Run `body` with `g` applied to all of `a` alongside it: the first step `body` runs
@@ -238,7 +270,9 @@ impl Threads {
     }
 
     /// [`Threads::for_parts`] over three slices, on at most `threads` threads (and the side
-    /// job of [`Threads::with_side`], if one waits, in the same step).
+    /// job of [`Threads::with_side`], if one waits, in the same step). For steps that come
+    /// one after the other (the SMs' cycles): whether several threads pay for a step over
+    /// few SMs a thread is measured as it goes ([`StepTiming`]).
     pub fn for_parts3<A: Send, B: Send, C: Send>(
         &self,
         threads: usize,
@@ -246,6 +280,18 @@ impl Threads {
         b: &mut [B],
         c: &mut [C],
         f: &PartFn3<'_, A, B, C>,
+    ) -> Result<(), String> {
+        self.run_parts3(threads, a, b, c, f, true)
+    }
+
+    fn run_parts3<A: Send, B: Send, C: Send>(
+        &self,
+        threads: usize,
+        a: &mut [A],
+        b: &mut [B],
+        c: &mut [C],
+        f: &PartFn3<'_, A, B, C>,
+        adaptive: bool,
     ) -> Result<(), String> {
         let len = a.len().min(b.len()).min(c.len());
         let side = self.side.take();
@@ -255,6 +301,14 @@ impl Threads {
             self.alone.set(self.alone.get() - 1);
             own = 1;
             parts = 1;
+        }
+        if adaptive {
+            // Steps over many SMs a thread pay on any machine; smaller ones are measured.
+            let small = len < MEASURED_BELOW_SMS_PER_THREAD * own;
+            if !self.pays.choose(small && parts > 1) && small {
+                own = 1;
+                parts = 1;
+            }
         }
         if parts == 1 {
             let r = f(0, &mut a[..len], &mut b[..len], &mut c[..len]).map_err(|e| e.1);
@@ -303,30 +357,35 @@ impl Threads {
             }
         };
         let job: &Job<'_> = &part;
-        // SAFETY: the workers use `job` only between the epoch bump below and their
-        // decrement of `remaining`; this function waits for `remaining` to reach 0 and
-        // clears the slot before `part` (and what it borrows) goes out of scope.
+        // SAFETY: the workers use `job` only between the epoch bump below and their `done`
+        // store of that epoch; this function waits for every worker's `done` before `part`
+        // (and what it borrows, and `job` itself) goes out of scope.
         let job: &'static Job<'static> =
             unsafe { std::mem::transmute::<&Job<'_>, &'static Job<'static>>(job) };
         let sh = &*self.shared;
-        *sh.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
-        sh.remaining.store(self.workers.len(), Ordering::SeqCst);
-        sh.started.store(0, Ordering::SeqCst);
-        sh.epoch.fetch_add(1, Ordering::SeqCst);
+        let workers = &sh.slots[..self.workers.len()];
+        let epoch = sh.post.epoch.load(Ordering::Relaxed) + 1;
+        sh.post
+            .job
+            .store(&job as *const &'static Job<'static> as *mut (), Ordering::Relaxed);
+        // SeqCst: ordered with the `parked` load below (a parking worker registers, then
+        // reads the epoch, both SeqCst), so no worker sleeps through this step.
+        sh.post.epoch.store(epoch, Ordering::SeqCst);
         if sh.parked.load(Ordering::SeqCst) > 0 {
             let _g = sh.lock.lock().unwrap_or_else(|p| p.into_inner());
             sh.wake.notify_all();
         }
         part(0);
         // A worker that has not even started when this thread is done was not running.
-        let late = sh.started.load(Ordering::Acquire) < self.workers.len();
-        let mut round = 0u32;
-        while sh.remaining.load(Ordering::Acquire) != 0 {
-            pause(round);
-            round = round.saturating_add(1);
+        let late = workers.iter().any(|w| w.started.load(Ordering::Relaxed) != epoch);
+        for w in workers {
+            let mut round = 0u32;
+            while w.done.load(Ordering::Acquire) != epoch {
+                pause(round);
+                round = round.saturating_add(1);
+            }
         }
         self.note_step(late);
-        *sh.job.lock().unwrap_or_else(|p| p.into_inner()) = None;
         match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
             Some((_, e)) => Err(e),
             None => Ok(()),
@@ -336,16 +395,22 @@ impl Threads {
 
 impl Threads {
     /// Count a parallel step (`slow`: a worker had not started its part when the calling
-    /// thread had finished its own). When the
-    /// cores are taken by other work, the threads of a step take turns on one core and
-    /// every step costs context switches: if more than a quarter of [`CHECK_STEPS`] steps
-    /// were slow, the next [`ALONE_STEPS`] steps run on the calling thread alone.
+    /// thread had finished its own). When the cores are taken by other work, the threads of a step take
+    /// turns on one core and every step costs context switches: if more than a quarter of
+    /// [`CHECK_STEPS`] steps were slow, the next steps run on the calling thread alone,
+    /// [`ALONE_STEPS`] after the first such check, twice as many after each further one in
+    /// a row (up to [`MAX_ALONE_STEPS`]): on a machine that stays busy, the checks
+    /// themselves, steps that wait for a descheduled thread, become rare.
     fn note_step(&self, slow: bool) {
         self.steps.set(self.steps.get() + 1);
         self.slow.set(self.slow.get() + u32::from(slow));
         if self.steps.get() >= CHECK_STEPS {
             if self.slow.get() * 4 > CHECK_STEPS {
-                self.alone.set(ALONE_STEPS);
+                let span = self.alone_span.get().max(ALONE_STEPS);
+                self.alone.set(span);
+                self.alone_span.set(span.saturating_mul(2).min(MAX_ALONE_STEPS));
+            } else {
+                self.alone_span.set(ALONE_STEPS);
             }
             self.steps.set(0);
             self.slow.set(0);
@@ -353,17 +418,114 @@ impl Threads {
     }
 }
 
+/// Whether steps on several threads pay, measured on the steps themselves. A fork-join costs
+/// a few cache-line transfers, and the SMs' state moves between the cores (the serial part
+/// of a cycle reads the SMs' queues): ~0.1 µs a transfer between cores that share a cache,
+/// but ~0.4 µs between the virtual cores of some machines (measured: a round trip of one
+/// line took 0.8 µs at times, 0.2 µs at others on the same virtual machine), against a few
+/// µs of work in a step over a few busy SMs. So a probe runs blocks of [`PROBE_BLOCK`]
+/// steps on several threads and alone in turn (both ways see the same phases of the run),
+/// timing each step from its start to the next step's (the step and the serial work after
+/// it) except the first [`WARMUP_STEPS`] of a block, until [`PROBE_STEPS`] are timed each
+/// way; then the faster way is kept for [`DECIDED_STEPS`] steps, and measured again. Only
+/// which threads run a step depends on it, never a result.
+#[derive(Default)]
+struct StepTiming {
+    /// The start of the last step if it was timed, and whether it ran on several threads.
+    last: Cell<Option<(std::time::Instant, bool)>>,
+    /// Nanoseconds and steps timed in this probe, on several threads [1] and alone [0].
+    ns: [Cell<u64>; 2],
+    n: [Cell<u32>; 2],
+    /// Steps run in this probe.
+    probe_i: Cell<u32>,
+    /// Steps left to run the decided way, and that way (`true`: several threads).
+    decided: Cell<u32>,
+    parallel: Cell<bool>,
+}
+
+/// SMs per thread below which a step's threads are chosen by [`StepTiming`]; a step over
+/// more always runs on its threads (an SM-cycle of a loaded SM is ~1 µs: 8 of them are
+/// well above the cost of a fork-join even between far cores, and the probes' alone steps
+/// would cost a short run of a loaded GPU ~10 %).
+pub const MEASURED_BELOW_SMS_PER_THREAD: usize = 8;
+
+/// Steps timed each way in a probe ([`StepTiming`]).
+pub const PROBE_STEPS: u32 = 256;
+/// Steps of a probe's block run one way ([`StepTiming`]).
+pub const PROBE_BLOCK: u32 = 64;
+/// Steps of a probe's block not timed ([`StepTiming`]): waking a parked worker (a futex
+/// wake, up to ~0.1 ms on a virtual machine) and moving the SMs' state to the other core
+/// would otherwise be charged to the block's first steps.
+pub const WARMUP_STEPS: u32 = 16;
+/// Steps run the faster way after a probe ([`StepTiming`]).
+pub const DECIDED_STEPS: u32 = 16_384;
+/// Longest interval between two steps counted as a step's time (longer: something else ran
+/// between them, e.g. the next kernel's setup).
+const MAX_STEP_NS: u64 = 1_000_000;
+
+impl StepTiming {
+    /// Whether a step that could run on several threads (`wanted`) does.
+    fn choose(&self, wanted: bool) -> bool {
+        self.choose_at(wanted, std::time::Instant::now)
+    }
+
+    /// [`StepTiming::choose`] with the clock `now` (read only while probing).
+    fn choose_at(&self, wanted: bool, now: impl Fn() -> std::time::Instant) -> bool {
+        if !wanted {
+            self.last.set(None);
+            return false;
+        }
+        if self.decided.get() > 0 {
+            self.decided.set(self.decided.get() - 1);
+            return self.parallel.get();
+        }
+        let now = now();
+        if let Some((t, par)) = self.last.take() {
+            let dt = now.saturating_duration_since(t).as_nanos();
+            if dt < u128::from(MAX_STEP_NS) {
+                let k = usize::from(par);
+                self.ns[k].set(self.ns[k].get() + dt as u64);
+                self.n[k].set(self.n[k].get() + 1);
+            }
+        }
+        if self.n[0].get() >= PROBE_STEPS && self.n[1].get() >= PROBE_STEPS {
+            // Mean step times compared as ns[1]/n[1] < ns[0]/n[0].
+            let faster = u128::from(self.ns[1].get()) * u128::from(self.n[0].get())
+                < u128::from(self.ns[0].get()) * u128::from(self.n[1].get());
+            self.parallel.set(faster);
+            self.decided.set(DECIDED_STEPS);
+            for k in 0..2 {
+                self.ns[k].set(0);
+                self.n[k].set(0);
+            }
+            self.probe_i.set(0);
+            return faster;
+        }
+        let i = self.probe_i.get();
+        self.probe_i.set(i + 1);
+        let par = (i / PROBE_BLOCK).is_multiple_of(2);
+        if i % PROBE_BLOCK >= WARMUP_STEPS && self.n[usize::from(par)].get() < PROBE_STEPS {
+            self.last.set(Some((now, par)));
+        }
+        par
+    }
+}
+
 /// Parallel steps between two checks of how many had to wait (see [`Threads::note_step`]).
 pub const CHECK_STEPS: u32 = 64;
 /// Steps run on the calling thread alone after a check found the machine busy.
 pub const ALONE_STEPS: u32 = 4_096;
+/// Most steps run alone after checks in a row found the machine busy (a few seconds of a
+/// loaded GPU's steps).
+pub const MAX_ALONE_STEPS: u32 = 1 << 20;
 
 fn worker(sh: &Shared, k: usize) {
+    let slot = &sh.slots[k - 1];
     let mut seen = 0u64;
     loop {
         let mut rounds = 0u32;
         loop {
-            let e = sh.epoch.load(Ordering::Acquire);
+            let e = sh.post.epoch.load(Ordering::Acquire);
             if e != seen {
                 seen = e;
                 break;
@@ -377,7 +539,7 @@ fn worker(sh: &Shared, k: usize) {
             // poster takes to notify, so no wake-up is lost.
             let mut g = sh.lock.lock().unwrap_or_else(|p| p.into_inner());
             sh.parked.fetch_add(1, Ordering::SeqCst);
-            while sh.epoch.load(Ordering::SeqCst) == seen {
+            while sh.post.epoch.load(Ordering::SeqCst) == seen {
                 g = sh.wake.wait(g).unwrap_or_else(|p| p.into_inner());
             }
             sh.parked.fetch_sub(1, Ordering::SeqCst);
@@ -386,12 +548,14 @@ fn worker(sh: &Shared, k: usize) {
         if sh.quit.load(Ordering::Acquire) {
             return;
         }
-        sh.started.fetch_add(1, Ordering::AcqRel);
-        let job = *sh.job.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(j) = job {
+        slot.started.store(seen, Ordering::Relaxed);
+        let job = sh.post.job.load(Ordering::Relaxed) as *const &'static Job<'static>;
+        // SAFETY: the poster stored `job` before the epoch this thread acquired, and keeps
+        // it alive until this thread's `done` reaches that epoch (`for_parts3`).
+        if let Some(j) = unsafe { job.as_ref() } {
             j(k);
         }
-        sh.remaining.fetch_sub(1, Ordering::Release);
+        slot.done.store(seen, Ordering::Release);
     }
 }
 
@@ -399,7 +563,8 @@ impl Drop for Threads {
     fn drop(&mut self) {
         let sh = &*self.shared;
         sh.quit.store(true, Ordering::SeqCst);
-        sh.epoch.fetch_add(1, Ordering::SeqCst);
+        sh.post.job.store(std::ptr::null_mut(), Ordering::Relaxed);
+        sh.post.epoch.fetch_add(1, Ordering::SeqCst);
         {
             let _g = sh.lock.lock().unwrap_or_else(|p| p.into_inner());
             sh.wake.notify_all();
@@ -407,5 +572,91 @@ impl Drop for Threads {
         for h in self.workers.drain(..) {
             let _ = h.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Runs steps that could all be parallel, each taking `par_ns` on several threads and
+    /// `alone_ns` alone, until a probe decides; returns (steps, how many ran parallel).
+    fn probe(t: &StepTiming, clock: &Cell<Instant>, par_ns: u64, alone_ns: u64) -> (u32, u32) {
+        let (mut steps, mut parallel) = (0, 0);
+        while t.decided.get() == 0 {
+            assert!(steps < 100 * PROBE_STEPS, "a probe ends");
+            let p = t.choose_at(true, || clock.get());
+            steps += 1;
+            parallel += u32::from(p);
+            let ns = if p { par_ns } else { alone_ns };
+            clock.set(clock.get() + Duration::from_nanos(ns));
+        }
+        (steps, parallel)
+    }
+
+    /// The next `DECIDED_STEPS` steps all run the same way: which.
+    fn decided_way(t: &StepTiming) -> bool {
+        let way = t.choose_at(true, || panic!("no clock read once decided"));
+        for _ in 1..DECIDED_STEPS {
+            assert_eq!(t.choose_at(true, || panic!("no clock read once decided")), way);
+        }
+        way
+    }
+
+    #[test]
+    fn steps_run_the_way_measured_faster() {
+        let clock = Cell::new(Instant::now());
+        // Parallel steps twice as fast: a probe, about half of it parallel, then all are.
+        let t = StepTiming::default();
+        let (steps, parallel) = probe(&t, &clock, 1_000, 2_000);
+        let timed = PROBE_BLOCK - WARMUP_STEPS;
+        assert!(steps >= 2 * PROBE_STEPS / timed * PROBE_BLOCK, "{steps}");
+        assert!(
+            parallel.abs_diff(steps - parallel) <= PROBE_BLOCK,
+            "{parallel} of {steps}"
+        );
+        assert!(t.parallel.get());
+        assert!(decided_way(&t));
+        // Parallel steps slower (cores that share no cache): alone after the probe.
+        let t = StepTiming::default();
+        probe(&t, &clock, 3_000, 2_000);
+        assert!(!decided_way(&t));
+        // The machine changes: the next probe finds it out.
+        probe(&t, &clock, 1_000, 2_000);
+        assert!(decided_way(&t));
+        // Steps that could not run parallel are not timed and run alone.
+        let t = StepTiming::default();
+        assert!(!t.choose_at(false, || panic!("no clock read for a serial step")));
+        // Work that grows along the run (each block of steps twice as heavy as the one
+        // before, up to 8 times) is seen by both ways alike: parallel steps at 0.8 of the
+        // time win although the alone blocks come later.
+        let t = StepTiming::default();
+        let mut k = 0u32;
+        while t.decided.get() == 0 {
+            let scale = 1u64 << (k / PROBE_BLOCK).min(3);
+            let p = t.choose_at(true, || clock.get());
+            let ns = if p { 800 } else { 1_000 } * scale;
+            clock.set(clock.get() + Duration::from_nanos(ns));
+            k += 1;
+        }
+        assert!(t.parallel.get(), "parallel was faster");
+        // A long gap (another kernel's setup) is not a step's time.
+        let t = StepTiming::default();
+        for k in 0..2 * PROBE_BLOCK {
+            t.choose_at(true, || clock.get());
+            let gap = if k == WARMUP_STEPS + 10 {
+                MAX_STEP_NS * 10
+            } else {
+                1_000
+            };
+            clock.set(clock.get() + Duration::from_nanos(gap));
+        }
+        assert_eq!(
+            t.n[1].get(),
+            PROBE_BLOCK - WARMUP_STEPS - 1,
+            "the gap is not counted"
+        );
+        assert_eq!(t.n[0].get(), PROBE_BLOCK - WARMUP_STEPS - 1);
     }
 }

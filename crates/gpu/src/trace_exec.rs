@@ -38,7 +38,7 @@ use sassim_isa::{
 };
 use sassim_timing::DepMode;
 use sassim_trace::{KernelHeader, KernelTraceReader, RegKind, TraceCommand, TraceInstr};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -136,6 +136,55 @@ pub struct TraceKernel {
 
 fn terr(e: sassim_trace::TraceError) -> SimError {
     SimError::Exec(e.to_string())
+}
+
+/// Thread blocks parsed per thread of a batch ([`BlockStream`]).
+const PARSE_BATCH_PER_THREAD: usize = 4;
+/// Most bytes of trace text read ahead for one batch (at least one block is read).
+const PARSE_BATCH_BYTES: usize = 64 << 20;
+
+/// A trace's thread blocks in file order; those of a text trace are read a batch at a
+/// time and parsed on the pool's threads (`sassim_trace::BlockParser`, one block per call,
+/// no shared state), then accepted by the reader one by one in order: blocks, opcode ids
+/// and errors are those of reading the blocks one after the other.
+struct BlockStream {
+    /// `None`: a binary trace, read block by block.
+    parser: Option<sassim_trace::BlockParser>,
+    batch: usize,
+    parsed: VecDeque<sassim_trace::Result<sassim_trace::ParsedBlock>>,
+}
+
+impl BlockStream {
+    fn next(
+        &mut self,
+        rd: &mut KernelTraceReader,
+        threads: &crate::threads::Threads,
+    ) -> Result<Option<sassim_trace::ThreadBlockTrace>, SimError> {
+        let Some(parser) = &self.parser else {
+            return rd.next_block().map_err(terr);
+        };
+        if self.parsed.is_empty() {
+            let mut raws = match rd.next_raw_blocks(self.batch, PARSE_BATCH_BYTES) {
+                Some(r) => r.map_err(terr)?,
+                None => return rd.next_block().map_err(terr),
+            };
+            let mut out: Vec<Option<sassim_trace::Result<sassim_trace::ParsedBlock>>> =
+                (0..raws.len()).map(|_| None).collect();
+            threads
+                .for_parts(&mut raws, &mut out, &|_, raws, out| {
+                    for (raw, o) in raws.iter_mut().zip(out.iter_mut()) {
+                        *o = Some(parser.parse(raw));
+                    }
+                    Ok(())
+                })
+                .map_err(SimError::Exec)?;
+            self.parsed.extend(out.into_iter().flatten());
+        }
+        match self.parsed.pop_front() {
+            Some(p) => rd.accept(p.map_err(terr)?).map(Some).map_err(terr),
+            None => Ok(None),
+        }
+    }
 }
 
 fn reg_operand(r: &sassim_trace::Reg) -> Operand {
@@ -313,7 +362,23 @@ impl TraceKernel {
     /// code. `listings`: SASS listings to take control bits from (the kernel is looked up
     /// by its mangled name; the first listing that has it is used).
     pub fn open(path: &Path, listings: &[Listing]) -> Result<TraceKernel, SimError> {
+        TraceKernel::open_on(path, listings, &crate::threads::Threads::new(1))
+    }
+
+    /// [`TraceKernel::open`], parsing the thread blocks of a text trace on `threads`
+    /// (a batch at a time, accepted in file order: the same kernel and the same errors
+    /// whatever the thread count).
+    pub fn open_on(
+        path: &Path,
+        listings: &[Listing],
+        threads: &crate::threads::Threads,
+    ) -> Result<TraceKernel, SimError> {
         let mut rd = KernelTraceReader::open(path).map_err(terr)?;
+        let mut blocks_in = BlockStream {
+            parser: rd.block_parser(),
+            batch: PARSE_BATCH_PER_THREAD * threads.count(),
+            parsed: VecDeque::new(),
+        };
         let header = rd.header().clone();
         let pc_map = PcMap::for_version(header.binary_version);
         let mut warnings = Vec::new();
@@ -332,7 +397,7 @@ impl TraceKernel {
         const KEPT_BLOCKS_BYTES: usize = 256 << 20;
         let mut kept: Option<BTreeMap<u32, sassim_trace::ThreadBlockTrace>> = Some(BTreeMap::new());
         let mut kept_bytes = 0usize;
-        while let Some(tb) = rd.next_block().map_err(terr)? {
+        while let Some(tb) = blocks_in.next(&mut rd, threads)? {
             // A block without an instruction has nothing to run (and no CTA to retire).
             if !tb.warps.iter().any(|w| w.warp_id < wpc && !w.instrs.is_empty()) {
                 empty_blocks += 1;
@@ -812,7 +877,14 @@ pub fn run_trace_kernel(
     listings: &[Listing],
     opts: &RunOptions,
 ) -> Result<TraceKernelRun, SimError> {
-    let mut tk = TraceKernel::open(path, listings)?;
+    // The SMs' threads (kept by the GPU across kernels) parse the trace's blocks.
+    let threads = match gpu.threads.take() {
+        Some(t) if t.count() == opts.threads.max(1) => t,
+        _ => crate::threads::Threads::new(opts.threads),
+    };
+    let tk = TraceKernel::open_on(path, listings, &threads);
+    gpu.threads = Some(threads);
+    let mut tk = tk?;
     let mut warnings = Vec::new();
     let v = tk.header().binary_version;
     if v != 0 && arch_number(&gpu.cfg.gpu.arch) != Some(v) {

@@ -10,6 +10,7 @@
 //! See `docs/trace-format.md` for the formats.
 
 mod binary;
+mod block;
 mod error;
 mod header;
 mod kernelslist;
@@ -23,6 +24,7 @@ use std::io::BufWriter;
 use std::path::Path;
 
 pub use binary::{BinaryWriter, ConvertOptions, FORMAT_VERSION};
+pub use block::{BlockParser, ParsedBlock, RawBlock};
 pub use error::{Result, TraceError};
 pub use header::{Dialect, KernelHeader};
 pub use kernelslist::{read_kernelslist, TraceCommand};

@@ -3,10 +3,11 @@
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
+use crate::block::{BlockParser, RawBlock};
 use crate::error::{Result, TraceError};
 use crate::header::{Dialect, KernelHeader};
 use crate::record::{
-    flags, AddrMode, ClusterInfo, OpcodeTable, Reg, ThreadBlockTrace, TraceInstr, WarpTrace, MAX_DST, MAX_SRC,
+    flags, AddrMode, OpcodeTable, Reg, ThreadBlockTrace, TraceInstr, WarpTrace, MAX_DST, MAX_SRC,
 };
 
 /// Longest text-trace line read (the longest real lines, 32 addresses of a memory
@@ -24,7 +25,7 @@ pub(crate) struct TextParser {
     dialect: Dialect,
 }
 
-fn trim_ascii(mut s: &[u8]) -> &[u8] {
+pub(crate) fn trim_ascii(mut s: &[u8]) -> &[u8] {
     while let [first, rest @ ..] = s {
         if first.is_ascii_whitespace() {
             s = rest;
@@ -42,7 +43,7 @@ fn trim_ascii(mut s: &[u8]) -> &[u8] {
     s
 }
 
-fn lossy(b: &[u8]) -> String {
+pub(crate) fn lossy(b: &[u8]) -> String {
     let s = String::from_utf8_lossy(b);
     if s.len() > 80 {
         format!("{}…", &s[..s.char_indices().nth(80).map_or(s.len(), |c| c.0)])
@@ -97,7 +98,17 @@ impl TextParser {
             self.pending = false;
             return Ok(true);
         }
-        self.buf.clear();
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let r = self.append_line(&mut buf);
+        self.buf = buf;
+        r
+    }
+
+    /// Append the next line to `buf` (without the line terminator). Returns false at end
+    /// of file (`buf` unchanged). Does not see a `pending` line.
+    fn append_line(&mut self, buf: &mut Vec<u8>) -> Result<bool> {
+        let start = buf.len();
         // Up to and including the next `\n`, at most `MAX_LINE_BYTES` bytes.
         loop {
             let avail = match self.rd.fill_buf() {
@@ -108,30 +119,30 @@ impl TextParser {
             if avail.is_empty() {
                 break;
             }
-            let room = (MAX_LINE_BYTES as usize - self.buf.len()).min(avail.len());
+            let room = (MAX_LINE_BYTES as usize - (buf.len() - start)).min(avail.len());
             let (take, done) = match find_newline(&avail[..room]) {
                 Some(i) => (i + 1, true),
-                None => (room, self.buf.len() + room == MAX_LINE_BYTES as usize),
+                None => (room, buf.len() - start + room == MAX_LINE_BYTES as usize),
             };
-            self.buf.extend_from_slice(&avail[..take]);
+            buf.extend_from_slice(&avail[..take]);
             self.rd.consume(take);
             if done {
                 break;
             }
         }
-        let n = self.buf.len();
+        let n = buf.len() - start;
         if n == 0 {
             return Ok(false);
         }
         self.lineno += 1;
-        if n as u64 == MAX_LINE_BYTES && self.buf.last() != Some(&b'\n') {
+        if n as u64 == MAX_LINE_BYTES && buf.last() != Some(&b'\n') {
             return Err(self.perr(
                 "line",
                 format!("longer than {MAX_LINE_BYTES} bytes (not a trace line; a binary or endless file?)"),
             ));
         }
-        while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
-            self.buf.pop();
+        while buf.len() > start && matches!(buf.last(), Some(b'\n' | b'\r')) {
+            buf.pop();
         }
         Ok(true)
     }
@@ -161,6 +172,24 @@ impl TextParser {
 
     /// Parse the next `#BEGIN_TB … #END_TB` section.
     pub(crate) fn next_block(&mut self, ops: &mut OpcodeTable) -> Result<Option<ThreadBlockTrace>> {
+        let Some(mut raw) = self.next_raw()? else {
+            return Ok(None);
+        };
+        Ok(Some(self.block_parser().parse_with(&mut raw, ops)?.tb))
+    }
+
+    /// What parses this trace's blocks.
+    pub(crate) fn block_parser(&self) -> BlockParser {
+        BlockParser {
+            path: self.path.clone(),
+            dialect: self.dialect,
+        }
+    }
+
+    /// The lines of the next `#BEGIN_TB … #END_TB` section, not parsed (`None` at the end
+    /// of the file). An error before `#BEGIN_TB` is returned; one inside the block ends
+    /// the block (it is reported after the block's lines are parsed).
+    pub(crate) fn next_raw(&mut self) -> Result<Option<RawBlock>> {
         // Find #BEGIN_TB.
         loop {
             if !self.read_line()? {
@@ -182,162 +211,104 @@ impl TextParser {
             return Err(self.perr("#BEGIN_TB", format!("expected `#BEGIN_TB`, got `{}`", lossy(l))));
         }
         let begin_line = self.lineno;
-        let mut tb = ThreadBlockTrace::default();
-        let mut have_tb = false;
-        let mut cur: Option<(WarpTrace, Option<u64>)> = None;
+        let mut raw = RawBlock::new(begin_line);
         loop {
-            if !self.read_line()? {
-                return Err(self.trunc(
-                    "#END_TB",
-                    format!("end of file inside the thread block that begins at line {begin_line}"),
-                ));
+            // The complete lines in the reader's buffer, in one go.
+            let avail = match self.rd.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    raw.fail(TraceError::io(&self.path, self.lineno, e));
+                    return Ok(Some(raw));
+                }
+            };
+            let base = raw.text.len();
+            let mut used = 0;
+            let mut copy = 0;
+            let mut end: Option<Result<u64>> = None;
+            while let Some(i) = find_newline(&avail[used..]) {
+                let mut line = &avail[used..used + i];
+                self.lineno += 1;
+                while let [rest @ .., b'\r'] = line {
+                    line = rest;
+                }
+                let l = trim_ascii(line);
+                let start = used;
+                used += i + 1;
+                if l.first() == Some(&b'#') {
+                    if l.starts_with(b"#END_TB") {
+                        end = Some(Ok(self.lineno));
+                    } else if l.starts_with(b"#BEGIN_TB") {
+                        end = Some(Err(TraceError::Parse {
+                            path: self.path.clone(),
+                            line: self.lineno,
+                            field: "#BEGIN_TB",
+                            msg: format!(
+                                "nested `#BEGIN_TB` (block begins at line {begin_line}; `#END_TB` missing)"
+                            ),
+                        }));
+                    }
+                    if end.is_some() {
+                        copy = start;
+                        break;
+                    }
+                }
+                raw.lines.push((base + start, base + start + line.len()));
+                copy = used;
             }
-            let l = trim_ascii(&self.buf);
-            if l.is_empty() {
+            // The lines (with their terminators between them: `lines` marks each).
+            raw.text.extend_from_slice(&avail[..copy]);
+            self.rd.consume(used);
+            match end {
+                Some(Ok(line)) => {
+                    raw.end_at(line);
+                    return Ok(Some(raw));
+                }
+                Some(Err(e)) => {
+                    raw.fail(e);
+                    return Ok(Some(raw));
+                }
+                None => {}
+            }
+            if used > 0 {
                 continue;
             }
-            // An instruction line starts with a digit (its PC, line number or block
-            // index); no other line of a block does.
-            let instruction = l[0].is_ascii_digit();
-            if !instruction {
+            // A line that does not end in the buffer (or the last line, without `\n`).
+            let start = raw.text.len();
+            match self.append_line(&mut raw.text) {
+                Ok(true) => {}
+                Ok(false) => {
+                    raw.fail(self.trunc(
+                        "#END_TB",
+                        format!("end of file inside the thread block that begins at line {begin_line}"),
+                    ));
+                    return Ok(Some(raw));
+                }
+                Err(e) => {
+                    raw.text.truncate(start);
+                    raw.fail(e);
+                    return Ok(Some(raw));
+                }
+            }
+            let l = trim_ascii(&raw.text[start..]);
+            if l.first() == Some(&b'#') {
                 if l.starts_with(b"#END_TB") {
-                    if let Some(w) = cur.take() {
-                        self.finish_warp(&mut tb, w)?;
-                    }
-                    if !have_tb {
-                        return Err(self.perr("thread block", "block without `thread block =` line".into()));
-                    }
-                    return Ok(Some(tb));
+                    raw.text.truncate(start);
+                    raw.end_at(self.lineno);
+                    return Ok(Some(raw));
                 }
                 if l.starts_with(b"#BEGIN_TB") {
-                    return Err(self.perr(
+                    raw.text.truncate(start);
+                    raw.fail(self.perr(
                         "#BEGIN_TB",
                         format!("nested `#BEGIN_TB` (block begins at line {begin_line}; `#END_TB` missing)"),
                     ));
-                }
-                if l.starts_with(b"#") {
-                    continue;
-                }
-                if let Some(v) = strip_key(l, b"thread block") {
-                    tb.block = self.dim3(v, "thread block")?;
-                    have_tb = true;
-                    continue;
-                }
-                if let Some(v) = strip_key(l, b"cluster id") {
-                    tb.cluster.get_or_insert_with(ClusterInfo::default).id = self.dim3(v, "cluster id")?;
-                    continue;
-                }
-                if let Some(v) = strip_key(l, b"cluster cta") {
-                    tb.cluster.get_or_insert_with(ClusterInfo::default).cta = self.dim3(v, "cluster cta")?;
-                    continue;
-                }
-                if let Some(v) = strip_key(l, b"cluster rank") {
-                    let r = self.dec_u64(v, "cluster rank")?;
-                    tb.cluster.get_or_insert_with(ClusterInfo::default).rank =
-                        u32::try_from(r).map_err(|_| self.perr("cluster rank", "out of range".into()))?;
-                    continue;
-                }
-                if let Some(v) = strip_key(l, b"warp") {
-                    if let Some(w) = cur.take() {
-                        self.finish_warp(&mut tb, w)?;
-                    }
-                    let id = self.dec_u64(v, "warp")?;
-                    let id = u32::try_from(id).map_err(|_| self.perr("warp", "out of range".into()))?;
-                    cur = Some((
-                        WarpTrace {
-                            warp_id: id,
-                            ..Default::default()
-                        },
-                        None,
-                    ));
-                    continue;
-                }
-                if let Some(v) = strip_key(l, b"insts") {
-                    let n = self.dec_u64(v, "insts")?;
-                    match cur.as_mut() {
-                        Some((w, exp)) if w.instrs.is_empty() && exp.is_none() => {
-                            *exp = Some(n);
-                            w.instrs.reserve(n.min(1 << 16) as usize);
-                        }
-                        Some(_) => {
-                            return Err(self.perr("insts", "`insts =` after the warp's instructions".into()))
-                        }
-                        None => return Err(self.perr("insts", "`insts =` before any `warp =` line".into())),
-                    }
-                    continue;
+                    return Ok(Some(raw));
                 }
             }
-            // An instruction line.
-            let Some((w, exp)) = cur.as_mut() else {
-                return Err(self.perr(
-                    "warp",
-                    format!("instruction line before any `warp =` line: `{}`", lossy(l)),
-                ));
-            };
-            if let Some(n) = *exp {
-                if w.instrs.len() as u64 >= n {
-                    return Err(self.perr(
-                        "insts",
-                        format!(
-                            "warp {} has more instruction lines than its `insts = {n}`",
-                            w.warp_id
-                        ),
-                    ));
-                }
-            }
-            let line = std::mem::take(&mut self.buf);
-            let r = parse_instr(&line, self.dialect, ops, w);
-            self.buf = line;
-            if let Err((field, msg)) = r {
-                return Err(self.perr(field, msg));
-            }
+            raw.lines.push((start, raw.text.len()));
         }
     }
-
-    fn finish_warp(&self, tb: &mut ThreadBlockTrace, (w, exp): (WarpTrace, Option<u64>)) -> Result<()> {
-        if let Some(n) = exp {
-            if (w.instrs.len() as u64) < n {
-                return Err(self.trunc(
-                    "insts",
-                    format!(
-                        "warp {} has {} instruction lines, its `insts` header says {n}",
-                        w.warp_id,
-                        w.instrs.len()
-                    ),
-                ));
-            }
-        }
-        tb.warps.push(w);
-        Ok(())
-    }
-
-    fn dim3(&self, v: &[u8], field: &'static str) -> Result<[u32; 3]> {
-        let mut out = [0u32; 3];
-        let mut it = v.split(|&c| c == b',');
-        for o in out.iter_mut() {
-            let t = it
-                .next()
-                .ok_or_else(|| self.perr(field, format!("expected `x,y,z`, got `{}`", lossy(v))))?;
-            let n = self.dec_u64(trim_ascii(t), field)?;
-            *o = u32::try_from(n).map_err(|_| self.perr(field, "out of range".into()))?;
-        }
-        if it.next().is_some() {
-            return Err(self.perr(field, format!("expected `x,y,z`, got `{}`", lossy(v))));
-        }
-        Ok(out)
-    }
-
-    fn dec_u64(&self, v: &[u8], field: &'static str) -> Result<u64> {
-        parse_u64(v).ok_or_else(|| self.perr(field, format!("bad decimal number `{}`", lossy(v))))
-    }
-}
-
-/// `key = value` → value, when the line's key is `key`.
-fn strip_key<'a>(l: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
-    let rest = l.strip_prefix(key)?;
-    let rest = trim_ascii(rest);
-    let rest = rest.strip_prefix(b"=")?;
-    Some(trim_ascii(rest))
 }
 
 /// Position of the first `\n` in `s` (eight bytes at a time).
@@ -366,7 +337,7 @@ fn find_newline(s: &[u8]) -> Option<usize> {
 }
 
 #[inline(always)]
-fn parse_u64(t: &[u8]) -> Option<u64> {
+pub(crate) fn parse_u64(t: &[u8]) -> Option<u64> {
     if t.is_empty() || t.len() > 20 {
         return None;
     }
