@@ -428,6 +428,35 @@ impl<W> Sm<W> {
         // their cached flags; the next full evaluation recomputes them the same way.)
         let mem_full =
             self.subcores[sc].mem_occupancy >= self.cfg.mem.queue_entries + self.cfg.mem.dispatch_latch;
+        if mem_full && left & !self.mem_head == 0 {
+            // Only such warps: none can issue and the result is the lowest reason, so their
+            // order does not matter; they are checked in slot order (no ranks to build) until
+            // one gives `MemQueueFull`.
+            let mut bits = left;
+            let mut found = best <= StallReason::MemQueueFull;
+            while bits != 0 && !found {
+                let slot = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                match self.ready(ex, sc, slot, now) {
+                    Err(r) => {
+                        best = best.min(r);
+                        found = best <= StallReason::MemQueueFull;
+                    }
+                    // Cannot happen (`ready`); the walk in the policy's order below decides.
+                    Ok(()) => {
+                        debug_assert!(false, "warp slot {slot} ready with the memory queue full");
+                        bits = u64::MAX;
+                        break;
+                    }
+                }
+            }
+            if bits != u64::MAX {
+                if cfg!(debug_assertions) {
+                    self.assert_mem_full_walk(ex, sc, now, bits);
+                }
+                return Err(best);
+            }
+        }
         let mut unvisited = left;
         let mut ranks = 0u64;
         let mut bits = left;
@@ -439,18 +468,7 @@ impl<W> Sm<W> {
         while ranks != 0 {
             if mem_full && best <= StallReason::MemQueueFull && unvisited & !self.mem_head == 0 {
                 if cfg!(debug_assertions) {
-                    // What the rest of the walk would have found (its flag caching does
-                    // not change results).
-                    let mut bits = unvisited;
-                    while bits != 0 {
-                        let slot = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        let r = self.ready(ex, sc, slot, now);
-                        debug_assert!(
-                            r.is_err_and(|r| r >= StallReason::MemQueueFull),
-                            "warp slot {slot}: {r:?} with the memory queue full"
-                        );
-                    }
+                    self.assert_mem_full_walk(ex, sc, now, unvisited);
                 }
                 break;
             }
@@ -468,6 +486,21 @@ impl<W> Sm<W> {
             }
         }
         Err(best)
+    }
+
+    /// Debug check of a walk cut short with the memory queue full: what the rest of it would
+    /// have found for the warps of `left` (its flag caching does not change results).
+    fn assert_mem_full_walk<E: Executor<Writes = W>>(&mut self, ex: &E, sc: usize, now: u64, left: u64) {
+        let mut bits = left;
+        while bits != 0 {
+            let slot = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let r = self.ready(ex, sc, slot, now);
+            debug_assert!(
+                r.is_err_and(|r| r >= StallReason::MemQueueFull),
+                "warp slot {slot}: {r:?} with the memory queue full"
+            );
+        }
     }
 
     /// The second half of the issue stage: the constant-cache wait, the policy's choice,

@@ -10,9 +10,13 @@ impl<W> Sm<W> {
     pub(crate) fn mem_addr_stage(&mut self, sc: usize, now: u64) {
         let idx = {
             let s = &self.subcores[sc];
-            if now < s.addr_free {
+            if now < s.addr_free || s.addr_waiting == 0 {
                 return;
             }
+            debug_assert_eq!(
+                s.addr_waiting as usize,
+                s.mem_q.iter().filter(|e| e.arb_ready.is_none()).count()
+            );
             match s.mem_q.iter().position(|e| e.arb_ready.is_none()) {
                 Some(i) if s.mem_q[i].arrive <= now => i,
                 _ => return,
@@ -76,6 +80,7 @@ impl<W> Sm<W> {
         let src_done = now + src;
         let s = &mut self.subcores[sc];
         s.mem_q[idx].arb_ready = Some(now + arb);
+        s.addr_waiting -= 1;
         s.addr_free = now
             + if m.uniform_addr {
                 mp.addr_calc_interval_uniform

@@ -246,6 +246,7 @@ impl<W> Sm<W> {
                 arb_ready: None,
             };
             s.mem_q.push_back(e);
+            s.addr_waiting += 1;
             true
         } else if fixed {
             if s.allocate.is_none() {

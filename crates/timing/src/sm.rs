@@ -147,6 +147,7 @@ impl<W> Sm<W> {
                 unit_free: vec![0; cfg.units.len()],
                 var_unit_free: vec![0; cfg.units.len()],
                 mem_q: VecDeque::new(),
+                addr_waiting: 0,
                 mem_occupancy: 0,
                 addr_free: 0,
                 mem_wb_free: 0,

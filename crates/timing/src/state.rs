@@ -314,6 +314,9 @@ pub(crate) struct SubCore {
     pub(crate) allocate: Option<Stage>,
     pub(crate) var_q: VecDeque<Stage>,
     pub(crate) mem_q: VecDeque<MemEntry>,
+    /// Entries of `mem_q` the address stage has not taken yet (`arb_ready` is `None`): while
+    /// there are none, the stage has nothing to look for (a full queue waiting on the L1).
+    pub(crate) addr_waiting: u32,
     pub(crate) fetches: VecDeque<Fetch>,
     /// Lines requested from the L1 I-cache: (line, prefetch)
     pub(crate) l1_queue: VecDeque<u64>,
