@@ -531,18 +531,29 @@ impl<W> Sm<W> {
     /// events and memory completions): no warp is live and not waiting on its dependence
     /// counters (`go`), none can fetch (`room`), no sub-core's pipeline holds work
     /// (`sc_busy`: then the pipeline stages and both arbiters skip it), no TMA copy, no
-    /// counter increment staged, no exited warp to retire. The two-level scheduler updates
-    /// its pool every cycle, so it never is. On a loaded GPU most SM cycles are such cycles
-    /// (every warp waits for memory).
+    /// counter increment staged, no exited warp that can retire (one whose memory operations
+    /// are all back: with every pipeline empty, nothing else holds it, `retire_warps`). The
+    /// two-level scheduler updates its pool every cycle, so it never is. On a loaded GPU most
+    /// SM cycles are such cycles (every warp waits for memory, or has exited and waits for its
+    /// stores).
     #[inline]
     fn quiet(&self) -> bool {
         self.go == 0
             && self.room == 0
-            && self.exited_warps == 0
             && !self.sc_busy.contains(&true)
             && self.tma.is_empty()
             && self.staged.is_empty()
             && self.cfg.scheduler != crate::config::SchedPolicy::TwoLevel
+            && (self.exited_warps == 0 || !self.may_retire())
+    }
+
+    /// Whether `retire_warps` could do anything with every pipeline empty: an exited warp
+    /// with no memory operation in flight, or a stale entry to forget.
+    fn may_retire(&self) -> bool {
+        self.exited_slots.iter().any(|&slot| {
+            let w = &self.warps[slot];
+            !w.used || !w.exited || w.finished || w.inflight_ops == 0
+        })
     }
 
     fn process_events<E: Executor<Writes = W>>(&mut self, ex: &mut E, now: u64) {
