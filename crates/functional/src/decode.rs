@@ -81,6 +81,35 @@ impl SReg {
             SReg::ClockLo | SReg::ClockHi | SReg::GlobalTimerLo | SReg::GlobalTimerHi
         )
     }
+
+    /// Whether every lane of a warp reads the same value (a value of the warp, its CTA, the
+    /// launch or the SM; not the thread index, lane id or lane masks).
+    pub fn same_for_every_lane(self) -> bool {
+        // Every variant named, so that a new one has to be decided here.
+        match self {
+            SReg::Tid(_)
+            | SReg::LaneId
+            | SReg::LtMask
+            | SReg::LeMask
+            | SReg::EqMask
+            | SReg::GtMask
+            | SReg::GeMask => false,
+            SReg::Ctaid(_)
+            | SReg::Ntid(_)
+            | SReg::Nctaid(_)
+            | SReg::WarpId
+            | SReg::VirtId
+            | SReg::SmId
+            | SReg::ClockLo
+            | SReg::ClockHi
+            | SReg::GlobalTimerLo
+            | SReg::GlobalTimerHi
+            | SReg::CgaCtaId
+            | SReg::SwinHi
+            | SReg::SwinLo
+            | SReg::Zero => true,
+        }
+    }
 }
 
 /// One register term of an address.

@@ -137,7 +137,7 @@ impl<W> Sm<W> {
             return Err(StallReason::StallCounter);
         }
         if inst.mem.is_some() {
-            if s.mem_occupancy >= self.cfg.mem.queue_entries + self.cfg.mem.dispatch_latch {
+            if self.mem_queue_full(sc) {
                 return Err(StallReason::MemQueueFull);
             }
         } else if inst.fixed {
@@ -154,6 +154,13 @@ impl<W> Sm<W> {
         }
         Ok(())
     }
+    /// Whether sub-core `sc`'s memory queue and dispatch latch are full: no memory
+    /// instruction can issue.
+    #[inline]
+    fn mem_queue_full(&self, sc: usize) -> bool {
+        self.subcores[sc].mem_occupancy >= self.cfg.mem.queue_entries + self.cfg.mem.dispatch_latch
+    }
+
     /// The execution unit whose input latch an instruction of `unit` would use at `now`:
     /// FP32 instructions may take the INT/FP32 pipe when its latch is free first.
     pub(crate) fn latch_unit(&self, sc: usize, unit: usize) -> usize {
@@ -426,34 +433,9 @@ impl<W> Sm<W> {
         // and gives `MemQueueFull` or a later reason (`ready`): once `best` is that low and
         // only such warps are left, the walk's result is known. (The warps not visited keep
         // their cached flags; the next full evaluation recomputes them the same way.)
-        let mem_full =
-            self.subcores[sc].mem_occupancy >= self.cfg.mem.queue_entries + self.cfg.mem.dispatch_latch;
+        let mem_full = self.mem_queue_full(sc);
         if mem_full && left & !self.mem_head == 0 {
-            // Only such warps: none can issue and the result is the lowest reason, so their
-            // order does not matter; they are checked in slot order (no ranks to build) until
-            // one gives `MemQueueFull`.
-            let mut bits = left;
-            let mut found = best <= StallReason::MemQueueFull;
-            while bits != 0 && !found {
-                let slot = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                match self.ready(ex, sc, slot, now) {
-                    Err(r) => {
-                        best = best.min(r);
-                        found = best <= StallReason::MemQueueFull;
-                    }
-                    // Cannot happen (`ready`); the walk in the policy's order below decides.
-                    Ok(()) => {
-                        debug_assert!(false, "warp slot {slot} ready with the memory queue full");
-                        bits = u64::MAX;
-                        break;
-                    }
-                }
-            }
-            if bits != u64::MAX {
-                if cfg!(debug_assertions) {
-                    self.assert_mem_full_walk(ex, sc, now, bits);
-                }
+            if let Some(best) = self.mem_full_walk(ex, sc, now, left, best) {
                 return Err(best);
             }
         }
@@ -486,6 +468,37 @@ impl<W> Sm<W> {
             }
         }
         Err(best)
+    }
+
+    /// The walk when every candidate of `left` has a memory instruction at its head and the
+    /// memory queue is full: none can issue and the result is the lowest reason, so their
+    /// order does not matter; they are checked in slot order (no ranks to build) until one
+    /// gives `MemQueueFull`. None if one was ready after all (cannot happen, `ready`; the
+    /// walk in the policy's order then decides).
+    fn mem_full_walk<E: Executor<Writes = W>>(
+        &mut self,
+        ex: &E,
+        sc: usize,
+        now: u64,
+        left: u64,
+        mut best: StallReason,
+    ) -> Option<StallReason> {
+        let mut bits = left;
+        while bits != 0 && best > StallReason::MemQueueFull {
+            let slot = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            match self.ready(ex, sc, slot, now) {
+                Err(r) => best = best.min(r),
+                Ok(()) => {
+                    debug_assert!(false, "warp slot {slot} ready with the memory queue full");
+                    return None;
+                }
+            }
+        }
+        if cfg!(debug_assertions) {
+            self.assert_mem_full_walk(ex, sc, now, bits);
+        }
+        Some(best)
     }
 
     /// Debug check of a walk cut short with the memory queue full: what the rest of it would

@@ -47,24 +47,7 @@ impl Ex<'_> {
             }
             K::SR(s) if lm != 0 => {
                 // A value of the warp or CTA (S2R SR_CTAID.X): read once for every lane.
-                let same = matches!(
-                    s,
-                    SReg::Ctaid(_)
-                        | SReg::Ntid(_)
-                        | SReg::Nctaid(_)
-                        | SReg::WarpId
-                        | SReg::VirtId
-                        | SReg::SmId
-                        | SReg::ClockLo
-                        | SReg::ClockHi
-                        | SReg::GlobalTimerLo
-                        | SReg::GlobalTimerHi
-                        | SReg::CgaCtaId
-                        | SReg::SwinHi
-                        | SReg::SwinLo
-                        | SReg::Zero
-                );
-                if same {
+                if s.same_for_every_lane() {
                     v = [self.sreg(*s, lm.trailing_zeros() as usize); 32];
                 } else {
                     for l in lanes(lm) {

@@ -77,13 +77,7 @@ impl Ex<'_> {
         for t in &m.terms[..m.n as usize] {
             let pair = global && (t.wide || self.d.e64);
             let v: u64 = if t.uniform {
-                if t.idx >= 63 {
-                    0
-                } else if pair {
-                    self.ureg(t.idx) as u64 | (self.ureg(t.idx + 1) as u64) << 32
-                } else {
-                    self.ureg(t.idx) as u64
-                }
+                self.uniform_term(t, pair)
             } else if t.idx == 255 {
                 0
             } else if pair {
@@ -100,6 +94,18 @@ impl Ex<'_> {
         }
     }
 
+    /// The value of a uniform address term (`pair`: with the next uniform register as the
+    /// high word; URZ reads 0).
+    fn uniform_term(&self, t: &crate::decode::ATerm, pair: bool) -> u64 {
+        if t.idx >= 63 {
+            0
+        } else if pair {
+            self.ureg(t.idx) as u64 | (self.ureg(t.idx + 1) as u64) << 32
+        } else {
+            self.ureg(t.idx) as u64
+        }
+    }
+
     /// [`Ex::address`] of every lane of `lm` (into `out`; other lanes untouched), a term at a
     /// time over the warp's register rows.
     pub(super) fn addresses(&self, m: &MemAddr, lm: u32, space: MemSpace, out: &mut [u64; 32]) {
@@ -113,14 +119,7 @@ impl Ex<'_> {
             let pair = global && (t.wide || self.d.e64);
             let scale = t.scale as u64;
             if t.uniform {
-                let v: u64 = if t.idx >= 63 {
-                    0
-                } else if pair {
-                    self.ureg(t.idx) as u64 | (self.ureg(t.idx + 1) as u64) << 32
-                } else {
-                    self.ureg(t.idx) as u64
-                };
-                let add = v.wrapping_mul(scale);
+                let add = self.uniform_term(t, pair).wrapping_mul(scale);
                 a.iter_mut().for_each(|x| *x = x.wrapping_add(add));
                 continue;
             }
