@@ -144,6 +144,9 @@ pub struct RunOptions {
     pub regs_per_thread: Option<u32>,
     /// Threads that tick the SMs of one kernel (`--threads`; results do not depend on it).
     pub threads: usize,
+    /// Let sub-cores sleep through cycles in which nothing can change them
+    /// (`sassim_timing::sleep`; results do not depend on it).
+    pub skip_idle_subcores: bool,
 }
 
 impl Default for RunOptions {
@@ -163,6 +166,7 @@ impl Default for RunOptions {
             progress_interval: 20_000,
             regs_per_thread: None,
             threads: 1,
+            skip_idle_subcores: true,
         }
     }
 }
@@ -429,6 +433,7 @@ impl Gpu {
             .map(|s| {
                 let mut sm = Sm::new(self.core.clone(), mem.sm_memory(phys[s]));
                 sm.record = opts.record;
+                sm.skip_idle_subcores = opts.skip_idle_subcores;
                 sm.set_kernel(code.clone(), code_base, opts.has_control_bits);
                 sm
             })

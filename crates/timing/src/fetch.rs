@@ -3,17 +3,22 @@
 //! (M25 A6, rules 30–33).
 
 use crate::exec::Executor;
+use crate::sleep::{ACTED, NEVER};
 use crate::sm::Sm;
 use crate::state::{wrap, Event, Fetch, Warp, HOT_LIVE, HOT_NO_ROOM};
 
 impl<W> Sm<W> {
     /// Decode → instruction buffer: instructions fetched `fetch_to_issue_stages` cycles
     /// ago become issuable this cycle.
-    pub(crate) fn decode_stage(&mut self, sc: usize, now: u64) {
+    /// Returns when it could act next (`crate::sleep`).
+    pub(crate) fn decode_stage(&mut self, sc: usize, now: u64) -> u64 {
+        let mut wake = NEVER;
         while let Some(f) = self.subcores[sc].fetches.front().copied() {
             if f.arrive > now {
+                wake = wake.min(f.arrive);
                 break;
             }
+            wake = ACTED;
             self.subcores[sc].fetches.pop_front();
             let w = &mut self.warps[f.slot];
             if w.used && f.epoch == w.epoch {
@@ -25,8 +30,22 @@ impl<W> Sm<W> {
                 self.sync_room(f.slot);
             }
         }
+        wake
     }
-    pub(crate) fn fetch_stage(&mut self, sc: usize, now: u64) {
+    /// Returns when it could act next (`crate::sleep`): `ACTED` when it fetched or sent a
+    /// request; `NEVER` when no warp has room or the chosen warp's next pc holds no
+    /// instruction (it ran past the kernel's code: which warp is chosen and its pc change
+    /// only when a warp issues or its room changes).
+    pub(crate) fn fetch_stage(&mut self, sc: usize, now: u64) -> u64 {
+        if self.fetch_for_a_warp(sc, now) {
+            ACTED
+        } else {
+            NEVER
+        }
+    }
+
+    /// Whether it did something.
+    fn fetch_for_a_warp(&mut self, sc: usize, now: u64) -> bool {
         // Choose the warp to fetch for: the last issued unless its buffer is full,
         // else the youngest warp with room (rule 33).
         let cap = self.cfg.ib_entries;
@@ -45,7 +64,7 @@ impl<W> Sm<W> {
         // The sub-core's warps with room, as bits of the SM's `room` mask.
         let mut bits = self.room & self.sc_mask[sc];
         if bits == 0 {
-            return;
+            return false;
         }
         let s = &self.subcores[sc];
         debug_assert!(s.warps.iter().all(|&x| has_room(x) == (bits >> x & 1 == 1)));
@@ -63,14 +82,14 @@ impl<W> Sm<W> {
             best.map(|(_, x)| x)
         });
         let Some(slot) = chosen else {
-            return;
+            return false;
         };
-        // What follows may queue a fetch or I-cache requests.
-        self.sc_busy[sc] = true;
         let pc = self.warps[slot].fetch_pc;
         if self.index_of(pc).is_none() {
-            return;
+            return false;
         }
+        // What follows queues a fetch or I-cache requests.
+        self.sc_busy[sc] = true;
         let addr = self.code_base + pc;
         let line = self.subcores[sc].l0i.line_of(addr);
         let hit = self.cfg.perfect_icache || self.subcores[sc].l0i.probe(line);
@@ -95,14 +114,14 @@ impl<W> Sm<W> {
                     self.warps[slot].fetch_wait_line = Some(line);
                     self.sync_room(slot);
                     self.schedule(now + 1, Event::ILine { sc, line });
-                    return;
+                    return true;
                 }
                 Some(_) => {
                     // The prefetch of the line is in flight: wait for it.
                     self.stats.l0i_hit_reserved += 1;
                     self.warps[slot].fetch_wait_line = Some(line);
                     self.sync_room(slot);
-                    return;
+                    return true;
                 }
                 None => {
                     if s.demand.iter().any(|d| d.0 == line) {
@@ -126,7 +145,7 @@ impl<W> Sm<W> {
                     }
                     self.warps[slot].fetch_wait_line = Some(line);
                     self.sync_room(slot);
-                    return;
+                    return true;
                 }
             }
         }
@@ -143,6 +162,7 @@ impl<W> Sm<W> {
         };
         self.subcores[sc].fetches.push_back(f);
         self.sync_room(slot);
+        true
     }
     pub(crate) fn l1i_arbiter(&mut self, now: u64) {
         // Idle sub-cores have no I-cache request.
@@ -164,6 +184,7 @@ impl<W> Sm<W> {
             let Some(line) = self.subcores[sc].l1_queue.pop_front() else {
                 continue;
             };
+            self.touch_sc(sc);
             granted += 1;
             self.stats.l1i_requests += 1;
             let reply = self.cfg.l1i_reply_latency as u64;

@@ -38,14 +38,14 @@ impl TagCache {
         s * self.assoc..(s + 1) * self.assoc
     }
 
-    /// Look up a line; updates LRU on a hit.
+    /// Look up a line; updates LRU on a hit (a miss changes nothing: the LRU order is that
+    /// of the use times, which only hits and fills set).
     pub fn probe(&mut self, line: u64) -> bool {
-        self.tick += 1;
-        let t = self.tick;
         let r = self.set_range(line);
         for w in &mut self.ways[r] {
             if w.0 == line {
-                w.1 = t;
+                self.tick += 1;
+                w.1 = self.tick;
                 return true;
             }
         }

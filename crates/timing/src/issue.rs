@@ -5,6 +5,7 @@
 use crate::config::{SchedPolicy, StallExpiry};
 use crate::exec::Executor;
 use crate::inst::Special;
+use crate::sleep::{ACTED, NEVER};
 use crate::sm::{Sm, COMMITTED};
 use crate::state::{reg_index, DepbarCond, Stage, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR, NO_HEAD};
 use crate::stats::StallReason;
@@ -41,6 +42,8 @@ impl<W> Sm<W> {
         // executor only while it is.
         if v.maybe_blocked {
             if ex.blocked(self.warps[slot].exec_id) {
+                // Another warp's issue (in any sub-core) may release it: no sleep.
+                self.wake_by(ACTED);
                 return Err(StallReason::Barrier);
             }
             self.iss[slot].maybe_blocked = false;
@@ -53,6 +56,8 @@ impl<W> Sm<W> {
         );
         // An empty buffer has `head_ready == u64::MAX`.
         if v.head_ready > now {
+            let t = v.head_ready;
+            self.wake_by(t);
             return Err(StallReason::NoInstruction);
         }
         debug_assert_eq!(self.warps[slot].ib.front().map(|h| h.0), Some(v.head_pc));
@@ -66,16 +71,24 @@ impl<W> Sm<W> {
         }
         let sidx = v.head_idx as usize;
         if now < v.stall_until {
+            let t = v.stall_until;
+            self.wake_by(t);
             return Err(StallReason::StallCounter);
         }
         if self.code[sidx].ltrf.is_some() {
             self.ltrf_ready(sc, slot, sidx, now)?;
         }
-        let v = &self.iss[slot];
-        let inst = &self.code[sidx];
-        if v.no_issue_at == now {
+        let (no_issue_at, depbar_from) = (self.iss[slot].no_issue_at, self.iss[slot].depbar_from);
+        if no_issue_at == now {
+            self.wake_by(now + 1);
             return Err(StallReason::Yield);
         }
+        // A DEPBAR's condition starts to count at `depbar_from` (`NO_DEPBAR`: never).
+        if depbar_from > now {
+            self.wake_by(depbar_from);
+        }
+        let v = &self.iss[slot];
+        let inst = &self.code[sidx];
         let waits = if self.uses_control_bits {
             (inst.ctrl.wait_mask != 0 && (0..6).any(|k| inst.ctrl.waits_on(k) && v.sb[k] != 0)) || {
                 // Without a DEPBAR, `from` is NO_DEPBAR (u64::MAX): never reached.
@@ -134,6 +147,8 @@ impl<W> Sm<W> {
         let s = &self.subcores[sc];
         let min_gap = self.cfg.clock_read_min_interval as u64;
         if inst.special == Special::ClockRead && s.last_clock_issue.is_some_and(|c| now < c + min_gap) {
+            let t = s.last_clock_issue.map_or(ACTED, |c| c + min_gap);
+            self.wake_by(t);
             return Err(StallReason::StallCounter);
         }
         if inst.mem.is_some() {
@@ -149,6 +164,7 @@ impl<W> Sm<W> {
                 self.subcores[sc].unit_free[unit]
             };
             if free > now {
+                self.wake_by(free);
                 return Err(StallReason::ExecUnitLatch);
             }
         }
@@ -272,17 +288,20 @@ impl<W> Sm<W> {
             self.ltrf_deactivate(sc, x, now);
         }
     }
+    /// Returns when it could act next (`crate::sleep`): `ACTED` when it issued or changed
+    /// something, else the earliest time a warp's readiness or the constant-cache wait may
+    /// change (`NEVER`: only a touch can change them).
     pub(crate) fn issue_stage<E: Executor<Writes = W>>(
         &mut self,
         ex: &mut E,
         sc: usize,
         now: u64,
-    ) -> Result<(), String> {
+    ) -> Result<u64, String> {
         let m = self.sc_mask[sc];
         debug_assert_eq!(m == 0, self.subcores[sc].warps.is_empty());
         if m == 0 {
-            self.stats.stall_slots[StallReason::Idle as usize] += 1;
-            return Ok(());
+            self.count_stall(StallReason::Idle);
+            return Ok(NEVER);
         }
         // An idle sub-core (`sc_busy` false) has nothing in Control and no constant wait.
         let busy = self.sc_busy[sc];
@@ -290,8 +309,9 @@ impl<W> Sm<W> {
             busy || (self.subcores[sc].control.is_none() && self.subcores[sc].const_wait.is_none())
         );
         if busy && self.subcores[sc].control.is_some() {
-            self.stats.stall_slots[StallReason::AllocatePortConflict as usize] += 1;
-            return Ok(());
+            // (Control's and Allocate's own answers say when this may change.)
+            self.count_stall(StallReason::AllocatePortConflict);
+            return Ok(NEVER);
         }
         // Every warp of the sub-core exited or known to wait on its dependence counters
         // (a flag only a release, an issue or a flush clears): nothing can issue, and the
@@ -305,8 +325,8 @@ impl<W> Sm<W> {
                 } else {
                     StallReason::Idle
                 };
-                self.stats.stall_slots[reason as usize] += 1;
-                return Ok(());
+                self.count_stall(reason);
+                return Ok(NEVER);
             }
         }
         self.update_two_level_pool(ex, sc, now);
@@ -316,9 +336,10 @@ impl<W> Sm<W> {
         // with LTRF it may start register-cache prefetches, so it runs).
         if busy && !self.ltrf_enabled() {
             if let Some((_, since, _, ready_at)) = self.subcores[sc].const_wait {
-                if now < ready_at && now - since < self.cfg.const_miss_switch_cycles as u64 {
-                    self.stats.stall_slots[StallReason::ConstCacheMiss as usize] += 1;
-                    return Ok(());
+                let switch_at = since + self.cfg.const_miss_switch_cycles as u64;
+                if now < ready_at && now < switch_at {
+                    self.count_stall(StallReason::ConstCacheMiss);
+                    return Ok(ready_at.min(switch_at));
                 }
             }
         }
@@ -326,6 +347,7 @@ impl<W> Sm<W> {
             // Greedy-then-youngest/oldest: the choice is the first ready warp in the policy's
             // order, so the warps are checked in that order up to the first ready one (every
             // warp only when none is; see `first_ready`).
+            self.wake_at = NEVER;
             return match self.first_ready(ex, sc, now) {
                 Ok(slot) => self.choose_and_issue(ex, sc, now, &[slot], StallReason::Idle),
                 Err(best) => self.choose_and_issue(ex, sc, now, &[], best),
@@ -335,6 +357,7 @@ impl<W> Sm<W> {
         // and no clearing cost per cycle).
         let mut buf = std::mem::take(&mut self.ready_buf);
         buf.clear();
+        self.wake_at = NEVER;
         let mut best = StallReason::Idle;
         if self.ltrf_enabled() {
             // LTRF: a warp's check may start a register-cache prefetch that delays the next
@@ -525,18 +548,24 @@ impl<W> Sm<W> {
         now: u64,
         ready: &[usize],
         best: StallReason,
-    ) -> Result<(), String> {
+    ) -> Result<u64, String> {
+        // When nothing is ready: the earliest time the readiness checks may change
+        // (`Sm::wake_by`), and below the constant-cache wait's.
+        let mut wake = self.wake_at;
         // L0 fixed-latency constant cache: a miss blocks issue (rule 13).
         let mut exclude = None;
         if let Some((wslot, since, line, ready_at)) = self.subcores[sc].const_wait {
+            let switch_at = since + self.cfg.const_miss_switch_cycles as u64;
             if now >= ready_at {
                 self.subcores[sc].l0c.fill(line);
                 self.subcores[sc].const_wait = None;
-            } else if now - since < self.cfg.const_miss_switch_cycles as u64 {
-                self.stats.stall_slots[StallReason::ConstCacheMiss as usize] += 1;
-                return Ok(());
+                wake = ACTED;
+            } else if now < switch_at {
+                self.count_stall(StallReason::ConstCacheMiss);
+                return Ok(wake.min(ready_at).min(switch_at));
             } else {
                 exclude = Some(wslot);
+                wake = wake.min(ready_at);
             }
         }
         let chosen = if exclude.is_some() {
@@ -555,8 +584,8 @@ impl<W> Sm<W> {
             } else {
                 best
             };
-            self.stats.stall_slots[reason as usize] += 1;
-            return Ok(());
+            self.count_stall(reason);
+            return Ok(wake);
         };
         // The chosen warp passed its readiness check this cycle: its head is known.
         let v = &self.iss[slot];
@@ -579,15 +608,20 @@ impl<W> Sm<W> {
                     self.subcores[sc].l1_queue.push_back(l1line);
                     self.subcores[sc].const_wait = Some((slot, now, line, u64::MAX));
                     self.sc_busy[sc] = true;
-                    self.stats.stall_slots[StallReason::ConstCacheMiss as usize] += 1;
-                    return Ok(());
+                    self.count_stall(StallReason::ConstCacheMiss);
+                    return Ok(ACTED);
                 } else {
-                    self.stats.stall_slots[StallReason::ConstCacheMiss as usize] += 1;
-                    return Ok(());
+                    // The switched-to warp misses too (the line in flight is usually the
+                    // same): it stays the choice and keeps missing until the line is there
+                    // (`wake` includes `ready_at`), unless a warp checked before it becomes
+                    // ready (their times are in `wake`) or a touch.
+                    self.count_stall(StallReason::ConstCacheMiss);
+                    return Ok(wake);
                 }
             }
         }
-        self.do_issue(ex, sc, slot, sidx, now)
+        self.do_issue(ex, sc, slot, sidx, now)?;
+        Ok(ACTED)
     }
     pub(crate) fn do_issue<E: Executor<Writes = W>>(
         &mut self,

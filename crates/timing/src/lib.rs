@@ -21,6 +21,7 @@ pub mod mem;
 pub mod mempipe;
 pub mod pipeline;
 pub mod regfile;
+pub mod sleep;
 pub mod sm;
 pub mod state;
 pub mod stats;

@@ -3,15 +3,20 @@
 
 use crate::inst::{MemKind, MemSpace};
 use crate::mem::{Access, MemReq};
+use crate::sleep::{ACTED, NEVER};
 use crate::sm::Sm;
 use crate::state::{wrap, Event};
 
 impl<W> Sm<W> {
-    pub(crate) fn mem_addr_stage(&mut self, sc: usize, now: u64) {
+    /// Returns when it could act next (`crate::sleep`).
+    pub(crate) fn mem_addr_stage(&mut self, sc: usize, now: u64) -> u64 {
         let idx = {
             let s = &self.subcores[sc];
-            if now < s.addr_free || s.addr_waiting == 0 {
-                return;
+            if s.addr_waiting == 0 {
+                return NEVER;
+            }
+            if now < s.addr_free {
+                return s.addr_free;
             }
             debug_assert_eq!(
                 s.addr_waiting as usize,
@@ -19,7 +24,8 @@ impl<W> Sm<W> {
             );
             match s.mem_q.iter().position(|e| e.arb_ready.is_none()) {
                 Some(i) if s.mem_q[i].arrive <= now => i,
-                _ => return,
+                Some(i) => return s.mem_q[i].arrive,
+                None => return NEVER,
             }
         };
         let mp = self.cfg.mem.clone();
@@ -91,6 +97,7 @@ impl<W> Sm<W> {
         if !m.indexed_const {
             self.schedule(src_done, Event::ReadDone { slot, sidx });
         }
+        ACTED
     }
     pub(crate) fn mem_arbiter(&mut self, now: u64) {
         if now < self.arb_free {
@@ -174,6 +181,7 @@ impl<W> Sm<W> {
                 }
             }
             self.next_mem_id += 1;
+            self.touch_sc(sc);
             let s = &mut self.subcores[sc];
             s.mem_q.pop_front();
             s.mem_occupancy = s.mem_occupancy.saturating_sub(1);

@@ -3,6 +3,7 @@
 //! register reads of variable-latency instructions (M25 A5.2, A8, rules 16–29).
 
 use crate::config::CoreConfig;
+use crate::sleep::{ACTED, NEVER};
 use crate::sm::Sm;
 use crate::state::{Event, MemEntry, Stage};
 use sassim_isa::ArchReg;
@@ -22,12 +23,13 @@ impl<W> Sm<W> {
         window
     }
 
-    pub(crate) fn allocate_stage(&mut self, sc: usize, now: u64) {
+    /// Returns when it could act next (`crate::sleep`).
+    pub(crate) fn allocate_stage(&mut self, sc: usize, now: u64) -> u64 {
         let Some(st) = self.subcores[sc].allocate else {
-            return;
+            return NEVER;
         };
         if st.entered >= now {
-            return;
+            return st.entered + 1;
         }
         let sidx = st.sidx;
         let banks = self.cfg.rf_banks;
@@ -49,7 +51,7 @@ impl<W> Sm<W> {
             let slow = u64::from(self.cfg.rf_bank_latency.saturating_sub(1));
             if slow > 0 && need.iter().any(|&n| n > 0) && now <= st.entered + slow {
                 self.stats.allocate_stall_cycles += 1;
-                return;
+                return ACTED;
             }
             let window = Self::read_window(&self.cfg, &mut need);
             // The port schedule's window starts at the current cycle (it is only looked
@@ -57,7 +59,7 @@ impl<W> Sm<W> {
             s.ports.advance(now);
             if !s.ports.fits(now + 1, window, &need[..banks as usize]) {
                 self.stats.allocate_stall_cycles += 1;
-                return;
+                return ACTED;
             }
             s.ports.reserve(now + 1, window, &need[..banks as usize]);
         }
@@ -135,13 +137,15 @@ impl<W> Sm<W> {
             slab: st.writes,
             inst: sidx,
         });
+        ACTED
     }
-    pub(crate) fn var_read_stage(&mut self, sc: usize, now: u64) {
+    /// Returns when it could act next (`crate::sleep`).
+    pub(crate) fn var_read_stage(&mut self, sc: usize, now: u64) -> u64 {
         let Some(st) = self.subcores[sc].var_q.front().copied() else {
-            return;
+            return NEVER;
         };
         if st.entered > now {
-            return;
+            return st.entered;
         }
         let banks = self.cfg.rf_banks;
         let read_cycles = self.cfg.rf_read_cycles;
@@ -160,7 +164,8 @@ impl<W> Sm<W> {
         if !self.cfg.rf_ideal {
             s.ports.advance(now);
             if !s.ports.fits(now, window, &need[..banks as usize]) {
-                return;
+                // (When the ports fit again is not worked out: the stage looks every cycle.)
+                return ACTED;
             }
             s.ports.reserve(now, window, &need[..banks as usize]);
         }
@@ -215,14 +220,18 @@ impl<W> Sm<W> {
                 writes: st.writes,
             },
         );
+        ACTED
     }
-    pub(crate) fn control_stage(&mut self, sc: usize, now: u64) {
+    /// Returns when it could act next (`crate::sleep`): while it waits for Allocate, when
+    /// Allocate could.
+    pub(crate) fn control_stage(&mut self, sc: usize, now: u64) -> u64 {
         let Some(st) = self.subcores[sc].control else {
-            return;
+            return NEVER;
         };
         if st.entered >= now {
-            return;
+            return st.entered + 1;
         }
+        let mut wake = NEVER;
         let inst = &self.code[st.sidx];
         let (fixed, is_mem) = (inst.fixed, inst.mem.is_some());
         let w = &mut self.warps[st.slot];
@@ -230,6 +239,7 @@ impl<W> Sm<W> {
             // Dependence counters are incremented in Control, visible next cycle (rule 9).
             if inst.ctrl.write_sb.is_some() || inst.ctrl.read_sb.is_some() {
                 self.staged.push(st.slot);
+                wake = ACTED;
             }
             if let Some(s) = inst.ctrl.write_sb {
                 w.sb_staged[s as usize % crate::inst::DEP_COUNTERS] += 1;
@@ -264,6 +274,8 @@ impl<W> Sm<W> {
         };
         if moved {
             s.control = None;
+            wake = ACTED;
         }
+        wake
     }
 }

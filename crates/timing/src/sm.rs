@@ -55,6 +55,20 @@ pub struct Sm<W> {
     /// the `SubCore` record. Set where work enters (issue, fetch, a constant-cache miss),
     /// recomputed by `Sm::tick` after a busy sub-core's cycle (`SubCore::has_work`).
     pub(crate) sc_busy: [bool; MAX_SUBCORES],
+    /// Per sub-core: asleep until a cycle, or awake (`crate::sleep`).
+    pub(crate) sleep: [crate::sleep::SubCoreSleep; MAX_SUBCORES],
+    /// While a sub-core's cycle runs: the earliest cycle at which a readiness check found
+    /// that its answer may change (`Sm::wake_by`).
+    pub(crate) wake_at: u64,
+    /// The stall reason the last sub-core cycle counted (`Sm::count_stall`).
+    pub(crate) last_stall: crate::stats::StallReason,
+    /// Per warp slot, its sub-core.
+    pub(crate) slot_sc: [u8; MAX_WARP_SLOTS],
+    /// Let sub-cores sleep through cycles in which nothing can change (`crate::sleep`;
+    /// statistics are the same either way).
+    pub skip_idle_subcores: bool,
+    /// Sub-core cycles skipped asleep (`crate::sleep`).
+    pub(crate) slept_cycles: u64,
     pub(crate) l1i_rr: usize,
     pub(crate) arb_rr: usize,
     pub(crate) events: BinaryHeap<Reverse<(u64, u64, Event)>>,
@@ -179,6 +193,12 @@ impl<W> Sm<W> {
             sc_mask: [0; MAX_SUBCORES],
             age_rank: [0; MAX_WARP_SLOTS],
             sc_busy: [false; MAX_SUBCORES],
+            sleep: [crate::sleep::SubCoreSleep::AWAKE; MAX_SUBCORES],
+            wake_at: crate::sleep::NEVER,
+            last_stall: crate::stats::StallReason::Idle,
+            slot_sc: [0; MAX_WARP_SLOTS],
+            skip_idle_subcores: true,
+            slept_cycles: 0,
             subcores,
             slab: Vec::new(),
             slab_live: Vec::new(),
@@ -243,6 +263,11 @@ impl<W> Sm<W> {
         self.now
     }
 
+    /// Sub-core cycles skipped asleep so far (`crate::sleep`; not a statistic of the model).
+    pub fn slept_cycles(&self) -> u64 {
+        self.slept_cycles
+    }
+
     /// Bring an idle SM to GPU cycle `cycle` before warps are added to it (an idle SM is not
     /// ticked, so its clock stays behind). The first call also fixes the origin of the SM's
     /// clock counter and issue logs: the cycle its first CTA started. Returns false (and does
@@ -284,6 +309,7 @@ impl<W> Sm<W> {
         self.iss[slot] = WarpIssue::new(self.next_age);
         self.next_age += 1;
         w.subcore = sc;
+        self.slot_sc[slot] = sc as u8;
         w.fetch_pc = start_pc;
         if !self.uses_control_bits {
             w.sb_write = vec![0; SB_REGS];
@@ -447,6 +473,7 @@ impl<W> Sm<W> {
                 continue;
             }
             if let Some((slot, sidx, writes)) = self.mem_pending.remove(&id) {
+                self.touch_slot(slot);
                 self.finish_mem(slot, sidx, writes, now);
             }
         }
@@ -462,33 +489,18 @@ impl<W> Sm<W> {
             return Ok(());
         }
         for sc in 0..self.subcores.len() {
-            // A sub-core with an empty pipeline: these stages have nothing to do.
-            if self.sc_busy[sc] {
-                self.allocate_stage(sc, now);
-                self.var_read_stage(sc, now);
-                self.mem_addr_stage(sc, now);
-                self.control_stage(sc, now);
-                self.decode_stage(sc, now);
-            } else if self.blocked(sc) {
-                // Nothing in its pipeline, no warp that can issue or fetch: its issue and
-                // fetch stages would do nothing but count this.
-                self.count_blocked(sc);
-                continue;
-            }
-            self.issue_stage(ex, sc, now)?;
-            self.fetch_stage(sc, now);
-            if self.sc_busy[sc] {
-                self.sc_busy[sc] = self.subcores[sc].has_work();
-            }
+            self.subcore_cycle(ex, sc, now)?;
         }
         self.mem_arbiter(now);
         if !self.tma.is_empty() {
             self.tma_stage(ex, now)?;
+            self.touch_all();
         }
         self.l1i_arbiter(now);
         // Counter increments made in Control become visible from the next cycle (rule 9).
         for i in 0..self.staged.len() {
             let slot = self.staged[i];
+            self.touch_slot(slot);
             let (w, v) = (&mut self.warps[slot], &mut self.iss[slot]);
             for k in 0..DEP_COUNTERS {
                 v.sb[k] = v.sb[k].saturating_add(w.sb_staged[k]);
@@ -510,7 +522,7 @@ impl<W> Sm<W> {
     /// scheduler updates its pool first, so it never is blocked) and its fetch stage does
     /// nothing.
     #[inline]
-    fn blocked(&self, sc: usize) -> bool {
+    pub(crate) fn blocked(&self, sc: usize) -> bool {
         let m = self.sc_mask[sc];
         (self.go | self.room) & m == 0 && self.cfg.scheduler != crate::config::SchedPolicy::TwoLevel
     }
@@ -518,13 +530,13 @@ impl<W> Sm<W> {
     /// The stall a blocked sub-core's issue stage counts: its warps wait on their dependence
     /// counters, or it has no live warp.
     #[inline]
-    fn count_blocked(&mut self, sc: usize) {
+    pub(crate) fn count_blocked(&mut self, sc: usize) {
         let reason = if self.waiting & self.sc_mask[sc] != 0 {
             crate::stats::StallReason::DependenceCounters
         } else {
             crate::stats::StallReason::Idle
         };
-        self.stats.stall_slots[reason as usize] += 1;
+        self.count_stall(reason);
     }
 
     /// Whether nothing in the SM can move in the rest of this cycle (asked after its due
@@ -562,6 +574,13 @@ impl<W> Sm<W> {
                 break;
             }
             self.events.pop();
+            match e {
+                Event::ILine { sc, .. } => self.touch_sc(sc),
+                Event::Writeback { slot, .. }
+                | Event::ReadDone { slot, .. }
+                | Event::MemDone { slot, .. }
+                | Event::FixedDone { slot, .. } => self.touch_slot(slot),
+            }
             match e {
                 Event::ReadDone { slot, sidx } => {
                     let rs = self.code[sidx].ctrl.read_sb;
@@ -675,6 +694,7 @@ impl<W> Sm<W> {
     /// change of `HOT_LIVE`, `HOT_DEP_WAIT` or `HOT_NO_ROOM`).
     #[inline]
     pub(crate) fn sync_masks(&mut self, slot: usize) {
+        self.touch_slot(slot);
         let h = self.hot[slot];
         let b = 1u64 << slot;
         let live = h & HOT_LIVE != 0;
@@ -701,6 +721,7 @@ impl<W> Sm<W> {
     /// pc differs from the last head's (`head_idx` is `index_of(head_pc)` unless `NO_HEAD`).
     #[inline]
     pub(crate) fn sync_head(&mut self, slot: usize) {
+        self.touch_slot(slot);
         let Some(&(pc, ready)) = self.warps[slot].ib.front() else {
             self.iss[slot].head_ready = u64::MAX;
             return;
@@ -808,6 +829,7 @@ impl<W> Sm<W> {
                 self.age_rank[w] = rank as u8;
             }
             self.sc_mask[sc] &= !(1 << slot);
+            self.touch_sc(sc);
             self.subcores[sc].two_level_pool.retain(|&x| x != slot);
             if self.subcores[sc].last_issued == Some(slot) {
                 self.subcores[sc].last_issued = None;

@@ -309,6 +309,7 @@ pub(crate) struct MemEntry {
 
 /// `repr(C)`: what the stages of a busy sub-core look at every cycle comes first.
 #[repr(C)]
+#[derive(Debug)]
 pub(crate) struct SubCore {
     pub(crate) control: Option<Stage>,
     pub(crate) allocate: Option<Stage>,

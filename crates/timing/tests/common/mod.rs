@@ -61,10 +61,21 @@ pub fn classify(ins: &sassim_isa::Instruction) -> InstClass {
 
 /// Run `src` (microbenchmark dialect) with warps in `slots`; returns the SM and logs.
 pub fn run(src: &str, slots: &[usize], cfg: CoreConfig) -> (Sm<()>, Vec<(usize, WarpLog)>) {
+    run_with(src, slots, cfg, |_| {})
+}
+
+/// As [`run`], with `setup` applied to the SM before the warps are added.
+pub fn run_with(
+    src: &str,
+    slots: &[usize],
+    cfg: CoreConfig,
+    setup: impl FnOnce(&mut Sm<()>),
+) -> (Sm<()>, Vec<(usize, WarpLog)>) {
     let mb = sassim_sass::microbench::parse(src, "test.sass").expect("parse");
     let code = decode_kernel(&mb.kernel.instructions, &cfg, &mut classify);
     let mut sm: Sm<()> = Sm::new(cfg, Box::new(FixedLatencyMemory::default()));
     sm.record = true;
+    setup(&mut sm);
     sm.set_kernel(code, 0x10000, true);
     let mut ex = Mock {
         pcs: mb.kernel.instructions.iter().map(|i| i.pc).collect(),

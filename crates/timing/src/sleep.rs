@@ -1,0 +1,204 @@
+//! Sub-core sleep: skipping the cycles of a sub-core in which nothing can change.
+//!
+//! On a loaded GPU most cycles of most sub-cores change nothing: every warp waits on its
+//! stall counter, its next instruction, a full memory queue or its dependence counters, and
+//! the instructions in the pipeline wait for their next step. Running every stage of such a
+//! sub-core every cycle only finds that again (and counts the same stall reason).
+//!
+//! So each stage of a sub-core's cycle says when it could next act: [`ACTED`] when it did
+//! something this cycle, otherwise the first cycle at which a time it waits for is reached
+//! ([`NEVER`] when only something outside the sub-core can end its wait), and the readiness
+//! check of each warp records the times at which its answer could change
+//! (`Sm::wake_by`). When the earliest of these is more than a cycle ahead, the sub-core
+//! sleeps until then: its cycles only count the stall reason its last evaluated cycle
+//! counted, which is what each of them would count.
+//!
+//! Whatever changes a sub-core's state from outside its own stages wakes it (`Sm::touch_sc`):
+//! every change of a warp's readiness flags or instruction-buffer head (`sync_masks`,
+//! `sync_head`), every event of one of its warps or its I-cache lines, memory completions,
+//! the memory and L1 I-cache arbiters taking its requests, dependence-counter increments
+//! becoming visible, warps retiring or arriving, and TMA copies. A cross-sub-core effect that
+//! could make a warp issue earlier (a barrier) is never slept through: a warp blocked at a
+//! barrier keeps its sub-core awake.
+//!
+//! Sleeping is off for the two-level scheduler, LTRF and scoreboard dependences (their
+//! per-cycle checks look at more state), and with `Sm::skip_idle_subcores` false. Debug
+//! builds evaluate the sleeping cycles all the same and assert that they change nothing and
+//! count the sleep's reason.
+
+use crate::exec::Executor;
+use crate::sm::Sm;
+use crate::stats::StallReason;
+
+/// A stage's answer: it did something this cycle (the sub-core cannot sleep).
+pub(crate) const ACTED: u64 = 0;
+/// A stage's answer: nothing it waits for is a time; only a change from outside (a touch)
+/// or another stage of the sub-core can end its wait.
+pub(crate) const NEVER: u64 = u64::MAX;
+
+/// A sleeping sub-core: it skips its cycles before `until`, counting `reason` in each.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SubCoreSleep {
+    pub(crate) until: u64,
+    pub(crate) reason: StallReason,
+}
+
+impl SubCoreSleep {
+    pub(crate) const AWAKE: SubCoreSleep = SubCoreSleep {
+        until: 0,
+        reason: StallReason::Idle,
+    };
+}
+
+impl<W> Sm<W> {
+    /// A readiness check found that its answer may change at cycle `t`.
+    #[inline(always)]
+    pub(crate) fn wake_by(&mut self, t: u64) {
+        self.wake_at = self.wake_at.min(t);
+    }
+
+    /// Something outside sub-core `sc`'s stages changed its state: it runs its next cycle.
+    #[inline(always)]
+    pub(crate) fn touch_sc(&mut self, sc: usize) {
+        self.sleep[sc].until = 0;
+    }
+
+    /// As [`Sm::touch_sc`] for the sub-core of warp slot `slot`.
+    #[inline(always)]
+    pub(crate) fn touch_slot(&mut self, slot: usize) {
+        let sc = self.slot_sc[slot] as usize;
+        self.sleep[sc].until = 0;
+    }
+
+    /// Wake every sub-core.
+    pub(crate) fn touch_all(&mut self) {
+        for s in self.sleep.iter_mut() {
+            s.until = 0;
+        }
+    }
+
+    /// Count a cycle of sub-core `sc` in which it issued nothing, for `reason`.
+    #[inline(always)]
+    pub(crate) fn count_stall(&mut self, reason: StallReason) {
+        self.stats.stall_slots[reason as usize] += 1;
+        self.last_stall = reason;
+    }
+
+    /// Whether the configuration lets sub-cores sleep (see the module).
+    pub(crate) fn may_sleep(&self) -> bool {
+        self.skip_idle_subcores
+            && self.uses_control_bits
+            && !self.ltrf_enabled()
+            && self.cfg.scheduler != crate::config::SchedPolicy::TwoLevel
+    }
+
+    /// Run sub-core `sc`'s cycle: its pipeline stages, issue and fetch, or only its stall
+    /// count while it sleeps. Returns whether its stages ran.
+    pub(crate) fn subcore_cycle<E: Executor<Writes = W>>(
+        &mut self,
+        ex: &mut E,
+        sc: usize,
+        now: u64,
+    ) -> Result<(), String> {
+        let asleep = self.sleep[sc];
+        if now < asleep.until {
+            self.slept_cycles += 1;
+            if !cfg!(debug_assertions) {
+                self.stats.stall_slots[asleep.reason as usize] += 1;
+                return Ok(());
+            }
+            // Debug builds: run the cycle and check that sleeping through it was right.
+            let before = self.sleep_digest(sc);
+            self.stages(ex, sc, now)?;
+            let after = self.sleep_digest(sc);
+            debug_assert!(
+                before == after,
+                "sub-core {sc} slept through a cycle that changed it (cycle {now}, asleep until {}):\n{before}\n{after}",
+                asleep.until
+            );
+            debug_assert_eq!(self.last_stall, asleep.reason, "sub-core {sc}, cycle {now}");
+            self.sleep[sc] = asleep;
+            return Ok(());
+        }
+        let wake = self.stages(ex, sc, now)?;
+        self.sleep[sc] = if wake > now + 1 && self.may_sleep() {
+            SubCoreSleep {
+                until: wake,
+                reason: self.last_stall,
+            }
+        } else {
+            SubCoreSleep::AWAKE
+        };
+        Ok(())
+    }
+
+    /// The stages of sub-core `sc` for one cycle; returns the earliest cycle at which one of
+    /// them could act again ([`ACTED`] if one did).
+    #[inline(always)]
+    fn stages<E: Executor<Writes = W>>(&mut self, ex: &mut E, sc: usize, now: u64) -> Result<u64, String> {
+        let mut wake = NEVER;
+        if self.sc_busy[sc] {
+            wake = wake.min(self.allocate_stage(sc, now));
+            wake = wake.min(self.var_read_stage(sc, now));
+            wake = wake.min(self.mem_addr_stage(sc, now));
+            wake = wake.min(self.control_stage(sc, now));
+            wake = wake.min(self.decode_stage(sc, now));
+        } else if self.blocked(sc) {
+            // Nothing in its pipeline, no warp that can issue or fetch: its issue and
+            // fetch stages would do nothing but count this (and only a touch changes that).
+            self.count_blocked(sc);
+            return Ok(NEVER);
+        }
+        wake = wake.min(self.issue_stage(ex, sc, now)?);
+        wake = wake.min(self.fetch_stage(sc, now));
+        if self.sc_busy[sc] {
+            self.sc_busy[sc] = self.subcores[sc].has_work();
+        }
+        Ok(wake)
+    }
+
+    /// Debug builds: what a sleeping cycle of sub-core `sc` must leave unchanged (its
+    /// pipeline, its warps' fetch and issue state, the SM's events and statistics but the
+    /// stall counts). The warps' cached readiness flags are left out: a check may set them
+    /// without changing what the next check finds.
+    fn sleep_digest(&self, sc: usize) -> String {
+        use std::fmt::Write;
+        let mut d = format!("{:?}", self.subcores[sc]);
+        for &slot in &self.subcores[sc].warps {
+            let w = &self.warps[slot];
+            let v = &self.iss[slot];
+            let _ = write!(
+                d,
+                "|{slot}: {:?} {} {} {} {:?} {:?} {} {} {} {} {} {} {:?} {:?} {}",
+                w.ib,
+                w.inflight_fetch,
+                w.epoch,
+                w.fetch_pc,
+                w.fetch_wait_line,
+                w.sb_staged,
+                w.pending.len(),
+                w.inflight_ops,
+                w.exited,
+                v.head_ready,
+                v.stall_until,
+                v.no_issue_at,
+                v.sb,
+                v.depbar_from,
+                v.head_idx
+            );
+        }
+        let mut stats = self.stats.clone();
+        stats.stall_slots = Default::default();
+        let _ = write!(
+            d,
+            "|{} {} {} {} {:?} {:?}",
+            self.events.len(),
+            self.event_seq,
+            self.staged.len(),
+            self.next_mem_id,
+            self.sc_busy[sc],
+            stats
+        );
+        d
+    }
+}
