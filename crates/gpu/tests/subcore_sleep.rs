@@ -58,8 +58,10 @@ fn bfs_trace_does_not_depend_on_sleep() {
         .join("../../fixtures/traces/bfs-sm80-v3/kernelslist.g");
     let run = |skip: bool| {
         let mut gpu = Gpu::new(GpuConfig::preset("rtx-a6000").expect("preset"));
+        // Control bits inferred (what `sassim run --trace` does): sleep needs them.
         let opts = RunOptions {
             skip_idle_subcores: skip,
+            infer_control_bits: true,
             ..RunOptions::default()
         };
         let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, &list, &[], &opts).expect("bfs trace");

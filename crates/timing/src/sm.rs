@@ -130,6 +130,9 @@ pub struct Sm<W> {
 /// it again does nothing.
 pub(crate) const COMMITTED: usize = usize::MAX;
 
+/// Initial capacity of an SM's in-flight instruction records (`Sm::slab`): two per warp slot.
+const SLAB_START: usize = 2 * MAX_WARP_SLOTS;
+
 impl<W> Sm<W> {
     pub fn new(cfg: CoreConfig, mem: Box<dyn DataMemory>) -> Self {
         let max_warps = cfg.max_warps as usize;
@@ -200,9 +203,12 @@ impl<W> Sm<W> {
             skip_idle_subcores: true,
             slept_cycles: 0,
             subcores,
-            slab: Vec::new(),
-            slab_live: Vec::new(),
-            free_slab: Vec::new(),
+            // Room for the instructions in flight of a loaded SM without regrowing (a record
+            // holds a warp's addresses and results: copying them on growth was 1 % of a
+            // loaded run).
+            slab: Vec::with_capacity(SLAB_START),
+            slab_live: Vec::with_capacity(SLAB_START),
+            free_slab: Vec::with_capacity(SLAB_START),
             events: BinaryHeap::new(),
             event_seq: 0,
             l1i_rr: 0,
