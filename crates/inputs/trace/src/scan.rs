@@ -204,7 +204,8 @@ impl<'a, const QUICK: bool> Toks<'a, QUICK> {
             }
         }
         let (n1, v1) = hex8(word(s, i));
-        let (n, v) = if n1 < 8 {
+        // Eight digits and a separator (a mask): no second word.
+        let (n, v) = if n1 < 8 || self.ends_at(i + 8) {
             (n1, v1)
         } else {
             // Sixteen digits and a seventeenth: not a separator, so the general way.
