@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Result, TraceError};
 use crate::header::Dialect;
+use crate::line::parse_instr;
 use crate::record::{ClusterInfo, OpcodeId, OpcodeTable, ThreadBlockTrace, WarpTrace};
-use crate::text::{lossy, parse_instr, parse_u64, trim_ascii};
+use crate::scan::parse_u64;
+use crate::text::{lossy, trim_ascii};
 
 /// One thread block's lines, read but not parsed.
 #[derive(Debug, Default)]

@@ -14,8 +14,10 @@ mod block;
 mod error;
 mod header;
 mod kernelslist;
+mod line;
 mod reader;
 mod record;
+mod scan;
 mod source;
 mod text;
 

@@ -114,11 +114,17 @@ pub struct OpcodeId(pub u16);
 #[derive(Clone, Debug, Default)]
 pub struct OpcodeTable {
     names: Vec<Box<str>>,
+    /// Each name's id, once there are more than [`SCAN_NAMES`] (empty before).
     map: HashMap<Box<str>, OpcodeId>,
     /// Ids of recently interned names by a cheap hash of their bytes (id + 1; 0: none):
     /// the common lookup of a text trace's opcode, checked by comparing the bytes.
     recent: Vec<u16>,
 }
+
+/// Most names an [`OpcodeTable`] looks up by comparing them one by one, without its
+/// hash map: a thread block's own table (one per block of a text trace) holds a few, and
+/// the map's two allocations per name cost more than the comparisons.
+const SCAN_NAMES: usize = 16;
 
 /// Slot of `b` (not empty) in [`OpcodeTable::recent`].
 #[inline]
@@ -140,12 +146,18 @@ impl OpcodeTable {
 
     /// Intern `name`; `None` when the table is full (65536 distinct opcodes).
     pub fn intern(&mut self, name: &str) -> Option<OpcodeId> {
-        if let Some(&id) = self.map.get(name) {
+        if let Some(id) = self.get(name) {
             return Some(id);
         }
         let id = OpcodeId(u16::try_from(self.names.len()).ok()?);
         self.names.push(name.into());
-        self.map.insert(name.into(), id);
+        if self.names.len() == SCAN_NAMES + 1 {
+            for (i, n) in self.names.iter().enumerate() {
+                self.map.insert(n.clone(), OpcodeId(i as u16));
+            }
+        } else if self.names.len() > SCAN_NAMES {
+            self.map.insert(name.into(), id);
+        }
         Some(id)
     }
 
@@ -175,6 +187,10 @@ impl OpcodeTable {
 
     /// Look up an already interned name.
     pub fn get(&self, name: &str) -> Option<OpcodeId> {
+        if self.names.len() <= SCAN_NAMES {
+            let i = self.names.iter().position(|n| **n == *name)?;
+            return Some(OpcodeId(i as u16));
+        }
         self.map.get(name).copied()
     }
 
@@ -374,5 +390,33 @@ impl ThreadBlockTrace {
     /// Total dynamic warp instructions in the block.
     pub fn n_instrs(&self) -> u64 {
         self.warps.iter().map(|w| w.instrs.len() as u64).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opcode_ids_stay_in_order_of_first_appearance_past_the_scanned_names() {
+        let mut t = OpcodeTable::new();
+        let name = |i: usize| format!("OP{}.{}", i % 7, i);
+        // Each new name, then all earlier ones again (by name and by bytes), across the
+        // point where the table builds its map.
+        for i in 0..3 * SCAN_NAMES {
+            assert_eq!(t.get(&name(i)), None);
+            assert_eq!(t.intern(&name(i)), Some(OpcodeId(i as u16)));
+            for j in 0..=i {
+                assert_eq!(t.get(&name(j)), Some(OpcodeId(j as u16)), "{i} {j}");
+                assert_eq!(t.intern(&name(j)), Some(OpcodeId(j as u16)));
+                assert_eq!(t.intern_bytes(name(j).as_bytes()), Ok(Some(OpcodeId(j as u16))));
+            }
+            assert_eq!(t.len(), i + 1);
+        }
+        assert_eq!(t.intern(""), Some(OpcodeId(3 * SCAN_NAMES as u16)));
+        assert_eq!(t.get(""), Some(OpcodeId(3 * SCAN_NAMES as u16)));
+        let names: Vec<&str> = t.iter().map(|(_, n)| n).collect();
+        assert_eq!(names.len(), 3 * SCAN_NAMES + 1);
+        assert_eq!(names[5], name(5));
     }
 }
