@@ -198,10 +198,10 @@ pub(crate) struct DramChannel {
     next_rd: u64,
     next_wr: u64,
     bus_free: u64,
-    /// The scheduler found nothing to issue, and nothing can issue before this cycle while
-    /// `quiet_blocked` stays as it is (every command's condition is a time being reached,
-    /// and a new request lowers it to its own first cycle): `schedule` does nothing until
-    /// then. 0: evaluate.
+    /// Nothing can issue before this cycle while `quiet_blocked` stays as it is (set when
+    /// the scheduler found nothing to issue, or after a column command; every command's
+    /// condition is a time being reached, and a new request lowers it to its own first
+    /// cycle): `schedule` does nothing until then. 0: evaluate.
     quiet_until: u64,
     quiet_blocked: bool,
     pub inflight: VecDeque<(u64, DramDone)>,
@@ -368,7 +368,7 @@ impl DramChannel {
             if hits(false) != q.read_hits
                 || hits(true) != q.write_hits
                 || (self.hit_banks >> b & 1 == 1) != (q.hits() > 0)
-                || (self.busy_banks >> b & 1 == 1) != !q.reqs.is_empty()
+                || (self.busy_banks >> b & 1 == 1) == q.reqs.is_empty()
                 || q.reqs.windows(2).any(|w| w[0].seq >= w[1].seq)
             {
                 return false;
@@ -434,7 +434,8 @@ impl DramChannel {
             return Command::None;
         }
         debug_assert!(self.counts_match());
-        // Set again below when nothing issues (a command changes the state it was for).
+        // Set again below when nothing or a column command issues (a command changes the
+        // state it was for).
         self.quiet_until = 0;
         // The earliest cycle at which a command found not issuable now could issue.
         let mut next = u64::MAX;
@@ -479,6 +480,7 @@ impl DramChannel {
         if let Some(p) = pick {
             let r = self.take(p.bank, p.index);
             self.issue_column(r, now);
+            self.quiet_after_column(now, reads_blocked);
             return Command::Column(p.seq);
         }
         // No issuable row hit: the oldest request of each bank with no hits on its open row
@@ -530,6 +532,24 @@ impl DramChannel {
             self.stats.activates += 1;
             Command::Activate(bi)
         }
+    }
+
+    /// After a column command: no column command issues before the channel-wide column
+    /// times allow one (every row hit's time is later or equal), nor a precharge or an
+    /// activate before the first row command time of a bank with no row hits. The
+    /// scheduler is quiet until the earlier of the two (a lower bound of the next command;
+    /// it evaluates again then; the search stops at the next cycle, `now + 1`).
+    fn quiet_after_column(&mut self, now: u64, reads_blocked: bool) {
+        let (reads, writes) = self.col_times(reads_blocked);
+        let mut next = reads.min(writes);
+        let mut bits = self.busy_banks & !self.hit_banks;
+        while bits != 0 && next > now + 1 {
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            next = next.min(self.banks[b].row_command_time(self.next_act_any));
+        }
+        self.quiet_until = next;
+        self.quiet_blocked = reads_blocked;
     }
 
     fn issue_column(&mut self, r: DramReq, now: u64) {
