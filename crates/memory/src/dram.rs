@@ -426,13 +426,16 @@ impl DramChannel {
     /// oldest completed read cannot enter its L2 slice's return queue (full), so no column
     /// read issues (its data would have nowhere to go); writes, activates and precharges
     /// go on.
+    #[inline]
     pub fn schedule(&mut self, now: u64, reads_blocked: bool) -> Command {
-        if self.len == 0 {
+        if self.len == 0 || (now < self.quiet_until && reads_blocked == self.quiet_blocked) {
             return Command::None;
         }
-        if now < self.quiet_until && reads_blocked == self.quiet_blocked {
-            return Command::None;
-        }
+        self.evaluate(now, reads_blocked)
+    }
+
+    /// [`Self::schedule`] when the queue holds requests and the scheduler is not quiet.
+    fn evaluate(&mut self, now: u64, reads_blocked: bool) -> Command {
         debug_assert!(self.counts_match());
         // Set again below when nothing or a column command issues (a command changes the
         // state it was for).
