@@ -92,16 +92,35 @@ pub struct DramStats {
 
 const CLOSED: u32 = u32::MAX;
 
-/// A queued request as the scheduler's scans read it; the request itself waits in
-/// `slots[slot]`. Small, so that scanning the queue and removing from its middle move
-/// little memory.
+/// A queued request as the scheduler reads it; the request itself waits in `slots[slot]`.
+/// Small, so that scanning a bank's queue and removing from its middle move little memory.
 #[derive(Debug, Clone, Copy)]
 struct Queued {
+    /// Age: requests enter the channel with increasing numbers (oldest first across banks).
+    seq: u64,
     row: u32,
     slot: u16,
-    bank: u8,
-    bank_group: u8,
     write: bool,
+}
+
+/// A bank's share of the scheduler queue.
+#[derive(Debug, Clone)]
+struct BankQueue {
+    /// Its queued requests, oldest first.
+    reqs: Vec<Queued>,
+    /// Queued reads and writes to the bank's open row (row hits; the scans compare rows, so
+    /// a request whose row is `CLOSED`'s value counts on a closed bank).
+    read_hits: u32,
+    write_hits: u32,
+    /// Bank group of the bank (that of its requests: the address mapping derives the bank
+    /// from its group).
+    group: u8,
+}
+
+impl BankQueue {
+    fn hits(&self) -> u32 {
+        self.read_hits + self.write_hits
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -110,6 +129,38 @@ struct Bank {
     act_ready: u64,
     col_ready: u64,
     pre_ready: u64,
+}
+
+impl Bank {
+    /// The first cycle a precharge (open bank) or an activate (closed bank) may issue, as
+    /// far as the bank and `next_act_any` go.
+    #[inline]
+    fn row_command_time(&self, next_act_any: u64) -> u64 {
+        if self.open != CLOSED {
+            self.pre_ready
+        } else {
+            self.act_ready.max(next_act_any)
+        }
+    }
+}
+
+/// A request the scheduler may issue a command for: its age, bank and place in the bank's
+/// queue.
+#[derive(Debug, Clone, Copy)]
+struct Pick {
+    seq: u64,
+    bank: usize,
+    index: usize,
+}
+
+/// The command a scheduler cycle issued ([`DramChannel::schedule`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Command {
+    None,
+    /// A column read or write of the request with this age.
+    Column(u64),
+    Precharge(usize),
+    Activate(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -130,31 +181,27 @@ pub(crate) struct DramChannel {
     burst: u64,
     burst_bytes: u64,
     cap: usize,
-    /// The scheduler queue, oldest first; the requests are in `slots`, the free slots in
-    /// `free`.
-    queue: Vec<Queued>,
+    /// The scheduler queue, per bank (oldest first in each); the requests are in `slots`,
+    /// the free slots in `free`; `len`: requests queued; `next_seq`: age of the next one.
+    queues: Vec<BankQueue>,
     slots: Vec<DramReq>,
     free: Vec<u16>,
+    len: usize,
+    next_seq: u64,
     banks: Vec<Bank>,
-    /// Per bank: queued requests, and those to its open row (row hits); `hits`: their sum.
-    /// They let the scheduler's scans stop once every hit, or every bank, has been seen.
-    bank_reqs: [u32; MAX_BANKS],
-    bank_hits: [u32; MAX_BANKS],
-    hits: usize,
-    /// Banks with queued requests.
-    busy_banks: usize,
-    /// Queued requests whose row is `CLOSED`'s value (a hit on a closed bank, as the scans
-    /// compare rows; normally none).
-    closed_rows: usize,
+    /// Bit `b`: bank `b` has queued requests (`busy_banks`), row hits (`hit_banks`).
+    busy_banks: u64,
+    hit_banks: u64,
     next_act_any: u64,
     next_col_any: u64,
     next_col_bg: Vec<u64>,
     next_rd: u64,
     next_wr: u64,
     bus_free: u64,
-    /// The scheduler found nothing to issue, and nothing can issue before this cycle while
-    /// the queue and `quiet_blocked` stay as they are (every command's condition is a time
-    /// being reached): `schedule` only counts the cycle until then. 0: evaluate.
+    /// Nothing can issue before this cycle while `quiet_blocked` stays as it is (set when
+    /// the scheduler found nothing to issue, or after a column command; every command's
+    /// condition is a time being reached, and a new request lowers it to its own first
+    /// cycle): `schedule` does nothing until then. 0: evaluate.
     quiet_until: u64,
     quiet_blocked: bool,
     pub inflight: VecDeque<(u64, DramDone)>,
@@ -165,6 +212,7 @@ impl DramChannel {
     pub fn new(cfg: &DramConfig) -> Self {
         let t = &cfg.timing;
         let cap = cfg.sched_queue_entries.max(1) as usize;
+        let nbanks = (cfg.banks as usize).clamp(1, MAX_BANKS);
         Self {
             t_ccd: t.t_ccd as u64,
             t_ccdl: t.t_ccdl as u64,
@@ -182,9 +230,18 @@ impl DramChannel {
             burst: cfg.burst_cycles() as u64,
             burst_bytes: cfg.burst_bytes() as u64,
             cap,
-            queue: Vec::with_capacity(cap),
+            queues: (0..nbanks)
+                .map(|_| BankQueue {
+                    reqs: Vec::with_capacity(cap),
+                    read_hits: 0,
+                    write_hits: 0,
+                    group: 0,
+                })
+                .collect(),
             slots: Vec::with_capacity(cap),
             free: Vec::with_capacity(cap),
+            len: 0,
+            next_seq: 0,
             banks: vec![
                 Bank {
                     open: CLOSED,
@@ -192,13 +249,10 @@ impl DramChannel {
                     col_ready: 0,
                     pre_ready: 0
                 };
-                cfg.banks as usize
+                nbanks
             ],
-            bank_reqs: [0; MAX_BANKS],
-            bank_hits: [0; MAX_BANKS],
-            hits: 0,
             busy_banks: 0,
-            closed_rows: 0,
+            hit_banks: 0,
             next_act_any: 0,
             next_col_any: 0,
             next_col_bg: vec![0; cfg.bank_groups.max(1) as usize],
@@ -213,28 +267,23 @@ impl DramChannel {
     }
 
     pub fn has_room(&self) -> bool {
-        self.queue.len() < self.cap
+        self.len < self.cap
     }
 
     pub fn enqueue(&mut self, now: u64, mut r: DramReq) {
         r.arrival = now;
         let b = r.bank as usize;
-        if self.bank_reqs[b] == 0 {
-            self.busy_banks += 1;
+        let hit = self.banks[b].open == r.row;
+        debug_assert!(
+            self.queues[b].reqs.is_empty() || self.queues[b].group == r.bank_group,
+            "a bank's requests share its bank group"
+        );
+        // Nothing could issue before `quiet_until`; the new request adds its own command,
+        // which needs the state before it enters.
+        if self.quiet_until != 0 {
+            let t = self.new_request_time(b, hit, &r);
+            self.quiet_until = self.quiet_until.min(t);
         }
-        self.bank_reqs[b] += 1;
-        self.closed_rows += usize::from(r.row == CLOSED);
-        if self.banks[b].open == r.row {
-            self.bank_hits[b] += 1;
-            self.hits += 1;
-        }
-        let q = Queued {
-            row: r.row,
-            slot: 0,
-            bank: r.bank,
-            bank_group: r.bank_group,
-            write: r.write,
-        };
         let slot = match self.free.pop() {
             Some(k) => {
                 self.slots[k as usize] = r;
@@ -245,59 +294,110 @@ impl DramChannel {
                 (self.slots.len() - 1) as u16
             }
         };
-        self.queue.push(Queued { slot, ..q });
-        self.quiet_until = 0;
+        let q = &mut self.queues[b];
+        q.group = r.bank_group;
+        q.reqs.push(Queued {
+            seq: self.next_seq,
+            row: r.row,
+            slot,
+            write: r.write,
+        });
+        if hit {
+            if r.write {
+                q.write_hits += 1;
+            } else {
+                q.read_hits += 1;
+            }
+            self.hit_banks |= 1 << b;
+        }
+        self.busy_banks |= 1 << b;
+        self.next_seq += 1;
+        self.len += 1;
+    }
+
+    /// The first cycle a command for request `r` of bank `b` could issue if it entered the
+    /// queue now (`hit`: to the open row), `u64::MAX` if it adds no command: a request
+    /// behind others of its bank that is not a row hit waits for their commands.
+    fn new_request_time(&self, b: usize, hit: bool, r: &DramReq) -> u64 {
+        let bank = &self.banks[b];
+        if hit {
+            let (reads, writes) = self.col_times(self.quiet_blocked);
+            if r.write { writes } else { reads }
+                .max(bank.col_ready)
+                .max(self.next_col_bg[r.bank_group as usize])
+        } else if self.queues[b].reqs.is_empty() {
+            bank.row_command_time(self.next_act_any)
+        } else {
+            u64::MAX
+        }
     }
 
     /// Counts again the hits of bank `b` (its open row changed).
     fn recount_hits(&mut self, b: usize) {
         let open = self.banks[b].open;
-        let n = if open == CLOSED && self.closed_rows == 0 {
-            0
+        let q = &mut self.queues[b];
+        let (mut reads, mut writes) = (0, 0);
+        for e in q.reqs.iter().filter(|e| e.row == open) {
+            if e.write {
+                writes += 1;
+            } else {
+                reads += 1;
+            }
+        }
+        q.read_hits = reads;
+        q.write_hits = writes;
+        self.set_hit_bit(b);
+    }
+
+    #[inline]
+    fn set_hit_bit(&mut self, b: usize) {
+        if self.queues[b].hits() > 0 {
+            self.hit_banks |= 1 << b;
         } else {
-            self.queue
-                .iter()
-                .filter(|q| q.bank as usize == b && q.row == open)
-                .count()
-        };
-        self.hits = self.hits - self.bank_hits[b] as usize + n;
-        self.bank_hits[b] = n as u32;
+            self.hit_banks &= !(1 << b);
+        }
     }
 
-    /// Whether the per-bank counts match the queue (debug check).
+    /// Whether the per-bank counts and masks match the queues (debug check).
     fn counts_match(&self) -> bool {
-        let mut reqs = [0u32; MAX_BANKS];
-        let mut hits = [0u32; MAX_BANKS];
-        for q in &self.queue {
-            reqs[q.bank as usize] += 1;
-            hits[q.bank as usize] += u32::from(self.banks[q.bank as usize].open == q.row);
+        let mut len = 0;
+        for (b, q) in self.queues.iter().enumerate() {
+            let open = self.banks[b].open;
+            let hits = |w: bool| q.reqs.iter().filter(|e| e.row == open && e.write == w).count() as u32;
+            len += q.reqs.len();
+            if hits(false) != q.read_hits
+                || hits(true) != q.write_hits
+                || (self.hit_banks >> b & 1 == 1) != (q.hits() > 0)
+                || (self.busy_banks >> b & 1 == 1) == q.reqs.is_empty()
+                || q.reqs.windows(2).any(|w| w[0].seq >= w[1].seq)
+            {
+                return false;
+            }
         }
-        reqs == self.bank_reqs
-            && hits == self.bank_hits
-            && self.hits == hits.iter().map(|&h| h as usize).sum::<usize>()
-            && self.busy_banks == reqs.iter().filter(|&&r| r > 0).count()
-            && self.closed_rows == self.queue.iter().filter(|q| q.row == CLOSED).count()
+        len == self.len
     }
 
-    /// Removes the request at `i` (a row hit, about to issue).
-    fn take(&mut self, i: usize) -> DramReq {
-        let q = self.queue.remove(i);
-        self.free.push(q.slot);
-        let r = self.slots[q.slot as usize];
-        let b = r.bank as usize;
-        debug_assert_eq!(self.banks[b].open, r.row);
-        self.bank_reqs[b] -= 1;
-        if self.bank_reqs[b] == 0 {
-            self.busy_banks -= 1;
+    /// Removes request `index` of bank `b` (a row hit, about to issue).
+    fn take(&mut self, b: usize, index: usize) -> DramReq {
+        let q = &mut self.queues[b];
+        let e = q.reqs.remove(index);
+        debug_assert_eq!(self.banks[b].open, e.row);
+        if e.write {
+            q.write_hits -= 1;
+        } else {
+            q.read_hits -= 1;
         }
-        self.bank_hits[b] -= 1;
-        self.hits -= 1;
-        self.closed_rows -= usize::from(r.row == CLOSED);
-        r
+        if q.reqs.is_empty() {
+            self.busy_banks &= !(1 << b);
+        }
+        self.set_hit_bit(b);
+        self.len -= 1;
+        self.free.push(e.slot);
+        self.slots[e.slot as usize]
     }
 
     pub fn is_idle(&self) -> bool {
-        self.queue.is_empty() && self.inflight.is_empty()
+        self.len == 0 && self.inflight.is_empty()
     }
 
     /// The first cycles from which a column read and a column write may issue as far as
@@ -320,98 +420,137 @@ impl DramChannel {
         (reads, writes)
     }
 
-    /// Issues at most one command at DRAM cycle `now`. `reads_blocked`: the oldest completed
-    /// read cannot enter its L2 slice's return queue (full), so no column read issues (its
-    /// data would have nowhere to go); writes, activates and precharges go on.
-    pub fn schedule(&mut self, now: u64, reads_blocked: bool) {
-        if self.queue.is_empty() {
-            return;
+    /// Issues at most one command at DRAM cycle `now` (FR-FCFS: the oldest row hit that
+    /// may issue; else, for the oldest request of each bank with no row hits, oldest first,
+    /// the precharge or activate that opens its row) and returns it. `reads_blocked`: the
+    /// oldest completed read cannot enter its L2 slice's return queue (full), so no column
+    /// read issues (its data would have nowhere to go); writes, activates and precharges
+    /// go on.
+    #[inline]
+    pub fn schedule(&mut self, now: u64, reads_blocked: bool) -> Command {
+        if self.len == 0 || (now < self.quiet_until && reads_blocked == self.quiet_blocked) {
+            return Command::None;
         }
-        if now < self.quiet_until && reads_blocked == self.quiet_blocked {
-            return;
-        }
+        self.evaluate(now, reads_blocked)
+    }
+
+    /// [`Self::schedule`] when the queue holds requests and the scheduler is not quiet.
+    fn evaluate(&mut self, now: u64, reads_blocked: bool) -> Command {
         debug_assert!(self.counts_match());
-        // Set again below when nothing issues (a command changes the state it was for).
+        // Set again below when nothing or a column command issues (a command changes the
+        // state it was for).
         self.quiet_until = 0;
         // The earliest cycle at which a command found not issuable now could issue.
         let mut next = u64::MAX;
-        let mut has_hit = [false; MAX_BANKS];
-        let mut pick = None;
         let (reads, writes) = self.col_times(reads_blocked);
-        // Row hits in age order; none after the last one.
-        let mut hits_left = self.hits;
-        for (i, r) in self.queue.iter().enumerate() {
-            if hits_left == 0 {
-                break;
+        // Row hits: every hit of a bank may issue from the same cycle for reads, and for
+        // writes, so the oldest issuable hit is the oldest of each bank's first issuable
+        // read hit and write hit.
+        let mut pick: Option<Pick> = None;
+        let mut bits = self.hit_banks;
+        while bits != 0 {
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let (q, bank) = (&self.queues[b], &self.banks[b]);
+            let ready = bank.col_ready.max(self.next_col_bg[q.group as usize]);
+            let (t_read, t_write) = (reads.max(ready), writes.max(ready));
+            let read_ok = q.read_hits > 0 && now >= t_read;
+            let write_ok = q.write_hits > 0 && now >= t_write;
+            if !read_ok && !write_ok {
+                if q.read_hits > 0 {
+                    next = next.min(t_read);
+                }
+                if q.write_hits > 0 {
+                    next = next.min(t_write);
+                }
+                continue;
             }
-            let b = &self.banks[r.bank as usize];
-            if b.open == r.row {
-                hits_left -= 1;
-                // A column command for this row hit may issue from cycle `t`.
-                let t = if r.write { writes } else { reads }
-                    .max(b.col_ready)
-                    .max(self.next_col_bg[r.bank_group as usize]);
-                if now >= t {
-                    // The oldest issuable row hit (`has_hit` is not needed then).
-                    pick = Some(i);
+            let older_than = pick.map_or(u64::MAX, |p| p.seq);
+            for (index, e) in q.reqs.iter().enumerate() {
+                if e.seq > older_than {
                     break;
                 }
-                has_hit[r.bank as usize] = true;
-                next = next.min(t);
-            }
-        }
-        if let Some(i) = pick {
-            let r = self.take(i);
-            self.issue_column(r, now);
-            return;
-        }
-        // No issuable row hit: open the row of the oldest request of each bank that has no
-        // pending hits on its open row (`has_hit` marks every bank with a hit now); none
-        // is left once every bank with requests has been seen.
-        let mut tried = [false; MAX_BANKS];
-        let mut banks_left = self.busy_banks;
-        for i in 0..self.queue.len() {
-            if banks_left == 0 {
-                break;
-            }
-            let (bi, row) = (self.queue[i].bank as usize, self.queue[i].row);
-            if tried[bi] {
-                continue;
-            }
-            tried[bi] = true;
-            banks_left -= 1;
-            if has_hit[bi] {
-                continue;
-            }
-            let b = self.banks[bi];
-            if b.open != CLOSED {
-                if now >= b.pre_ready {
-                    let b = &mut self.banks[bi];
-                    b.open = CLOSED;
-                    b.act_ready = b.act_ready.max(now + self.t_rp);
-                    self.recount_hits(bi);
-                    self.slots[self.queue[i].slot as usize].caused_pre = true;
-                    self.stats.precharges += 1;
-                    return;
+                if e.row == bank.open && if e.write { write_ok } else { read_ok } {
+                    pick = Some(Pick {
+                        seq: e.seq,
+                        bank: b,
+                        index,
+                    });
+                    break;
                 }
-                next = next.min(b.pre_ready);
-            } else if now >= b.act_ready && now >= self.next_act_any {
-                let b = &mut self.banks[bi];
-                b.open = row;
-                b.col_ready = now + self.t_rcd;
-                b.pre_ready = b.pre_ready.max(now + self.t_ras);
-                b.act_ready = now + self.t_rc;
-                self.next_act_any = now + self.t_rrd;
-                self.slots[self.queue[i].slot as usize].caused_act = true;
-                self.recount_hits(bi);
-                self.stats.activates += 1;
-                return;
-            } else {
-                next = next.min(b.act_ready.max(self.next_act_any));
             }
         }
-        // Nothing issued: every condition above is a cycle being reached, and only a
-        // command, a new request or a change of `reads_blocked` changes them.
+        if let Some(p) = pick {
+            let r = self.take(p.bank, p.index);
+            self.issue_column(r, now);
+            self.quiet_after_column(now, reads_blocked);
+            return Command::Column(p.seq);
+        }
+        // No issuable row hit: the oldest request of each bank with no hits on its open row
+        // opens its row (a precharge first if another row is open); the oldest such request
+        // whose command may issue goes first.
+        let mut bits = self.busy_banks & !self.hit_banks;
+        while bits != 0 {
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let t = self.banks[b].row_command_time(self.next_act_any);
+            if now < t {
+                next = next.min(t);
+                continue;
+            }
+            let seq = self.queues[b].reqs[0].seq;
+            if pick.is_none_or(|p| seq < p.seq) {
+                pick = Some(Pick {
+                    seq,
+                    bank: b,
+                    index: 0,
+                });
+            }
+        }
+        let Some(p) = pick else {
+            // Nothing issued: every condition above is a cycle being reached, and only a
+            // command, a new request or a change of `reads_blocked` changes them.
+            self.quiet_until = next;
+            self.quiet_blocked = reads_blocked;
+            return Command::None;
+        };
+        let bi = p.bank;
+        let head = self.queues[bi].reqs[0];
+        let b = &mut self.banks[bi];
+        if b.open != CLOSED {
+            b.open = CLOSED;
+            b.act_ready = b.act_ready.max(now + self.t_rp);
+            self.recount_hits(bi);
+            self.slots[head.slot as usize].caused_pre = true;
+            self.stats.precharges += 1;
+            Command::Precharge(bi)
+        } else {
+            b.open = head.row;
+            b.col_ready = now + self.t_rcd;
+            b.pre_ready = b.pre_ready.max(now + self.t_ras);
+            b.act_ready = now + self.t_rc;
+            self.next_act_any = now + self.t_rrd;
+            self.slots[head.slot as usize].caused_act = true;
+            self.recount_hits(bi);
+            self.stats.activates += 1;
+            Command::Activate(bi)
+        }
+    }
+
+    /// After a column command: no column command issues before the channel-wide column
+    /// times allow one (every row hit's time is later or equal), nor a precharge or an
+    /// activate before the first row command time of a bank with no row hits. The
+    /// scheduler is quiet until the earlier of the two (a lower bound of the next command;
+    /// it evaluates again then; the search stops at the next cycle, `now + 1`).
+    fn quiet_after_column(&mut self, now: u64, reads_blocked: bool) {
+        let (reads, writes) = self.col_times(reads_blocked);
+        let mut next = reads.min(writes);
+        let mut bits = self.busy_banks & !self.hit_banks;
+        while bits != 0 && next > now + 1 {
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            next = next.min(self.banks[b].row_command_time(self.next_act_any));
+        }
         self.quiet_until = next;
         self.quiet_blocked = reads_blocked;
     }
@@ -451,6 +590,112 @@ impl DramChannel {
                     slice: r.slice,
                 },
             ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DramType;
+
+    impl DramChannel {
+        /// The FR-FCFS rule written directly over the whole queue in age order: the oldest
+        /// row hit that may issue; else, bank by bank in the order of their oldest request,
+        /// the precharge or activate for that request when its bank has no row hits.
+        fn reference(&self, now: u64, reads_blocked: bool) -> Command {
+            let mut all: Vec<(usize, Queued)> = (self.queues.iter().enumerate())
+                .flat_map(|(b, q)| q.reqs.iter().map(move |e| (b, *e)))
+                .collect();
+            all.sort_by_key(|(_, e)| e.seq);
+            let (reads, writes) = self.col_times(reads_blocked);
+            for &(b, e) in &all {
+                let bank = &self.banks[b];
+                let group = self.slots[e.slot as usize].bank_group as usize;
+                let t = if e.write { writes } else { reads }
+                    .max(bank.col_ready)
+                    .max(self.next_col_bg[group]);
+                if bank.open == e.row && now >= t {
+                    return Command::Column(e.seq);
+                }
+            }
+            let mut seen = [false; MAX_BANKS];
+            for &(b, _) in &all {
+                if std::mem::replace(&mut seen[b], true) {
+                    continue;
+                }
+                let bank = &self.banks[b];
+                if all.iter().any(|&(b2, e2)| b2 == b && e2.row == bank.open) {
+                    continue;
+                }
+                if bank.open != CLOSED {
+                    if now >= bank.pre_ready {
+                        return Command::Precharge(b);
+                    }
+                } else if now >= bank.act_ready && now >= self.next_act_any {
+                    return Command::Activate(b);
+                }
+            }
+            Command::None
+        }
+    }
+
+    /// Every cycle (those the scheduler skips as quiet included) it issues what the rule
+    /// says, under random arrivals (bursts and lulls), reads, writes, few and many rows per
+    /// bank, and blocked reads.
+    #[test]
+    fn schedule_follows_fr_fcfs() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for &(entries, banks, groups, rows) in &[(8u32, 4u32, 2u32, 2u64), (32, 16, 4, 3), (64, 16, 4, 16)] {
+            let mut cfg = DramConfig::preset(DramType::Gddr6);
+            cfg.sched_queue_entries = entries;
+            cfg.banks = banks;
+            cfg.bank_groups = groups;
+            let mut ch = DramChannel::new(&cfg);
+            let (mut columns, mut precharges, mut activates, mut quiet) = (0, 0, 0, 0);
+            for now in 1..40_000u64 {
+                let one_in = if now / 3000 % 2 == 0 { 2 } else { 12 };
+                if ch.has_room() && rnd(one_in) == 0 {
+                    let bank = rnd(banks as u64) as u32;
+                    let group = bank / (banks / groups);
+                    let r = DramReq::new(
+                        rnd(1 << 20),
+                        0,
+                        rnd(8) as u8,
+                        rnd(4) == 0,
+                        0,
+                        bank,
+                        group,
+                        rnd(rows) as u32,
+                    );
+                    ch.enqueue(now, r);
+                }
+                let blocked = rnd(6) == 0;
+                if !blocked {
+                    while matches!(ch.inflight.front(), Some(&(t, _)) if t <= now) {
+                        ch.inflight.pop_front();
+                    }
+                }
+                let want = ch.reference(now, blocked);
+                let skipped = ch.len > 0 && now < ch.quiet_until && blocked == ch.quiet_blocked;
+                let got = ch.schedule(now, blocked);
+                assert_eq!(got, want, "cycle {now}, {banks} banks");
+                match got {
+                    Command::Column(_) => columns += 1,
+                    Command::Precharge(_) => precharges += 1,
+                    Command::Activate(_) => activates += 1,
+                    Command::None => quiet += u64::from(skipped),
+                }
+            }
+            assert_eq!(ch.stats.reads + ch.stats.writes, columns);
+            assert_eq!((ch.stats.precharges, ch.stats.activates), (precharges, activates));
+            assert!(columns > 1000 && precharges > 100 && activates > 100 && quiet > 1000);
         }
     }
 }

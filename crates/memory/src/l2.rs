@@ -51,6 +51,15 @@ struct Waiter {
     atomic_max_same: u16,
 }
 
+/// A head request that stalled for room in `to_dram`: the room it needs, its line and that
+/// line's cache set.
+#[derive(Debug, Clone, Copy)]
+struct RoomStall {
+    room: usize,
+    line: u64,
+    set: usize,
+}
+
 /// A request as it travels through the request network.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct InReq {
@@ -116,12 +125,15 @@ pub(crate) struct L2Slice {
     /// (GPGPU-Sim's `-gpgpu_l2_rop_latency` delay queue), so hits and misses both pay it.
     pub rop: VecDeque<(u64, InReq)>,
     rop_cap: usize,
-    /// Counts the changes that can decide a stalled head request otherwise: a DRAM fill
-    /// applied, a request leaving `to_dram`, a request processed.
+    /// Counts the changes of the cache and MSHR state that can decide a stalled head
+    /// request otherwise: a request processed, a DRAM fill applied (but see `room_stall`).
     changes: u64,
     /// `changes + 1` when the head request stalled (0: none): until `changes` moves, its
-    /// tag lookup stalls again for the same reason.
+    /// tag lookup stalls again for the same reason, unless that reason was room in
+    /// `to_dram` (`room_stall`; requests leaving `to_dram` change nothing else) and
+    /// `to_dram` has the room by now.
     stalled: u64,
+    room_stall: Option<RoomStall>,
     pub stats: L2Stats,
 }
 
@@ -163,6 +175,7 @@ impl L2Slice {
             rop_cap: (l2.latency + l2.queue_icnt_to_l2.max(1)) as usize,
             changes: 0,
             stalled: 0,
+            room_stall: None,
             stats: L2Stats::default(),
         }
     }
@@ -185,23 +198,27 @@ impl L2Slice {
     }
 
     /// Tag lookup of the ROP pipeline's head, if it is due and the port is free.
+    #[inline]
     pub fn lookup(&mut self, now: u64, map: &AddressMapping) {
         if self.port_free > now || self.resp.len() >= self.resp_cap {
             return;
         }
-        let Some(&(ready, r)) = self.rop.front() else {
-            return;
-        };
-        if ready > now {
-            return;
+        match self.rop.front() {
+            Some(&(ready, r)) if ready <= now => self.lookup_head(now, r, map),
+            _ => {}
         }
+    }
+
+    fn lookup_head(&mut self, now: u64, r: InReq, map: &AddressMapping) {
         // A stall depends on the cache, MSHR and `to_dram` state only (not on the time),
-        // which only the changes counted in `changes` alter.
-        if self.stalled == self.changes + 1 {
+        // which only the changes counted in `changes` alter, and requests leaving
+        // `to_dram`, which only add room.
+        if self.stalled == self.changes + 1 && self.room_stall.is_none_or(|s| self.dram_room() < s.room) {
             debug_assert!(!self.clone().process(now, &r, map), "memoised L2 stall");
             self.stats.reservation_fails += 1;
             return;
         }
+        self.room_stall = None;
         if self.process(now, &r, map) {
             self.rop.pop_front();
             self.changes += 1;
@@ -213,7 +230,6 @@ impl L2Slice {
     /// The head of `to_dram` left for its DRAM channel.
     pub fn pop_to_dram(&mut self) {
         self.to_dram.pop_front();
-        self.changes += 1;
     }
 
     fn respond(&mut self, ready: u64, sm: u16, resp: L2Response, bytes: u32) {
@@ -273,6 +289,15 @@ impl L2Slice {
                 }
             }
         }
+    }
+
+    /// The request of `line` (`set_line`) stalls for want of `room` entries in `to_dram`.
+    fn note_room_stall(&mut self, room: usize, line: u64, set_line: u64) {
+        self.room_stall = Some(RoomStall {
+            room,
+            line,
+            set: self.cache.set_of(set_line),
+        });
     }
 
     fn dram_room(&self) -> usize {
@@ -351,7 +376,9 @@ impl L2Slice {
                         }
                     };
                     let wb = victim.and_then(|v| v.evicted).map_or(0, |(_, d)| d.count_ones());
-                    if (new.count_ones() + wb) as usize > self.dram_room() {
+                    let room = (new.count_ones() + wb) as usize;
+                    if room > self.dram_room() {
+                        self.note_room_stall(room, line, set_line);
                         self.stats.reservation_fails += 1;
                         return false;
                     }
@@ -416,6 +443,7 @@ impl L2Slice {
                         };
                         let wb = v.evicted.map_or(0, |(_, d)| d.count_ones());
                         if wb as usize > self.dram_room() {
+                            self.note_room_stall(wb as usize, line, set_line);
                             self.stats.reservation_fails += 1;
                             return false;
                         }
@@ -456,22 +484,37 @@ impl L2Slice {
         }
     }
 
-    /// Applies one DRAM read completion (head of `from_dram`); false = output full.
+    /// Applies one DRAM read completion (head of `from_dram`); false = none, or output full.
+    #[inline]
     pub fn fill(&mut self, now: u64) -> bool {
-        let Some(&d) = self.from_dram.front() else {
-            return false;
-        };
-        if self.resp.len() >= self.resp_cap {
+        if self.from_dram.is_empty() || self.resp.len() >= self.resp_cap {
             return false;
         }
-        self.from_dram.pop_front();
-        self.changes += 1;
+        self.fill_head(now);
+        true
+    }
+
+    fn fill_head(&mut self, now: u64) {
+        let Some(d) = self.from_dram.pop_front() else {
+            return;
+        };
+        // A fill changes the cache and MSHR state of its own line (and, through the pending
+        // and dirty sectors, the victim choice of its set): a head request stalled for room
+        // in `to_dram`, whose line is another and in another set, stays so (more free MSHR
+        // entries do not matter then: it had the entry it needed).
+        let stays = self.stalled == self.changes + 1
+            && self
+                .room_stall
+                .is_some_and(|s| s.line != d.line && s.set != self.cache.set_of(d.set_line));
+        if !stays {
+            self.changes += 1;
+        }
         if let Some(w) = self.cache.find(d.line, d.set_line) {
             self.cache.valid[w] |= d.sectors & self.cache.pending(w);
             self.cache.clear_pending(w, d.sectors);
         }
         let Some(e) = self.mshr.get(d.line) else {
-            return true;
+            return;
         };
         let en = self.mshr.entry_mut(e);
         en.pending &= !d.sectors;
@@ -510,6 +553,5 @@ impl L2Slice {
         if self.mshr.entry(e).pending == 0 {
             self.mshr.release(e);
         }
-        true
     }
 }

@@ -86,11 +86,16 @@ impl Partition {
         if !self.active {
             return;
         }
-        for now in step.l2_first..=step.l2_last {
+        // (`while` loops: cheaper than inclusive ranges.)
+        let mut now = step.l2_first;
+        while now <= step.l2_last {
             self.l2_cycle(now, step, map);
+            now += 1;
         }
-        for now in step.dram_first..=step.dram_last {
+        let mut now = step.dram_first;
+        while now <= step.dram_last {
             self.dram_cycle(now, step.l2_last);
+            now += 1;
         }
         self.active = !self.is_idle();
     }
@@ -105,18 +110,10 @@ impl Partition {
             // 1. One DRAM fill.
             s.fill(now);
             // 2. One ready response into the response network.
-            if let Some(Reverse(top)) = s.resp.peek() {
-                let OutResp {
-                    ready,
-                    sm,
-                    bytes,
-                    resp,
-                    ..
-                } = *top;
-                let out = &mut self.resp_out[j];
-                if ready <= now && out.len() < step.resp_cap {
+            let out = &mut self.resp_out[j];
+            if matches!(s.resp.peek(), Some(Reverse(top)) if top.ready <= now) && out.len() < step.resp_cap {
+                if let Some(Reverse(OutResp { sm, bytes, resp, .. })) = s.resp.pop() {
                     out.push_back((sm as usize, bytes, resp));
-                    s.resp.pop();
                 }
             }
             // 3. One tag lookup, then one new request into the ROP pipeline.
@@ -157,8 +154,10 @@ impl Partition {
             }
             // One request from the channel's slices into the scheduler queue.
             let rr = &mut self.chan_rr[c];
-            for k in 0..n {
-                let s = &mut self.slices[(*rr + k) % n];
+            let mut j = *rr;
+            for _ in 0..n {
+                let s = &mut self.slices[j];
+                j = if j + 1 == n { 0 } else { j + 1 };
                 if let Some(&(ready, r)) = s.to_dram.front() {
                     if ready > l2_now {
                         continue;
@@ -169,7 +168,8 @@ impl Partition {
                     }
                     ch.enqueue(now, r);
                     s.pop_to_dram();
-                    *rr = (*rr + k + 1) % n;
+                    // The slice after this one goes first next time.
+                    *rr = j;
                     break;
                 }
             }
