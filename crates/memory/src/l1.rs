@@ -851,7 +851,16 @@ impl SmMemory {
 
     /// Sends up to `requests_per_cycle` queued misses to the interconnect through `l2`,
     /// which returns false when the interconnect cannot accept.
+    #[inline]
     pub fn tick(&mut self, now: u64, l2: &mut dyn FnMut(L2Request) -> bool) {
+        // Most cycles nothing is queued: checked here, in the caller.
+        if !self.miss_queue.is_empty() {
+            self.send_queued(now, l2);
+        }
+    }
+
+    #[inline(never)]
+    fn send_queued(&mut self, now: u64, l2: &mut dyn FnMut(L2Request) -> bool) {
         for _ in 0..self.requests_per_cycle {
             let Some(&(ready, r)) = self.miss_queue.front() else {
                 return;
@@ -937,6 +946,7 @@ impl SmMemory {
     }
 
     /// Next completed missed access (`id`, ready cycle) with ready cycle ≤ `now`.
+    #[inline]
     pub fn pop_completed(&mut self, now: u64) -> Option<(u64, u64)> {
         match self.completed.peek() {
             Some(Reverse((ready, _, _))) if *ready <= now => {
