@@ -667,6 +667,16 @@ fn mem_kind(k: MemKind) -> mm::AccessKind {
     }
 }
 
+/// The L1's space of an access (a constant access never reaches the L1).
+#[inline]
+fn l1_space(s: MemSpace) -> mm::MemSpace {
+    match s {
+        MemSpace::Shared => mm::MemSpace::Shared,
+        MemSpace::Local => mm::MemSpace::Local,
+        _ => mm::MemSpace::Global,
+    }
+}
+
 /// Rejected accesses remembered per SM (one per sub-core is the common case).
 const RETRY_ENTRIES: usize = 8;
 
@@ -693,12 +703,16 @@ impl Retry {
     };
 
     fn of(a: &MemAccess, req: &MemReq) -> Retry {
+        Retry::key(a, req.warp, req.kind)
+    }
+
+    fn key(a: &MemAccess, warp: u32, kind: MemKind) -> Retry {
         Retry {
             rec: a,
             active: a.active,
             first: a.addrs[(a.active.trailing_zeros() & 31) as usize],
-            warp: req.warp,
-            kind: req.kind,
+            warp,
+            kind,
             ticket: mm::Ticket::NONE,
         }
     }
@@ -846,11 +860,7 @@ impl DataMemory for SmDataMemory {
             // not this SM's; a fixed latency (docs/model.md "Hopper").
             return Access::ReadyAt(now + self.sh_latency + self.dsm_extra);
         }
-        let space = match acc.space {
-            MemSpace::Shared => mm::MemSpace::Shared,
-            MemSpace::Local => mm::MemSpace::Local,
-            _ => mm::MemSpace::Global,
-        };
+        let space = l1_space(acc.space);
         let bytes = acc.bytes_per_lane.clamp(1, 16);
         // A retry of a rejected access: the L1 has its coalescing (the ticket), unless it
         // gave the entry to another access meanwhile.
@@ -875,6 +885,36 @@ impl DataMemory for SmDataMemory {
         let w = self.request(req, acc, space, mem_kind(req.kind), bytes);
         let o = self.l1.access(now, &w);
         self.remember(slot, key, space, bytes, now, o)
+    }
+
+    fn rejected_again(&mut self, acc: &MemAccess, warp: u32, kind: MemKind) -> bool {
+        if acc.space == MemSpace::Const {
+            return false;
+        }
+        let key = Retry::key(acc, warp, kind);
+        let Some(r) = self.retries.iter().find(|r| r.same(&key)) else {
+            return false;
+        };
+        let t = r.ticket;
+        debug_assert!(
+            !self.l1.ticket_current(t) || {
+                let space = l1_space(acc.space);
+                let req = MemReq {
+                    id: 0,
+                    space: acc.space,
+                    kind,
+                    bits: 0,
+                    access: Some(acc),
+                    warp,
+                    const_addr: None,
+                    const_l1_extra: 0,
+                };
+                let w = self.request(&req, acc, space, mem_kind(kind), acc.bytes_per_lane.clamp(1, 16));
+                self.l1.ticket_holds(t, &w)
+            },
+            "a retried access changed"
+        );
+        self.l1.rejected_again(t)
     }
 
     fn completed(&mut self, now: u64, out: &mut Vec<u64>) {

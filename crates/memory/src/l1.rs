@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::cache::{MshrTable, SectorCache};
-use crate::coalesce::lane_pieces;
+use crate::coalesce::{coalesce_lines, LineGeometry, LineReq, MAX_LINES};
 use crate::config::{MemoryConfig, WritePolicy};
 use crate::types::{
     AccessKind, AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest, ACCESS_OUTCOMES,
@@ -89,21 +89,11 @@ struct Slot {
     live: bool,
 }
 
-/// One coalesced line of a warp access.
-#[derive(Debug, Clone, Copy, Default)]
-struct LineReq {
-    line: u64,
-    /// Set of the line in the L1 (computed once, with the coalescing).
-    set: u32,
-    sectors: u8,
-    bytes: u32,
-    lanes: u16,
-}
-
-const MAX_LINES: usize = 64;
 /// Coalesced requests remembered per SM (retries of rejected accesses).
 const COALESCE_MEMO: usize = 8;
 const NO_TAG: u32 = u32::MAX;
+/// A line with no way in a [`LoadPlan`].
+const NO_WAY: u32 = u32::MAX;
 
 /// Why a global/local access was rejected (what its retry waits for).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,7 +178,8 @@ impl Ticket {
 
 /// What pass 1 of a load found: the lines' ways and how many lines miss.
 struct LoadPlan {
-    ways: [Option<usize>; MAX_LINES],
+    /// Way of each line, `NO_WAY` if absent (a small array: the plan is made per access).
+    ways: [u32; MAX_LINES],
     misses: usize,
 }
 
@@ -340,6 +331,19 @@ impl SmMemory {
         Some(self.access_cur(now, id))
     }
 
+    /// The short path of [`SmMemory::retry`]: whether the access of `ticket` is rejected
+    /// again for its remembered cause, which is then counted (as the retry would); `false`
+    /// when the ticket is stale or the rejection may no longer hold (nothing counted: the
+    /// caller retries in full).
+    #[inline]
+    pub fn rejected_again(&mut self, ticket: Ticket) -> bool {
+        if !self.ticket_current(ticket) {
+            return false;
+        }
+        self.cur = ticket.idx as usize;
+        self.memo_rejection().is_some()
+    }
+
     /// The current access's remembered rejection, counted again, if it still holds.
     #[inline]
     fn memo_rejection(&mut self) -> Option<AccessOutcome> {
@@ -470,33 +474,13 @@ impl SmMemory {
     }
 
     fn coalesce(&self, req: &WarpMemRequest, out: &mut [LineReq; MAX_LINES]) -> usize {
-        let mut n = 0usize;
-        lane_pieces(
-            &req.addrs,
-            req.active,
-            req.bytes_per_lane,
-            self.line_shift,
-            self.sector_shift,
-            |line, mask, b| match out[..n].iter_mut().find(|l| l.line == line) {
-                Some(l) => {
-                    l.sectors |= mask;
-                    l.bytes += b;
-                    l.lanes += 1;
-                }
-                None if n < MAX_LINES => {
-                    out[n] = LineReq {
-                        line,
-                        set: self.cache.set_of(line) as u32,
-                        sectors: mask,
-                        bytes: b,
-                        lanes: 1,
-                    };
-                    n += 1;
-                }
-                None => {}
-            },
-        );
-        n
+        let g = LineGeometry {
+            line_shift: self.line_shift,
+            sector_shift: self.sector_shift,
+        };
+        coalesce_lines(&req.addrs, req.active, req.bytes_per_lane, g, out, |line| {
+            self.cache.set_of(line) as u32
+        })
     }
 
     fn mq_fits(&self, needed: usize) -> bool {
@@ -556,7 +540,7 @@ impl SmMemory {
     /// (the rejections and their causes are those of checking it line by line).
     fn load_check(&self, lines: &[LineReq]) -> Result<LoadPlan, Fail> {
         let mut plan = LoadPlan {
-            ways: [None; MAX_LINES],
+            ways: [NO_WAY; MAX_LINES],
             misses: 0,
         };
         let mut need_victim = [0u8; MAX_LINES];
@@ -564,7 +548,7 @@ impl SmMemory {
         let (mut new_mshr, mut mq) = (0usize, 0usize);
         for (i, l) in lines.iter().enumerate() {
             let way = self.cache.find(l.line, l.line);
-            plan.ways[i] = way;
+            plan.ways[i] = way.map_or(NO_WAY, |w| w as u32);
             let valid = way.map_or(0, |w| self.cache.valid[w]);
             let missing = l.sectors & !valid;
             if missing == 0 {
@@ -648,7 +632,7 @@ impl SmMemory {
         };
         for (i, l) in lines.iter().enumerate() {
             self.stats.line_accesses += 1;
-            let mut way = ways[i];
+            let mut way = (ways[i] != NO_WAY).then_some(ways[i] as usize);
             debug_assert_eq!(way, self.cache.find(l.line, l.line));
             let valid = way.map_or(0, |w| self.cache.valid[w]);
             let missing = l.sectors & !valid;
@@ -867,7 +851,16 @@ impl SmMemory {
 
     /// Sends up to `requests_per_cycle` queued misses to the interconnect through `l2`,
     /// which returns false when the interconnect cannot accept.
+    #[inline]
     pub fn tick(&mut self, now: u64, l2: &mut dyn FnMut(L2Request) -> bool) {
+        // Most cycles nothing is queued: checked here, in the caller.
+        if !self.miss_queue.is_empty() {
+            self.send_queued(now, l2);
+        }
+    }
+
+    #[inline(never)]
+    fn send_queued(&mut self, now: u64, l2: &mut dyn FnMut(L2Request) -> bool) {
         for _ in 0..self.requests_per_cycle {
             let Some(&(ready, r)) = self.miss_queue.front() else {
                 return;
@@ -953,6 +946,7 @@ impl SmMemory {
     }
 
     /// Next completed missed access (`id`, ready cycle) with ready cycle ≤ `now`.
+    #[inline]
     pub fn pop_completed(&mut self, now: u64) -> Option<(u64, u64)> {
         match self.completed.peek() {
             Some(Reverse((ready, _, _))) if *ready <= now => {

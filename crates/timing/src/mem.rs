@@ -42,6 +42,13 @@ pub trait DataMemory: Send {
     fn access_bypassing_l1(&mut self, now: u64, req: &MemReq) -> Access {
         self.access(now, req)
     }
+    /// A retry of the access of warp slot `warp` (kind `kind`, addresses `access`) that
+    /// this memory rejected before: `true` when it is known to be rejected again, which is
+    /// then counted as [`DataMemory::access`] would count it; `false`: nothing done, call
+    /// `access`. The SM's arbiter asks this first, skipping the request's construction.
+    fn rejected_again(&mut self, _access: &MemAccess, _warp: u32, _kind: MemKind) -> bool {
+        false
+    }
     /// For the GPU's memory system to reach its own implementation.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
     fn tick(&mut self, _now: u64) {}

@@ -130,6 +130,14 @@ impl<W> Sm<W> {
                 Some(m) => m,
                 None => continue,
             };
+            // A global or local access rejected before is, most cycles, rejected again: the
+            // memory says so (and counts it) before any request is built.
+            if m.space != MemSpace::Const {
+                let rec = self.slab[st.writes].mem.as_ref();
+                if rec.is_some_and(|a| self.mem.rejected_again(a, st.slot as u32, m.kind)) {
+                    continue;
+                }
+            }
             // LDC: the static address, else the first active lane's (bank 0).
             let const_addr = self.code[st.sidx]
                 .ldc_const
