@@ -1462,6 +1462,7 @@ impl<'a> Ex<'a> {
 mod cluster;
 mod control;
 mod data;
+mod hfloat;
 mod hopper;
 mod lanes;
 mod mem;

@@ -92,7 +92,7 @@ impl Ex<'_> {
                 let mut plus = [0u64; 3];
                 for (k, v) in src.iter_mut().enumerate() {
                     let o = self.op(s0 + k)?;
-                    *v = self.raw_lanes(o, lm)?;
+                    self.raw_into(o, lm, v)?;
                     if o.neg || o.not {
                         v.iter_mut().for_each(|x| *x = !*x);
                     }
@@ -131,8 +131,9 @@ impl Ex<'_> {
                 if self.n() < 4 + pin {
                     return Err(self.unsup("operands"));
                 }
-                let a = self.si_lanes(1, lm)?;
-                let b = self.si_lanes(2, lm)?;
+                let (mut a, mut b) = ([0u32; 32], [0u32; 32]);
+                self.si_into(1, lm, &mut a)?;
+                self.si_into(2, lm, &mut b)?;
                 let cins = if pin == 1 { self.pred_lanes(4, lm)? } else { 0 };
                 let cin = |l: usize| cins >> l & 1;
                 let prod = |l: usize| {
@@ -144,7 +145,8 @@ impl Ex<'_> {
                 };
                 match kind {
                     ImadKind::Lo => {
-                        let c = self.si_lanes(3, lm)?;
+                        let mut c = [0u32; 32];
+                        self.si_into(3, lm, &mut c)?;
                         let v: Lanes = std::array::from_fn(|l| {
                             a[l].wrapping_mul(b[l]).wrapping_add(c[l]).wrapping_add(cin(l))
                         });
@@ -180,35 +182,37 @@ impl Ex<'_> {
                 if nsrc != want {
                     return Err(self.unsup("operands"));
                 }
-                for l in lanes(lm) {
-                    let a = self.si(s0, l)?;
-                    let b = self.si(s0 + 1, l)?;
-                    let s = self.si(s0 + nsrc - 1, l)? & 63;
-                    let cin = if pin == 1 {
-                        self.pred_op(n - 1, l)? as u64
-                    } else {
-                        0
-                    };
+                // Whole warp, the sources read in the order the lane loop read them.
+                let (mut a, mut b, mut s, mut c) = ([0u32; 32], [0u32; 32], [0u32; 32], [0u32; 32]);
+                self.si_into(s0, lm, &mut a)?;
+                self.si_into(s0 + 1, lm, &mut b)?;
+                self.si_into(s0 + nsrc - 1, lm, &mut s)?;
+                let cins = if pin == 1 { self.pred_lanes(n - 1, lm)? } else { 0 };
+                if hi && !sx32 {
+                    self.si_into(s0 + 2, lm, &mut c)?;
+                }
+                let mut sum = [0u64; 32];
+                for l in 0..32 {
+                    let (a, s) = (a[l], s[l] & 63);
                     let shifted: u32 = if hi {
-                        let c = if sx32 {
-                            if (a as i32) < 0 {
-                                u32::MAX
-                            } else {
-                                0
-                            }
+                        let c = if !sx32 {
+                            c[l]
+                        } else if (a as i32) < 0 {
+                            u32::MAX
                         } else {
-                            self.si(s0 + 2, l)?
+                            0
                         };
                         let v = ((c as u64) << 32) | a as u64;
                         ((v as u128) << s >> 32) as u32
                     } else {
                         ((a as u64) << s) as u32
                     };
-                    let sum = shifted as u64 + b as u64 + cin;
-                    self.wr(0, l, sum as u32)?;
-                    if pout == 1 {
-                        self.wp(1, l, sum >> 32 != 0)?;
-                    }
+                    sum[l] = shifted as u64 + b[l] as u64 + u64::from(cins >> l & 1);
+                }
+                self.wr_lanes(0, lm, &sum.map(|x| x as u32))?;
+                if pout == 1 {
+                    let carry = (0..32).fold(0u32, |m, l| m | u32::from(sum[l] >> 32 != 0) << l);
+                    self.wp_lanes(1, lm, carry)?;
                 }
             }
             Op::Lop3 => {
@@ -425,17 +429,19 @@ impl Ex<'_> {
                 }
                 if lm != 0 {
                     let o = self.op(1)?;
-                    let v = match o.k {
+                    let mut v = [0u32; 32];
+                    match o.k {
                         K::ImmF(f) if f.fract() != 0.0 || f.abs() > u32::MAX as f64 => {
-                            [(f as f32).to_bits(); 32]
+                            v = [(f as f32).to_bits(); 32];
                         }
-                        _ => self.int_lanes(o, lm)?,
-                    };
+                        _ => self.int_into(o, lm, &mut v)?,
+                    }
                     self.wr_lanes(0, lm, &v)?;
                 }
             }
             Op::S2R => {
-                let v = self.si_lanes(1, lm)?;
+                let mut v = [0u32; 32];
+                self.si_into(1, lm, &mut v)?;
                 self.wr_lanes(0, lm, &v)?;
             }
             Op::Cs2r { bits64 } => {
@@ -536,14 +542,26 @@ impl Ex<'_> {
                 rnd,
             } => {
                 let fz = |x: f32| if ftz { alu::ftz32(x) } else { x };
-                let av = self.sf_lanes(1, lm)?;
-                let bv = self.sf_lanes(2, lm)?;
+                let (mut av, mut bv, mut cv) = ([0u32; 32], [0u32; 32], [0u32; 32]);
+                self.sf_into(1, lm, &mut av)?;
+                self.sf_into(2, lm, &mut bv)?;
                 let fma = matches!(fop, FOp::Fma);
-                let cv = if fma { self.sf_lanes(3, lm)? } else { [0; 32] };
+                if fma {
+                    self.sf_into(3, lm, &mut cv)?;
+                }
                 let mut v = [0u32; 32];
-                if fma && rnd == Round::Rn && !ftz && !sat {
+                let plain = rnd == Round::Rn && !ftz && !sat;
+                if fma && plain {
                     // The common FFMA: one rounding, nothing else (in hardware when it can).
                     fma_rn_lanes(&av, &bv, &cv, &mut v);
+                } else if plain {
+                    // FADD / FMUL to nearest: the exact double sum or product rounded once,
+                    // what the lane loop below computes, for the whole warp.
+                    let f = |x: u32| f32::from_bits(x) as f64;
+                    for (r, (&a, &b)) in v.iter_mut().zip(av.iter().zip(&bv)) {
+                        let x = if fop == FOp::Add { f(a) + f(b) } else { f(a) * f(b) };
+                        *r = (x as f32).to_bits();
+                    }
                 } else {
                     for l in lanes(lm) {
                         let a = fz(f32::from_bits(av[l]));
@@ -846,105 +864,6 @@ impl Ex<'_> {
             _ => return Err(self.unsup("not a data instruction")),
         }
         Ok(())
-    }
-
-    /// HADD2 / HMUL2 / HFMA2: sources are registers (with .H0_H0 / .H1_H1 / .F32 selectors) or
-    /// pairs of immediates written `hi, lo`.
-    fn half(&mut self, hop: HOp, ftz: bool, f32_out: bool, lm: u32) -> Res<()> {
-        let nsrc = if hop == HOp::Fma { 3 } else { 2 };
-        let ops = &self.d.o[1..];
-        let mut extra = ops
-            .len()
-            .checked_sub(nsrc)
-            .ok_or_else(|| self.unsup("operands"))?;
-        // Group operands into sources.
-        let mut groups: [(usize, bool); 3] = [(0, false); 3];
-        let mut i = 0;
-        for g in groups.iter_mut().take(nsrc) {
-            let is_imm = |o: &D| matches!(o.k, K::Imm(_) | K::ImmF(_));
-            if extra > 0 && i + 1 < ops.len() && is_imm(&ops[i]) && is_imm(&ops[i + 1]) {
-                *g = (i + 1, true);
-                i += 2;
-                extra -= 1;
-            } else {
-                *g = (i + 1, false);
-                i += 1;
-            }
-        }
-        if i != ops.len() {
-            return Err(self.unsup("operands"));
-        }
-        for l in lanes(lm) {
-            let mut v = [[0f32; 2]; 3];
-            for (k, &(oi, pair)) in groups.iter().take(nsrc).enumerate() {
-                v[k] = if pair {
-                    let hi = self.half_imm(oi)?;
-                    let lo = self.half_imm(oi + 1)?;
-                    [lo, hi]
-                } else {
-                    let o = self.op(oi)?;
-                    let raw = match o.k {
-                        K::ImmF(f) => {
-                            let h = alu::f32_to_f16(f as f32) as u32;
-                            h | h << 16
-                        }
-                        _ => self.raw(o, l)?,
-                    };
-                    let mut h = match o.h {
-                        HSel::F32 => {
-                            let f = f32::from_bits(raw);
-                            [f, f]
-                        }
-                        HSel::H1H0 => [alu::f16_to_f32(raw as u16), alu::f16_to_f32((raw >> 16) as u16)],
-                        HSel::H0H0 => {
-                            let x = alu::f16_to_f32(raw as u16);
-                            [x, x]
-                        }
-                        HSel::H1H1 => {
-                            let x = alu::f16_to_f32((raw >> 16) as u16);
-                            [x, x]
-                        }
-                    };
-                    for x in h.iter_mut() {
-                        if o.abs {
-                            *x = x.abs();
-                        }
-                        if o.neg {
-                            *x = -*x;
-                        }
-                    }
-                    h
-                };
-            }
-            let mut r = [0f32; 2];
-            for (k, rk) in r.iter_mut().enumerate() {
-                let (a, b) = (v[0][k], v[1][k]);
-                *rk = match hop {
-                    HOp::Add => a + b,
-                    HOp::Mul => a * b,
-                    HOp::Fma => a.mul_add(b, v[2][k]),
-                };
-                if ftz {
-                    *rk = alu::ftz32(*rk);
-                }
-            }
-            if f32_out {
-                self.wr(0, l, r[0].to_bits())?;
-            } else {
-                let lo = alu::f32_to_f16(r[0]) as u32;
-                let hi = alu::f32_to_f16(r[1]) as u32;
-                self.wr(0, l, lo | hi << 16)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn half_imm(&self, i: usize) -> Res<f32> {
-        Ok(match self.op(i)?.k {
-            K::ImmF(f) => f as f32,
-            K::Imm(v) => alu::f16_to_f32(v as u16),
-            _ => return Err(self.unsup("half immediate")),
-        })
     }
 
     /// SHFL Pd, Rd, a, b, c (PTX shfl.sync semantics; c = clamp | segmask << 8). Lanes outside
