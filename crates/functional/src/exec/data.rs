@@ -136,38 +136,41 @@ impl Ex<'_> {
                 self.si_into(2, lm, &mut b)?;
                 let cins = if pin == 1 { self.pred_lanes(4, lm)? } else { 0 };
                 let cin = |l: usize| cins >> l & 1;
-                let prod = |l: usize| {
-                    if signed {
-                        (a[l] as i32 as i64).wrapping_mul(b[l] as i32 as i64) as u64
-                    } else {
-                        a[l] as u64 * b[l] as u64
-                    }
-                };
                 match kind {
                     ImadKind::Lo => {
                         let mut c = [0u32; 32];
                         self.si_into(3, lm, &mut c)?;
-                        let v: Lanes = std::array::from_fn(|l| {
-                            a[l].wrapping_mul(b[l]).wrapping_add(c[l]).wrapping_add(cin(l))
-                        });
+                        let mut v = [0u32; 32];
+                        for (l, r) in v.iter_mut().enumerate() {
+                            *r = a[l].wrapping_mul(b[l]).wrapping_add(c[l]).wrapping_add(cin(l));
+                        }
                         self.wr_lanes(0, lm, &v)?;
                     }
                     // The addend is 64 bits wide (a register pair), as for IMAD.WIDE:
                     // ptxas's integer division puts the reciprocal estimate x0 in the high
                     // register and zero in the low one (`MOV R2, RZ; IMAD.HI.U32 R3, R3, R7,
                     // R2` is x0 + hi(x0 * e)).
-                    ImadKind::Hi => {
-                        let c = self.s64_lanes(3, lm)?;
-                        let v: Lanes = std::array::from_fn(|l| {
-                            (prod(l).wrapping_add(c[l]).wrapping_add(cin(l) as u64) >> 32) as u32
-                        });
-                        self.wr_lanes(0, lm, &v)?;
-                    }
-                    ImadKind::Wide => {
-                        let c = self.s64_lanes(3, lm)?;
-                        let v: [u64; 32] =
-                            std::array::from_fn(|l| prod(l).wrapping_add(c[l]).wrapping_add(cin(l) as u64));
-                        self.wr64_lanes(0, lm, &v)?;
+                    ImadKind::Hi | ImadKind::Wide => {
+                        let mut c = [0u64; 32];
+                        self.s64_into(3, lm, &mut c)?;
+                        let mut v = [0u64; 32];
+                        if signed {
+                            for (l, r) in v.iter_mut().enumerate() {
+                                *r = (a[l] as i32 as i64).wrapping_mul(b[l] as i32 as i64) as u64;
+                            }
+                        } else {
+                            for (l, r) in v.iter_mut().enumerate() {
+                                *r = a[l] as u64 * b[l] as u64;
+                            }
+                        }
+                        for (l, r) in v.iter_mut().enumerate() {
+                            *r = r.wrapping_add(c[l]).wrapping_add(cin(l) as u64);
+                        }
+                        if kind == ImadKind::Hi {
+                            self.wr_lanes(0, lm, &v.map(|x| (x >> 32) as u32))?;
+                        } else {
+                            self.wr64_lanes(0, lm, &v)?;
+                        }
                     }
                 }
             }
@@ -298,29 +301,44 @@ impl Ex<'_> {
                 if n != 5 + usize::from(ex) {
                     return Err(self.unsup("operands"));
                 }
-                let a = self.si_lanes(2, lm)?;
-                let b = self.si_lanes(3, lm)?;
+                let (mut a, mut b) = ([0u32; 32], [0u32; 32]);
+                self.si_into(2, lm, &mut a)?;
+                self.si_into(3, lm, &mut b)?;
                 let c = self.pred_lanes(4, lm)?;
                 let los = if ex { self.pred_lanes(5, lm)? } else { 0 };
-                let mut rs = 0u32;
-                for l in lanes(lm) {
-                    let (a, b) = (a[l], b[l]);
-                    let r = if ex {
-                        let lo = los >> l & 1 == 1;
-                        let eq = a == b;
-                        match cmp {
-                            Cmp::Eq => eq && lo,
-                            Cmp::Ne => !eq || lo,
-                            Cmp::Lt | Cmp::Le => alu::icmp(a, b, Cmp::Lt, signed) || eq && lo,
-                            Cmp::Gt | Cmp::Ge => alu::icmp(a, b, Cmp::Gt, signed) || eq && lo,
-                            Cmp::T => true,
-                            _ => false,
-                        }
-                    } else {
-                        alu::icmp(a, b, cmp, signed)
-                    };
-                    rs |= u32::from(r) << l;
+                // Whole warp: the lanes' less-than and equal bits (a signed order is the
+                // unsigned order with the sign bits flipped), then the comparison.
+                let flip = if signed { 0x8000_0000 } else { 0 };
+                let (mut lt, mut eq) = (0u32, 0u32);
+                for l in 0..32 {
+                    let (x, y) = (a[l] ^ flip, b[l] ^ flip);
+                    lt |= u32::from(x < y) << l;
+                    eq |= u32::from(x == y) << l;
                 }
+                let gt = !(lt | eq);
+                let r = if ex {
+                    let eq_lo = eq & los;
+                    match cmp {
+                        Cmp::Eq => eq_lo,
+                        Cmp::Ne => !eq | los,
+                        Cmp::Lt | Cmp::Le => lt | eq_lo,
+                        Cmp::Gt | Cmp::Ge => gt | eq_lo,
+                        Cmp::T => u32::MAX,
+                        _ => 0,
+                    }
+                } else {
+                    match cmp {
+                        Cmp::T => u32::MAX,
+                        Cmp::Lt => lt,
+                        Cmp::Eq => eq,
+                        Cmp::Le => lt | eq,
+                        Cmp::Gt => gt,
+                        Cmp::Ne => !eq,
+                        Cmp::Ge => !lt,
+                        _ => 0,
+                    }
+                };
+                let rs = r & lm;
                 let bops = |r: u32| match bo {
                     BoolOp::And => r & c,
                     BoolOp::Or => r | c,

@@ -147,26 +147,40 @@ impl Ex<'_> {
         Ok(())
     }
 
-    /// 64-bit source operand `i` with `~` and `-` applied ([`Ex::s64`]) for the lanes of `lm`.
+    /// 64-bit source operand `i` with `~` and `-` applied ([`Ex::s64`]) for the lanes of `lm`,
+    /// into `v` (all 0 when `lm` is empty).
     #[inline]
-    pub(super) fn s64_lanes(&mut self, i: usize, lm: u32) -> Res<[u64; 32]> {
-        let mut v = [0u64; 32];
+    pub(super) fn s64_into(&mut self, i: usize, lm: u32, v: &mut [u64; 32]) -> Res<()> {
+        *v = [0; 32];
         if lm == 0 {
-            return Ok(v);
+            return Ok(());
         }
         let o = self.op(i)?;
         match &o.k {
             K::R(255) => {}
             K::R(r) => {
-                let lo = self.reg_lanes(*r, lm);
-                let hi = self.reg_lanes(r + 1, lm);
-                for l in 0..32 {
-                    v[l] = lo[l] as u64 | (hi[l] as u64) << 32;
+                let b = *r as usize * 32;
+                let regs = &self.w().regs;
+                // Both rows held (the second is not RZ): one pass over them.
+                match regs.get(b..b + 64).filter(|_| *r < 254) {
+                    Some(rows) => {
+                        let (lo, hi) = rows.split_at(32);
+                        for ((x, &lo), &hi) in v.iter_mut().zip(lo).zip(hi) {
+                            *x = lo as u64 | (hi as u64) << 32;
+                        }
+                    }
+                    None => {
+                        let lo = self.reg_lanes(*r, lm);
+                        let hi = self.reg_lanes(r + 1, lm);
+                        for l in 0..32 {
+                            v[l] = lo[l] as u64 | (hi[l] as u64) << 32;
+                        }
+                    }
                 }
             }
-            K::UR(_) | K::Imm(_) => v = [self.raw64(o, lm.trailing_zeros() as usize)?; 32],
+            K::UR(_) | K::Imm(_) => *v = [self.raw64(o, lm.trailing_zeros() as usize)?; 32],
             K::Const { addr, .. } if addr.terms[..addr.n as usize].iter().all(|t| t.uniform) => {
-                v = [self.raw64(o, lm.trailing_zeros() as usize)?; 32];
+                *v = [self.raw64(o, lm.trailing_zeros() as usize)?; 32];
             }
             _ => {
                 for l in lanes(lm) {
@@ -184,7 +198,7 @@ impl Ex<'_> {
                 }
             }
         }
-        Ok(v)
+        Ok(())
     }
 
     /// Predicate operand `i` ([`Ex::pred_op`]) as a lane mask, within `lm`.
