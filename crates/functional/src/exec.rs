@@ -1469,3 +1469,4 @@ mod mem;
 mod mma;
 mod shard;
 pub mod syscall;
+mod warpwide;
