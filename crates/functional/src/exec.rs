@@ -348,49 +348,6 @@ struct Cta {
     retired: bool,
 }
 
-/// Per-arch constants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ArchInfo {
-    pub sm: u32,
-    /// Offset of the parameters in constant bank 0.
-    pub param_offset: u32,
-    /// Offset of the 64-bit global-memory descriptor (`ULDC.64 UR4, c[0x0][...]`).
-    pub desc_offset: u32,
-    /// Base of the CTA's shared memory in the shared window (sm_90 reserves 1 KiB).
-    pub shared_base: u32,
-}
-
-impl ArchInfo {
-    /// `sm_75`, `sm_86`, `sm_90`, `sm_90a`, `86`...
-    pub fn parse(arch: &str) -> Result<ArchInfo, ExecError> {
-        let digits: String = arch
-            .trim_start_matches("sm_")
-            .trim_start_matches("SM")
-            .chars()
-            .take_while(|c| c.is_ascii_digit())
-            .collect();
-        let sm: u32 = digits
-            .parse()
-            .map_err(|_| ExecError::Launch(format!("unknown architecture `{arch}` (expected e.g. sm_86)")))?;
-        let (param_offset, desc_offset, shared_base) = match sm {
-            70..=89 => (0x160, 0x118, 0),
-            90..=99 => (0x210, 0x208, 0x400),
-            100.. => (0x380, 0x358, 0x400),
-            _ => {
-                return Err(ExecError::Launch(format!(
-                    "architecture {arch} is not supported (sm_70 or later)"
-                )))
-            }
-        };
-        Ok(ArchInfo {
-            sm,
-            param_offset,
-            desc_offset,
-            shared_base,
-        })
-    }
-}
-
 /// One kernel launch: code, parameters, CTAs and warps.
 pub struct KernelExec {
     kernel: Arc<Kernel>,
@@ -918,6 +875,9 @@ impl KernelExec {
                 let i = i as usize;
                 if i < self.nregs && !wp.regs.is_empty() {
                     let old = &wp.regs[i * 32..i * 32 + 32];
+                    if wr.mask == u32::MAX {
+                        return *old != wr.vals; // every lane: one comparison of the rows
+                    }
                     let diff = (0..32).fold(0u32, |m, l| m | u32::from(old[l] != wr.vals[l]) << l);
                     diff & wr.mask != 0
                 } else {
@@ -1459,12 +1419,17 @@ impl<'a> Ex<'a> {
     }
 }
 
+mod arch;
 mod cluster;
 mod control;
 mod data;
+mod hfloat;
 mod hopper;
 mod lanes;
 mod mem;
 mod mma;
 mod shard;
 pub mod syscall;
+mod warpwide;
+
+pub use arch::ArchInfo;

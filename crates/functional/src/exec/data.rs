@@ -21,13 +21,13 @@ fn sat01(x: f32) -> f32 {
 
 impl Ex<'_> {
     #[inline]
-    fn n(&self) -> usize {
+    pub(super) fn n(&self) -> usize {
         self.d.o.len()
     }
 
     /// Source operand `i` as an integer.
     #[inline]
-    fn si(&mut self, i: usize, lane: usize) -> Res<u32> {
+    pub(super) fn si(&mut self, i: usize, lane: usize) -> Res<u32> {
         let o = self.op(i)?;
         self.int(o, lane)
     }
@@ -92,7 +92,7 @@ impl Ex<'_> {
                 let mut plus = [0u64; 3];
                 for (k, v) in src.iter_mut().enumerate() {
                     let o = self.op(s0 + k)?;
-                    *v = self.raw_lanes(o, lm)?;
+                    self.raw_into(o, lm, v)?;
                     if o.neg || o.not {
                         v.iter_mut().for_each(|x| *x = !*x);
                     }
@@ -131,41 +131,46 @@ impl Ex<'_> {
                 if self.n() < 4 + pin {
                     return Err(self.unsup("operands"));
                 }
-                let a = self.si_lanes(1, lm)?;
-                let b = self.si_lanes(2, lm)?;
+                let (mut a, mut b) = ([0u32; 32], [0u32; 32]);
+                self.si_into(1, lm, &mut a)?;
+                self.si_into(2, lm, &mut b)?;
                 let cins = if pin == 1 { self.pred_lanes(4, lm)? } else { 0 };
                 let cin = |l: usize| cins >> l & 1;
-                let prod = |l: usize| {
-                    if signed {
-                        (a[l] as i32 as i64).wrapping_mul(b[l] as i32 as i64) as u64
-                    } else {
-                        a[l] as u64 * b[l] as u64
-                    }
-                };
                 match kind {
                     ImadKind::Lo => {
-                        let c = self.si_lanes(3, lm)?;
-                        let v: Lanes = std::array::from_fn(|l| {
-                            a[l].wrapping_mul(b[l]).wrapping_add(c[l]).wrapping_add(cin(l))
-                        });
+                        let mut c = [0u32; 32];
+                        self.si_into(3, lm, &mut c)?;
+                        let mut v = [0u32; 32];
+                        for (l, r) in v.iter_mut().enumerate() {
+                            *r = a[l].wrapping_mul(b[l]).wrapping_add(c[l]).wrapping_add(cin(l));
+                        }
                         self.wr_lanes(0, lm, &v)?;
                     }
                     // The addend is 64 bits wide (a register pair), as for IMAD.WIDE:
                     // ptxas's integer division puts the reciprocal estimate x0 in the high
                     // register and zero in the low one (`MOV R2, RZ; IMAD.HI.U32 R3, R3, R7,
                     // R2` is x0 + hi(x0 * e)).
-                    ImadKind::Hi => {
-                        let c = self.s64_lanes(3, lm)?;
-                        let v: Lanes = std::array::from_fn(|l| {
-                            (prod(l).wrapping_add(c[l]).wrapping_add(cin(l) as u64) >> 32) as u32
-                        });
-                        self.wr_lanes(0, lm, &v)?;
-                    }
-                    ImadKind::Wide => {
-                        let c = self.s64_lanes(3, lm)?;
-                        let v: [u64; 32] =
-                            std::array::from_fn(|l| prod(l).wrapping_add(c[l]).wrapping_add(cin(l) as u64));
-                        self.wr64_lanes(0, lm, &v)?;
+                    ImadKind::Hi | ImadKind::Wide => {
+                        let mut c = [0u64; 32];
+                        self.s64_into(3, lm, &mut c)?;
+                        let mut v = [0u64; 32];
+                        if signed {
+                            for (l, r) in v.iter_mut().enumerate() {
+                                *r = (a[l] as i32 as i64).wrapping_mul(b[l] as i32 as i64) as u64;
+                            }
+                        } else {
+                            for (l, r) in v.iter_mut().enumerate() {
+                                *r = a[l] as u64 * b[l] as u64;
+                            }
+                        }
+                        for (l, r) in v.iter_mut().enumerate() {
+                            *r = r.wrapping_add(c[l]).wrapping_add(cin(l) as u64);
+                        }
+                        if kind == ImadKind::Hi {
+                            self.wr_lanes(0, lm, &v.map(|x| (x >> 32) as u32))?;
+                        } else {
+                            self.wr64_lanes(0, lm, &v)?;
+                        }
                     }
                 }
             }
@@ -180,35 +185,37 @@ impl Ex<'_> {
                 if nsrc != want {
                     return Err(self.unsup("operands"));
                 }
-                for l in lanes(lm) {
-                    let a = self.si(s0, l)?;
-                    let b = self.si(s0 + 1, l)?;
-                    let s = self.si(s0 + nsrc - 1, l)? & 63;
-                    let cin = if pin == 1 {
-                        self.pred_op(n - 1, l)? as u64
-                    } else {
-                        0
-                    };
+                // Whole warp, the sources read in the order the lane loop read them.
+                let (mut a, mut b, mut s, mut c) = ([0u32; 32], [0u32; 32], [0u32; 32], [0u32; 32]);
+                self.si_into(s0, lm, &mut a)?;
+                self.si_into(s0 + 1, lm, &mut b)?;
+                self.si_into(s0 + nsrc - 1, lm, &mut s)?;
+                let cins = if pin == 1 { self.pred_lanes(n - 1, lm)? } else { 0 };
+                if hi && !sx32 {
+                    self.si_into(s0 + 2, lm, &mut c)?;
+                }
+                let mut sum = [0u64; 32];
+                for l in 0..32 {
+                    let (a, s) = (a[l], s[l] & 63);
                     let shifted: u32 = if hi {
-                        let c = if sx32 {
-                            if (a as i32) < 0 {
-                                u32::MAX
-                            } else {
-                                0
-                            }
+                        let c = if !sx32 {
+                            c[l]
+                        } else if (a as i32) < 0 {
+                            u32::MAX
                         } else {
-                            self.si(s0 + 2, l)?
+                            0
                         };
                         let v = ((c as u64) << 32) | a as u64;
                         ((v as u128) << s >> 32) as u32
                     } else {
                         ((a as u64) << s) as u32
                     };
-                    let sum = shifted as u64 + b as u64 + cin;
-                    self.wr(0, l, sum as u32)?;
-                    if pout == 1 {
-                        self.wp(1, l, sum >> 32 != 0)?;
-                    }
+                    sum[l] = shifted as u64 + b[l] as u64 + u64::from(cins >> l & 1);
+                }
+                self.wr_lanes(0, lm, &sum.map(|x| x as u32))?;
+                if pout == 1 {
+                    let carry = (0..32).fold(0u32, |m, l| m | u32::from(sum[l] >> 32 != 0) << l);
+                    self.wp_lanes(1, lm, carry)?;
                 }
             }
             Op::Lop3 => {
@@ -294,29 +301,44 @@ impl Ex<'_> {
                 if n != 5 + usize::from(ex) {
                     return Err(self.unsup("operands"));
                 }
-                let a = self.si_lanes(2, lm)?;
-                let b = self.si_lanes(3, lm)?;
+                let (mut a, mut b) = ([0u32; 32], [0u32; 32]);
+                self.si_into(2, lm, &mut a)?;
+                self.si_into(3, lm, &mut b)?;
                 let c = self.pred_lanes(4, lm)?;
                 let los = if ex { self.pred_lanes(5, lm)? } else { 0 };
-                let mut rs = 0u32;
-                for l in lanes(lm) {
-                    let (a, b) = (a[l], b[l]);
-                    let r = if ex {
-                        let lo = los >> l & 1 == 1;
-                        let eq = a == b;
-                        match cmp {
-                            Cmp::Eq => eq && lo,
-                            Cmp::Ne => !eq || lo,
-                            Cmp::Lt | Cmp::Le => alu::icmp(a, b, Cmp::Lt, signed) || eq && lo,
-                            Cmp::Gt | Cmp::Ge => alu::icmp(a, b, Cmp::Gt, signed) || eq && lo,
-                            Cmp::T => true,
-                            _ => false,
-                        }
-                    } else {
-                        alu::icmp(a, b, cmp, signed)
-                    };
-                    rs |= u32::from(r) << l;
+                // Whole warp: the lanes' less-than and equal bits (a signed order is the
+                // unsigned order with the sign bits flipped), then the comparison.
+                let flip = if signed { 0x8000_0000 } else { 0 };
+                let (mut lt, mut eq) = (0u32, 0u32);
+                for l in 0..32 {
+                    let (x, y) = (a[l] ^ flip, b[l] ^ flip);
+                    lt |= u32::from(x < y) << l;
+                    eq |= u32::from(x == y) << l;
                 }
+                let gt = !(lt | eq);
+                let r = if ex {
+                    let eq_lo = eq & los;
+                    match cmp {
+                        Cmp::Eq => eq_lo,
+                        Cmp::Ne => !eq | los,
+                        Cmp::Lt | Cmp::Le => lt | eq_lo,
+                        Cmp::Gt | Cmp::Ge => gt | eq_lo,
+                        Cmp::T => u32::MAX,
+                        _ => 0,
+                    }
+                } else {
+                    match cmp {
+                        Cmp::T => u32::MAX,
+                        Cmp::Lt => lt,
+                        Cmp::Eq => eq,
+                        Cmp::Le => lt | eq,
+                        Cmp::Gt => gt,
+                        Cmp::Ne => !eq,
+                        Cmp::Ge => !lt,
+                        _ => 0,
+                    }
+                };
+                let rs = r & lm;
                 let bops = |r: u32| match bo {
                     BoolOp::And => r & c,
                     BoolOp::Or => r | c,
@@ -425,17 +447,19 @@ impl Ex<'_> {
                 }
                 if lm != 0 {
                     let o = self.op(1)?;
-                    let v = match o.k {
+                    let mut v = [0u32; 32];
+                    match o.k {
                         K::ImmF(f) if f.fract() != 0.0 || f.abs() > u32::MAX as f64 => {
-                            [(f as f32).to_bits(); 32]
+                            v = [(f as f32).to_bits(); 32];
                         }
-                        _ => self.int_lanes(o, lm)?,
-                    };
+                        _ => self.int_into(o, lm, &mut v)?,
+                    }
                     self.wr_lanes(0, lm, &v)?;
                 }
             }
             Op::S2R => {
-                let v = self.si_lanes(1, lm)?;
+                let mut v = [0u32; 32];
+                self.si_into(1, lm, &mut v)?;
                 self.wr_lanes(0, lm, &v)?;
             }
             Op::Cs2r { bits64 } => {
@@ -536,14 +560,26 @@ impl Ex<'_> {
                 rnd,
             } => {
                 let fz = |x: f32| if ftz { alu::ftz32(x) } else { x };
-                let av = self.sf_lanes(1, lm)?;
-                let bv = self.sf_lanes(2, lm)?;
+                let (mut av, mut bv, mut cv) = ([0u32; 32], [0u32; 32], [0u32; 32]);
+                self.sf_into(1, lm, &mut av)?;
+                self.sf_into(2, lm, &mut bv)?;
                 let fma = matches!(fop, FOp::Fma);
-                let cv = if fma { self.sf_lanes(3, lm)? } else { [0; 32] };
+                if fma {
+                    self.sf_into(3, lm, &mut cv)?;
+                }
                 let mut v = [0u32; 32];
-                if fma && rnd == Round::Rn && !ftz && !sat {
+                let plain = rnd == Round::Rn && !ftz && !sat;
+                if fma && plain {
                     // The common FFMA: one rounding, nothing else (in hardware when it can).
                     fma_rn_lanes(&av, &bv, &cv, &mut v);
+                } else if plain {
+                    // FADD / FMUL to nearest: the exact double sum or product rounded once,
+                    // what the lane loop below computes, for the whole warp.
+                    let f = |x: u32| f32::from_bits(x) as f64;
+                    for (r, (&a, &b)) in v.iter_mut().zip(av.iter().zip(&bv)) {
+                        let x = if fop == FOp::Add { f(a) + f(b) } else { f(a) * f(b) };
+                        *r = (x as f32).to_bits();
+                    }
                 } else {
                     for l in lanes(lm) {
                         let a = fz(f32::from_bits(av[l]));
@@ -844,222 +880,6 @@ impl Ex<'_> {
                 return Err(ExecError::unsupported(what.clone(), self.d.pc));
             }
             _ => return Err(self.unsup("not a data instruction")),
-        }
-        Ok(())
-    }
-
-    /// HADD2 / HMUL2 / HFMA2: sources are registers (with .H0_H0 / .H1_H1 / .F32 selectors) or
-    /// pairs of immediates written `hi, lo`.
-    fn half(&mut self, hop: HOp, ftz: bool, f32_out: bool, lm: u32) -> Res<()> {
-        let nsrc = if hop == HOp::Fma { 3 } else { 2 };
-        let ops = &self.d.o[1..];
-        let mut extra = ops
-            .len()
-            .checked_sub(nsrc)
-            .ok_or_else(|| self.unsup("operands"))?;
-        // Group operands into sources.
-        let mut groups: [(usize, bool); 3] = [(0, false); 3];
-        let mut i = 0;
-        for g in groups.iter_mut().take(nsrc) {
-            let is_imm = |o: &D| matches!(o.k, K::Imm(_) | K::ImmF(_));
-            if extra > 0 && i + 1 < ops.len() && is_imm(&ops[i]) && is_imm(&ops[i + 1]) {
-                *g = (i + 1, true);
-                i += 2;
-                extra -= 1;
-            } else {
-                *g = (i + 1, false);
-                i += 1;
-            }
-        }
-        if i != ops.len() {
-            return Err(self.unsup("operands"));
-        }
-        for l in lanes(lm) {
-            let mut v = [[0f32; 2]; 3];
-            for (k, &(oi, pair)) in groups.iter().take(nsrc).enumerate() {
-                v[k] = if pair {
-                    let hi = self.half_imm(oi)?;
-                    let lo = self.half_imm(oi + 1)?;
-                    [lo, hi]
-                } else {
-                    let o = self.op(oi)?;
-                    let raw = match o.k {
-                        K::ImmF(f) => {
-                            let h = alu::f32_to_f16(f as f32) as u32;
-                            h | h << 16
-                        }
-                        _ => self.raw(o, l)?,
-                    };
-                    let mut h = match o.h {
-                        HSel::F32 => {
-                            let f = f32::from_bits(raw);
-                            [f, f]
-                        }
-                        HSel::H1H0 => [alu::f16_to_f32(raw as u16), alu::f16_to_f32((raw >> 16) as u16)],
-                        HSel::H0H0 => {
-                            let x = alu::f16_to_f32(raw as u16);
-                            [x, x]
-                        }
-                        HSel::H1H1 => {
-                            let x = alu::f16_to_f32((raw >> 16) as u16);
-                            [x, x]
-                        }
-                    };
-                    for x in h.iter_mut() {
-                        if o.abs {
-                            *x = x.abs();
-                        }
-                        if o.neg {
-                            *x = -*x;
-                        }
-                    }
-                    h
-                };
-            }
-            let mut r = [0f32; 2];
-            for (k, rk) in r.iter_mut().enumerate() {
-                let (a, b) = (v[0][k], v[1][k]);
-                *rk = match hop {
-                    HOp::Add => a + b,
-                    HOp::Mul => a * b,
-                    HOp::Fma => a.mul_add(b, v[2][k]),
-                };
-                if ftz {
-                    *rk = alu::ftz32(*rk);
-                }
-            }
-            if f32_out {
-                self.wr(0, l, r[0].to_bits())?;
-            } else {
-                let lo = alu::f32_to_f16(r[0]) as u32;
-                let hi = alu::f32_to_f16(r[1]) as u32;
-                self.wr(0, l, lo | hi << 16)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn half_imm(&self, i: usize) -> Res<f32> {
-        Ok(match self.op(i)?.k {
-            K::ImmF(f) => f as f32,
-            K::Imm(v) => alu::f16_to_f32(v as u16),
-            _ => return Err(self.unsup("half immediate")),
-        })
-    }
-
-    /// SHFL Pd, Rd, a, b, c (PTX shfl.sync semantics; c = clamp | segmask << 8). Lanes outside
-    /// the range read their own value and get Pd = false.
-    fn shfl(&mut self, mode: ShflMode) -> Res<()> {
-        let (pd, rd) = if self.op(0)?.is_pred() {
-            (Some(0), 1)
-        } else {
-            (None, 0)
-        };
-        let s = rd + 1;
-        let mut src = [0u32; 32];
-        let srco = self.op(s)?;
-        for (l, v) in src.iter_mut().enumerate() {
-            *v = self.raw(srco, l)?;
-        }
-        for l in lanes(self.g) {
-            let b = self.si(s + 1, l)? & 0x1f;
-            let c = self.si(s + 2, l)?;
-            let cval = c & 0x1f;
-            let segmask = (c >> 8) & 0x1f;
-            let lane = l as u32;
-            let max_lane = (lane & segmask) | (cval & !segmask);
-            let min_lane = lane & segmask;
-            let (j, ok) = match mode {
-                ShflMode::Up => {
-                    let j = lane as i32 - b as i32;
-                    (j, j >= max_lane as i32)
-                }
-                ShflMode::Down => {
-                    let j = lane + b;
-                    (j as i32, j <= max_lane)
-                }
-                ShflMode::Bfly => {
-                    let j = lane ^ b;
-                    (j as i32, j <= max_lane)
-                }
-                ShflMode::Idx => {
-                    let j = min_lane | (b & !segmask);
-                    (j as i32, j <= max_lane)
-                }
-            };
-            let j = if ok && (0..32).contains(&j) { j as usize } else { l };
-            self.wr(rd, l, src[j])?;
-            if let Some(p) = pd {
-                self.wp(p, l, ok)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// VOTE.{ALL,ANY,EQ} [Rd,] [Pd,] Psrc: Rd = ballot of Psrc over the executing lanes.
-    fn vote(&mut self, mode: VoteMode) -> Res<()> {
-        let n = self.n();
-        let (rd, pd, ps) = match (self.op(0)?.is_reg(), n) {
-            (true, 3) => (Some(0), Some(1), 2),
-            (true, 2) => (Some(0), None, 1),
-            (false, 2) => (None, Some(0), 1),
-            _ => return Err(self.unsup("operands")),
-        };
-        let mut ballot = 0u32;
-        for l in lanes(self.g) {
-            if self.pred_op(ps, l)? {
-                ballot |= 1 << l;
-            }
-        }
-        let r = match mode {
-            VoteMode::All => ballot == self.g,
-            VoteMode::Any => ballot != 0,
-            VoteMode::Eq => ballot == 0 || ballot == self.g,
-        };
-        let lm = self.exec_lanes();
-        for l in lanes(lm) {
-            if let Some(rd) = rd {
-                self.wr(rd, l, ballot)?;
-            }
-            if let Some(pd) = pd {
-                self.wp(pd, l, r)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// MATCH.ANY Rd, Ra: lanes with the same value; MATCH.ALL Pd, Rd, Ra: mask if all equal.
-    fn match_(&mut self, all: bool, wide: bool) -> Res<()> {
-        let (pd, rd) = if self.op(0)?.is_pred() {
-            (Some(0), 1)
-        } else {
-            (None, 0)
-        };
-        let so = self.op(rd + 1)?;
-        let mut v = [0u64; 32];
-        for l in lanes(self.g) {
-            v[l] = if wide {
-                self.raw64(so, l)?
-            } else {
-                self.raw(so, l)? as u64
-            };
-        }
-        for l in lanes(self.g) {
-            let mut m = 0u32;
-            for k in lanes(self.g) {
-                if v[k] == v[l] {
-                    m |= 1 << k;
-                }
-            }
-            if all {
-                let eq = m == self.g;
-                self.wr(rd, l, if eq { m } else { 0 })?;
-                if let Some(p) = pd {
-                    self.wp(p, l, eq)?;
-                }
-            } else {
-                self.wr(rd, l, m)?;
-            }
         }
         Ok(())
     }

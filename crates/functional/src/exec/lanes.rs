@@ -11,63 +11,83 @@ use super::*;
 pub(super) type Lanes = [u32; 32];
 
 impl Ex<'_> {
+    /// Register `idx` ([`Ex::reg`]) for the lanes of `lm`, into `v` (other lanes: 0 when
+    /// the register is RZ or past the warp's rows, else the row's values).
+    #[inline]
+    pub(super) fn reg_into(&self, idx: u8, lm: u32, v: &mut Lanes) {
+        if idx == 255 {
+            *v = [0; 32];
+            return;
+        }
+        let b = idx as usize * 32;
+        match self.w().regs.get(b..b + 32) {
+            Some(row) => v.copy_from_slice(row),
+            None => {
+                *v = [0; 32];
+                for l in lanes(lm) {
+                    v[l] = self.reg(idx, l);
+                }
+            }
+        }
+    }
+
     /// Register `idx` ([`Ex::reg`]) for the lanes of `lm`.
     #[inline]
     fn reg_lanes(&self, idx: u8, lm: u32) -> Lanes {
         let mut v = [0u32; 32];
-        if idx != 255 {
-            let b = idx as usize * 32;
-            match self.w().regs.get(b..b + 32) {
-                Some(row) => v.copy_from_slice(row),
-                None => {
-                    for l in lanes(lm) {
-                        v[l] = self.reg(idx, l);
-                    }
-                }
-            }
-        }
+        self.reg_into(idx, lm, &mut v);
         v
     }
 
-    /// [`Ex::raw`] of operand `o` for the lanes of `lm`.
+    /// [`Ex::raw`] of operand `o` for the lanes of `lm`, into `v` (written in place: no
+    /// 128-byte value is returned through a `Result`).
     #[inline]
-    pub(super) fn raw_lanes(&mut self, o: &D, lm: u32) -> Res<Lanes> {
-        let mut v = [0u32; 32];
+    pub(super) fn raw_into(&mut self, o: &D, lm: u32, v: &mut Lanes) -> Res<()> {
         match &o.k {
-            K::R(i) => v = self.reg_lanes(*i, lm),
-            K::UR(i) => v = [self.ureg(*i); 32],
-            K::Imm(x) => v = [*x as u32; 32],
-            K::ImmF(f) => v = [*f as i64 as u32; 32],
+            K::R(i) => self.reg_into(*i, lm, v),
+            K::UR(i) => *v = [self.ureg(*i); 32],
+            K::Imm(x) => *v = [*x as u32; 32],
+            K::ImmF(f) => *v = [*f as i64 as u32; 32],
             K::Const { bank, addr } if addr.terms[..addr.n as usize].iter().all(|t| t.uniform) => {
+                *v = [0; 32];
                 if lm != 0 {
                     // No per-lane term: the same word for every lane.
                     let off = self.const_off(addr, lm.trailing_zeros() as usize);
-                    v = [self.cword(*bank, off); 32];
+                    *v = [self.cword(*bank, off); 32];
+                }
+            }
+            // The thread index: a column of the warp's table, no dispatch per lane.
+            K::SR(SReg::Tid(k)) if lm != 0 && (*k as usize) < 3 => {
+                let (w, k) = (self.w(), *k as usize);
+                for (x, t) in v.iter_mut().zip(w.tid.iter()) {
+                    *x = t[k];
                 }
             }
             K::SR(s) if lm != 0 => {
                 // A value of the warp or CTA (S2R SR_CTAID.X): read once for every lane.
                 if s.same_for_every_lane() {
-                    v = [self.sreg(*s, lm.trailing_zeros() as usize); 32];
+                    *v = [self.sreg(*s, lm.trailing_zeros() as usize); 32];
                 } else {
+                    *v = [0; 32];
                     for l in lanes(lm) {
                         v[l] = self.sreg(*s, l);
                     }
                 }
             }
             _ => {
+                *v = [0; 32];
                 for l in lanes(lm) {
                     v[l] = self.raw(o, l)?;
                 }
             }
         }
-        Ok(v)
+        Ok(())
     }
 
-    /// [`Ex::int`] (`~`, `-` and `|.|` applied) of operand `o` for the lanes of `lm`.
+    /// [`Ex::int`] (`~`, `-` and `|.|` applied) of operand `o` for the lanes of `lm`, into `v`.
     #[inline]
-    pub(super) fn int_lanes(&mut self, o: &D, lm: u32) -> Res<Lanes> {
-        let mut v = self.raw_lanes(o, lm)?;
+    pub(super) fn int_into(&mut self, o: &D, lm: u32, v: &mut Lanes) -> Res<()> {
+        self.raw_into(o, lm, v)?;
         if o.not || o.neg || o.abs {
             for x in v.iter_mut() {
                 if o.not {
@@ -81,63 +101,86 @@ impl Ex<'_> {
                 }
             }
         }
-        Ok(v)
+        Ok(())
+    }
+
+    /// Integer source operand `i` for the lanes of `lm` ([`Ex::si`]), into `v` (all 0 when
+    /// `lm` is empty).
+    #[inline]
+    pub(super) fn si_into(&mut self, i: usize, lm: u32, v: &mut Lanes) -> Res<()> {
+        if lm == 0 {
+            *v = [0; 32];
+            return Ok(());
+        }
+        let o = self.op(i)?;
+        self.int_into(o, lm, v)
     }
 
     /// Integer source operand `i` for the lanes of `lm` ([`Ex::si`]).
     #[inline]
     pub(super) fn si_lanes(&mut self, i: usize, lm: u32) -> Res<Lanes> {
-        if lm == 0 {
-            return Ok([0; 32]);
-        }
-        let o = self.op(i)?;
-        self.int_lanes(o, lm)
-    }
-
-    /// Single-precision source operand `i` as bits, `|.|` and `-` applied ([`Ex::f32b`]).
-    #[inline]
-    pub(super) fn sf_lanes(&mut self, i: usize, lm: u32) -> Res<Lanes> {
-        if lm == 0 {
-            return Ok([0; 32]);
-        }
-        let o = self.op(i)?;
-        let mut v = match &o.k {
-            K::ImmF(f) => [(*f as f32).to_bits(); 32],
-            _ => self.raw_lanes(o, lm)?,
-        };
-        if o.abs || o.neg {
-            for b in v.iter_mut() {
-                if o.abs {
-                    *b &= 0x7fff_ffff;
-                }
-                if o.neg {
-                    *b ^= 0x8000_0000;
-                }
-            }
-        }
+        let mut v = [0u32; 32];
+        self.si_into(i, lm, &mut v)?;
         Ok(v)
     }
 
-    /// 64-bit source operand `i` with `~` and `-` applied ([`Ex::s64`]) for the lanes of `lm`.
+    /// Single-precision source operand `i` as bits, `|.|` and `-` applied ([`Ex::f32b`]),
+    /// into `v` (all 0 when `lm` is empty).
     #[inline]
-    pub(super) fn s64_lanes(&mut self, i: usize, lm: u32) -> Res<[u64; 32]> {
-        let mut v = [0u64; 32];
+    pub(super) fn sf_into(&mut self, i: usize, lm: u32, v: &mut Lanes) -> Res<()> {
         if lm == 0 {
-            return Ok(v);
+            *v = [0; 32];
+            return Ok(());
+        }
+        let o = self.op(i)?;
+        match &o.k {
+            K::ImmF(f) => *v = [(*f as f32).to_bits(); 32],
+            _ => self.raw_into(o, lm, v)?,
+        }
+        if o.abs || o.neg {
+            let and = if o.abs { 0x7fff_ffff } else { u32::MAX };
+            let xor = if o.neg { 0x8000_0000 } else { 0 };
+            for b in v.iter_mut() {
+                *b = (*b & and) ^ xor;
+            }
+        }
+        Ok(())
+    }
+
+    /// 64-bit source operand `i` with `~` and `-` applied ([`Ex::s64`]) for the lanes of `lm`,
+    /// into `v` (all 0 when `lm` is empty).
+    #[inline]
+    pub(super) fn s64_into(&mut self, i: usize, lm: u32, v: &mut [u64; 32]) -> Res<()> {
+        *v = [0; 32];
+        if lm == 0 {
+            return Ok(());
         }
         let o = self.op(i)?;
         match &o.k {
             K::R(255) => {}
             K::R(r) => {
-                let lo = self.reg_lanes(*r, lm);
-                let hi = self.reg_lanes(r + 1, lm);
-                for l in 0..32 {
-                    v[l] = lo[l] as u64 | (hi[l] as u64) << 32;
+                let b = *r as usize * 32;
+                let regs = &self.w().regs;
+                // Both rows held (the second is not RZ): one pass over them.
+                match regs.get(b..b + 64).filter(|_| *r < 254) {
+                    Some(rows) => {
+                        let (lo, hi) = rows.split_at(32);
+                        for ((x, &lo), &hi) in v.iter_mut().zip(lo).zip(hi) {
+                            *x = lo as u64 | (hi as u64) << 32;
+                        }
+                    }
+                    None => {
+                        let lo = self.reg_lanes(*r, lm);
+                        let hi = self.reg_lanes(r + 1, lm);
+                        for l in 0..32 {
+                            v[l] = lo[l] as u64 | (hi[l] as u64) << 32;
+                        }
+                    }
                 }
             }
-            K::UR(_) | K::Imm(_) => v = [self.raw64(o, lm.trailing_zeros() as usize)?; 32],
+            K::UR(_) | K::Imm(_) => *v = [self.raw64(o, lm.trailing_zeros() as usize)?; 32],
             K::Const { addr, .. } if addr.terms[..addr.n as usize].iter().all(|t| t.uniform) => {
-                v = [self.raw64(o, lm.trailing_zeros() as usize)?; 32];
+                *v = [self.raw64(o, lm.trailing_zeros() as usize)?; 32];
             }
             _ => {
                 for l in lanes(lm) {
@@ -155,7 +198,7 @@ impl Ex<'_> {
                 }
             }
         }
-        Ok(v)
+        Ok(())
     }
 
     /// Predicate operand `i` ([`Ex::pred_op`]) as a lane mask, within `lm`.
@@ -262,16 +305,39 @@ impl Ex<'_> {
 }
 
 impl PendingWrites {
-    /// Regular register `idx` (RZ ignored) := `v[l]` for the lanes `l` of `lm`.
+    /// Regular register `idx` (RZ ignored) := `v[l]` for the lanes `l` of `lm`: a new entry
+    /// takes `v` where `lm` is set and 0 elsewhere (as a new zeroed entry and then the
+    /// lanes' writes would leave it), an existing one is blended; both without a branch per
+    /// lane.
     #[inline]
     pub(crate) fn r_lanes(&mut self, idx: u8, lm: u32, v: &Lanes) {
-        if idx != 255 {
-            let s = self.slot(ArchReg::R(idx));
-            s.mask |= lm;
-            for (l, (d, x)) in s.vals.iter_mut().zip(v).enumerate() {
-                if lm >> l & 1 == 1 {
-                    *d = *x;
+        if idx == 255 {
+            return;
+        }
+        let reg = ArchReg::R(idx);
+        let n = self.len as usize;
+        match self.w[..n].iter().position(|w| w.reg == reg) {
+            Some(i) => {
+                let s = &mut self.w[i];
+                s.mask |= lm;
+                for (l, (d, x)) in s.vals.iter_mut().zip(v).enumerate() {
+                    let m = lane_bits(lm, l);
+                    *d = (*x & m) | (*d & !m);
                 }
+            }
+            None => {
+                assert!(n < MAX_WRITES, "too many register writes in one instruction");
+                let s = &mut self.w[n];
+                s.reg = reg;
+                s.mask = lm;
+                if lm == u32::MAX {
+                    s.vals = *v;
+                } else {
+                    for (l, (d, x)) in s.vals.iter_mut().zip(v).enumerate() {
+                        *d = *x & lane_bits(lm, l);
+                    }
+                }
+                self.len += 1;
             }
         }
     }
@@ -282,11 +348,20 @@ impl PendingWrites {
             let s = self.slot(ArchReg::P(idx));
             s.mask |= lm;
             for (l, d) in s.vals.iter_mut().enumerate() {
-                if lm >> l & 1 == 1 {
-                    *d = bits >> l & 1;
-                }
+                let m = lane_bits(lm, l);
+                *d = (bits >> l & 1 & m) | (*d & !m);
             }
         }
+    }
+}
+
+/// All ones if lane `l` is in `lm`, else 0 (a select mask the lane loops vectorise with).
+#[inline(always)]
+fn lane_bits(lm: u32, l: usize) -> u32 {
+    if lm & (1u32 << l) != 0 {
+        u32::MAX
+    } else {
+        0
     }
 }
 

@@ -56,11 +56,13 @@ impl Ex<'_> {
     /// allocation's start and bytes, which give each lane what [`Ex::load`] gives it. None
     /// otherwise (the lanes are then loaded one by one, which reports any fault).
     fn global_span(&self, addrs: &[u64; 32], lm: u32, nb: u64) -> Option<(u64, &[u8])> {
+        // Over the whole warp, the lanes outside `lm` neutral (no branch per lane).
         let (mut lo, mut hi, mut misaligned) = (u64::MAX, 0u64, 0u64);
-        for l in lanes(lm) {
-            lo = lo.min(addrs[l]);
-            hi = hi.max(addrs[l]);
-            misaligned |= addrs[l] & (nb - 1);
+        for (l, &a) in addrs.iter().enumerate() {
+            let on = lm >> l & 1 == 1;
+            lo = lo.min(if on { a } else { u64::MAX });
+            hi = hi.max(if on { a } else { 0 });
+            misaligned |= if on { a & (nb - 1) } else { 0 };
         }
         let hi = hi.checked_add(nb)?;
         let window = crate::memory::CONST_WINDOW..crate::memory::CONST_WINDOW + crate::memory::WINDOW_BYTES;
@@ -109,11 +111,17 @@ impl Ex<'_> {
     /// [`Ex::address`] of every lane of `lm` (into `out`; other lanes untouched), a term at a
     /// time over the warp's register rows.
     pub(super) fn addresses(&self, m: &MemAddr, lm: u32, space: MemSpace, out: &mut [u64; 32]) {
+        const ZERO: [u32; 32] = [0; 32];
         let global = matches!(space, MemSpace::Global | MemSpace::Generic);
         let mut a = [m.offset as u64; 32];
-        let row = |idx: u8| -> Option<&[u32]> {
+        // A register past the warp's rows (or RZ, also as the pair's second) reads 0, as in
+        // `Ex::reg`.
+        let row = |idx: u8| -> &[u32] {
             let i = idx as usize * 32;
-            (idx != 255).then(|| self.w().regs.get(i..i + 32)).flatten()
+            match idx {
+                255 => &ZERO,
+                _ => self.w().regs.get(i..i + 32).unwrap_or(&ZERO),
+            }
         };
         for t in &m.terms[..m.n as usize] {
             let pair = global && (t.wide || self.d.e64);
@@ -126,17 +134,27 @@ impl Ex<'_> {
             if t.idx == 255 {
                 continue;
             }
-            // A register past the warp's rows (or RZ as the pair's second) reads 0, as in
-            // `Ex::reg`.
             let lo = row(t.idx);
-            let hi = if pair { row(t.idx.wrapping_add(1)) } else { None };
-            for (l, x) in a.iter_mut().enumerate() {
-                let v = lo.map_or(0, |r| r[l] as u64) | hi.map_or(0, |r| (r[l] as u64) << 32);
-                *x = x.wrapping_add(v.wrapping_mul(scale));
+            let hi = if pair { row(t.idx.wrapping_add(1)) } else { &ZERO };
+            if scale == 1 {
+                for ((x, &lo), &hi) in a.iter_mut().zip(lo).zip(hi) {
+                    *x = x.wrapping_add(lo as u64 | (hi as u64) << 32);
+                }
+            } else {
+                for ((x, &lo), &hi) in a.iter_mut().zip(lo).zip(hi) {
+                    *x = x.wrapping_add((lo as u64 | (hi as u64) << 32).wrapping_mul(scale));
+                }
             }
         }
-        for l in lanes(lm) {
-            out[l] = if global { a[l] } else { a[l] & 0xffff_ffff };
+        let keep = if global { u64::MAX } else { 0xffff_ffff };
+        if lm == u32::MAX {
+            for (o, x) in out.iter_mut().zip(a) {
+                *o = x & keep;
+            }
+        } else {
+            for l in lanes(lm) {
+                out[l] = a[l] & keep;
+            }
         }
         debug_assert!(lanes(lm).all(|l| out[l] == self.address(m, l, space)));
     }
@@ -201,6 +219,34 @@ impl Ex<'_> {
             self.k.cluster_smem(self.cta, addr)
         } else {
             Some((self.cta, addr))
+        }
+    }
+
+    /// The offset in the CTA's own shared memory of a shared::cta access (LDS/STS) of `nb`
+    /// bytes at `addr` when it is aligned and in range: where [`Ex::load`] and [`Ex::store`]
+    /// would access it (see [`Ex::smem_target`]). None: let them report the fault.
+    #[inline]
+    fn own_shared(&self, addr: u64, nb: usize) -> Option<usize> {
+        if addr & (nb as u64 - 1) != 0 {
+            return None;
+        }
+        let c = &self.k.ctas[self.cta];
+        let a = if (addr >> cluster::RANK_SHIFT) as u32 == c.rank {
+            addr & ((1 << cluster::RANK_SHIFT) - 1)
+        } else {
+            addr
+        };
+        let a = usize::try_from(a).ok()?;
+        (a.checked_add(nb)? <= c.shared.bytes.len()).then_some(a)
+    }
+
+    /// [`Ex::own_shared`] of a shared::cta access; None for other spaces.
+    #[inline]
+    fn own_shared_if(&self, space: MemSpace, addr: u64, nb: usize) -> Option<usize> {
+        if space == MemSpace::Shared {
+            self.own_shared(addr, nb)
+        } else {
+            None
         }
     }
 
@@ -329,10 +375,11 @@ impl Ex<'_> {
                 // Per destination register, the lanes' values (written for the whole warp
                 // once every lane has loaded).
                 let mut words = [[0u32; 32]; 4];
-                let put = |words: &mut [[u32; 32]; 4], l: usize, buf: &[u8; 16]| {
+                let put = |words: &mut [[u32; 32]; 4], l: usize, src: &[u8]| {
                     if nb < 4 {
-                        let raw = u32::from_le_bytes(buf[..4].try_into().expect("4")) as u64
-                            & ((1u64 << (8 * nb)) - 1);
+                        let mut b4 = [0u8; 4];
+                        b4[..nb].copy_from_slice(&src[..nb]);
+                        let raw = u32::from_le_bytes(b4) as u64;
                         let v = if size.signed {
                             alu::sext(raw, 8 * nb as u32)
                         } else {
@@ -341,23 +388,38 @@ impl Ex<'_> {
                         words[0][l] = v as u32;
                     } else {
                         for (k, w) in words.iter_mut().enumerate().take(nb / 4) {
-                            w[l] = u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().expect("4"));
+                            w[l] = u32::from_le_bytes(src[4 * k..4 * k + 4].try_into().expect("4"));
                         }
                     }
                 };
-                // A global load whose lanes all read one allocation: one lookup for the warp.
                 let mut loaded = false;
-                if space == MemSpace::Global && lm != 0 {
+                if lm != 0 && matches!(space, MemSpace::Global | MemSpace::Shared) {
                     self.addresses(&m, lm, space, &mut addrs);
+                }
+                // A global load whose lanes all read one allocation: one lookup for the warp.
+                if space == MemSpace::Global && lm != 0 {
                     if let Some((start, bytes)) = self.global_span(&addrs, lm, nb as u64) {
                         for l in lanes(lm) {
                             let o = (addrs[l] - start) as usize;
-                            let mut buf = [0u8; 16];
-                            buf[..nb].copy_from_slice(&bytes[o..o + nb]);
-                            put(&mut words, l, &buf);
+                            put(&mut words, l, &bytes[o..o + nb]);
                         }
                         loaded = true;
                     }
+                }
+                // A shared load: each lane in its CTA's memory directly when aligned and in
+                // range, else through `load` (which reports the fault).
+                if space == MemSpace::Shared {
+                    for l in lanes(lm) {
+                        match self.own_shared(addrs[l], nb) {
+                            Some(o) => put(&mut words, l, &self.k.ctas[self.cta].shared.bytes[o..o + nb]),
+                            None => {
+                                let mut buf = [0u8; 16];
+                                self.load(space, l, addrs[l], &mut buf[..nb])?;
+                                put(&mut words, l, &buf);
+                            }
+                        }
+                    }
+                    loaded = true;
                 }
                 if !loaded {
                     for l in lanes(lm) {
@@ -375,53 +437,7 @@ impl Ex<'_> {
                 }
                 self.record(space, MemKind::Load, size.bytes, addrs);
             }
-            Op::St { space, size } => {
-                if self.d.o.len() != 2 {
-                    return Err(self.unsup("operands"));
-                }
-                let m = self.mem_operand(0)?;
-                let src = self.op(1)?;
-                let mut addrs = [0u64; 32];
-                let nb = size.bytes as usize;
-                // A shard's global store whose lanes all write one allocation (aligned,
-                // outside the constant window): every lane's store is mapped, checked once.
-                let mut mapped = false;
-                if space == MemSpace::Global && self.gmem.is_some() && lm != 0 {
-                    self.addresses(&m, lm, space, &mut addrs);
-                    mapped = self.global_span(&addrs, lm, nb as u64).is_some();
-                }
-                for l in lanes(lm) {
-                    let a = if mapped {
-                        addrs[l]
-                    } else {
-                        self.address(&m, l, space)
-                    };
-                    addrs[l] = a;
-                    let mut buf = [0u8; 16];
-                    match src.k {
-                        K::R(r) if r != 255 && nb > 4 => {
-                            for k in 0..nb / 4 {
-                                let v = self.reg(r + k as u8, l);
-                                buf[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
-                            }
-                        }
-                        _ => {
-                            let v = if nb > 4 {
-                                self.raw64(src, l)?
-                            } else {
-                                self.raw(src, l)? as u64
-                            };
-                            buf[..8].copy_from_slice(&v.to_le_bytes());
-                        }
-                    }
-                    // For such a lane, `store` is the shard's log entry (`write_global`);
-                    // without a log it reports the fault.
-                    if !mapped || !self.k.log_store(a, &buf[..nb]) {
-                        self.store(space, l, a, &buf[..nb])?;
-                    }
-                }
-                self.record(space, MemKind::Store, size.bytes, addrs);
-            }
+            Op::St { space, size } => self.store_op(space, size.bytes)?,
             Op::Atom { space, op, ty, ret } => self.atomic(space, op, ty, ret)?,
             Op::Ldgsts { bytes } => {
                 if self.d.o.len() != 2 {
@@ -442,6 +458,86 @@ impl Ex<'_> {
             }
             _ => return Err(self.unsup("not a memory instruction")),
         }
+        Ok(())
+    }
+
+    /// ST/STG/STS/STL of `nb` bytes per lane: the source read for the whole warp, then each
+    /// lane stored in lane order (a later lane's bytes win where lanes overlap). A shared::cta
+    /// lane that is aligned and in range is written directly; a shard's global store whose
+    /// lanes all lie in one allocation is logged a run of consecutive lanes at a time (the
+    /// log joins consecutive stores anyway, see `ShardLog`); any other lane goes through
+    /// [`Ex::store`], which reports the fault.
+    fn store_op(&mut self, space: MemSpace, nb: u32) -> Res<()> {
+        if self.d.o.len() != 2 {
+            return Err(self.unsup("operands"));
+        }
+        let lm = self.g;
+        let m = self.mem_operand(0)?;
+        let src = self.op(1)?;
+        let mut addrs = [0u64; 32];
+        let nb = nb as usize;
+        if lm == 0 {
+            self.record(space, MemKind::Store, nb as u32, addrs);
+            return Ok(());
+        }
+        self.addresses(&m, lm, space, &mut addrs);
+        // The stored words per lane (bytes 4k..4k+4 in words[k]).
+        let mut words = [[0u32; 32]; 4];
+        match src.k {
+            _ if nb <= 4 => self.raw_into(src, lm, &mut words[0])?,
+            K::R(r) if r != 255 => {
+                for (k, w) in words.iter_mut().enumerate().take(nb / 4) {
+                    self.reg_into(r + k as u8, lm, w);
+                }
+            }
+            _ => {
+                for l in lanes(lm) {
+                    let v = self.raw64(src, l)?;
+                    words[0][l] = v as u32;
+                    words[1][l] = (v >> 32) as u32;
+                }
+            }
+        }
+        // A shard's global store whose lanes all write one allocation (aligned, outside
+        // the constant window): every lane's store is mapped, checked once.
+        let logged = space == MemSpace::Global
+            && self.gmem.is_some()
+            && self.k.shard.is_some()
+            && self.global_span(&addrs, lm, nb as u64).is_some();
+        let lane_bytes = |l: usize| {
+            let mut buf = [0u8; 16];
+            for (k, w) in words.iter().enumerate().take(nb.div_ceil(4)) {
+                buf[4 * k..4 * k + 4].copy_from_slice(&w[l].to_le_bytes());
+            }
+            buf
+        };
+        if logged {
+            let mut run = StoreRun::default();
+            for l in lanes(lm) {
+                let buf = lane_bytes(l);
+                if !run.extend(addrs[l], &buf[..nb]) {
+                    self.k.log_store(run.addr, run.bytes());
+                    run.start(addrs[l], &buf[..nb]);
+                }
+            }
+            self.k.log_store(run.addr, run.bytes());
+        } else {
+            for l in lanes(lm) {
+                let (a, buf) = (addrs[l], lane_bytes(l));
+                let data = &buf[..nb];
+                match self.own_shared_if(space, a, nb) {
+                    Some(o) => {
+                        let mem = &mut self.k.ctas[self.cta].shared.bytes[o..o + nb];
+                        if mem != data {
+                            mem.copy_from_slice(data);
+                            self.k.progress += 1;
+                        }
+                    }
+                    None => self.store(space, l, a, data)?,
+                }
+            }
+        }
+        self.record(space, MemKind::Store, nb as u32, addrs);
         Ok(())
     }
 
@@ -600,4 +696,48 @@ pub(super) fn atomic_result(op: AtomOp, ty: AtomTy, old: u64, b: u64, c: u64) ->
         }
         AtomOp::PopcInc => old.wrapping_add(1) & mask,
     }) & mask
+}
+
+/// Consecutive lanes' bytes of one store instruction that form one contiguous range, logged
+/// as one store (what logging them lane by lane gives, see `KernelExec::log_store`).
+struct StoreRun {
+    addr: u64,
+    len: usize,
+    buf: [u8; 32 * 16],
+}
+
+impl Default for StoreRun {
+    fn default() -> Self {
+        StoreRun {
+            addr: 0,
+            len: 0,
+            buf: [0; 32 * 16],
+        }
+    }
+}
+
+impl StoreRun {
+    /// Append `data` stored at `addr` if it continues the run (an empty run takes it);
+    /// false if it does not.
+    #[inline]
+    fn extend(&mut self, addr: u64, data: &[u8]) -> bool {
+        if self.len > 0 && self.addr.checked_add(self.len as u64) != Some(addr) {
+            return false;
+        }
+        if self.len == 0 {
+            self.addr = addr;
+        }
+        self.buf[self.len..self.len + data.len()].copy_from_slice(data);
+        self.len += data.len();
+        true
+    }
+    /// Start a new run with `data` at `addr`.
+    #[inline]
+    fn start(&mut self, addr: u64, data: &[u8]) {
+        self.len = 0;
+        self.extend(addr, data);
+    }
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
 }
