@@ -1,0 +1,409 @@
+//! One SM's data memory as the timing model sees it (`DataMemory`): `sassim-memory`'s L1D and
+//! shared memory, the L0 VL constant cache of the shared memory unit (LDC), the TMA's bypass,
+//! the retries of accesses the L1 rejected, and the SM's interconnect inbox and outbox.
+
+use super::*;
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ConstGeom {
+    pub(super) sets: u32,
+    pub(super) assoc: u32,
+    pub(super) line_shift: u32,
+    pub(super) miss_penalty: u64,
+    pub(super) perfect: bool,
+}
+
+/// One SM's data memory: `sassim-memory`'s L1D + shared memory, and the L0 VL constant
+/// cache of the shared memory unit (LDC).
+/// `repr(C)`: the L1, whose queues every cycle looks at, first.
+#[repr(C)]
+pub struct SmDataMemory {
+    pub l1: mm::SmMemory,
+    lat: HitLatencies,
+    consts: ConstGeom,
+    /// L0 VL ways (sets × assoc): tag, LRU stamp, and the cycle the line's data is there
+    /// (later than now while its fetch is in flight).
+    ctags: Vec<ConstWay>,
+    cstamp: u64,
+    pub const_hits: u64,
+    pub const_misses: u64,
+    pub const_hit_reserved: u64,
+    l1_latency: u64,
+    sh_latency: u64,
+    local_base: u64,
+    local_bytes_per_thread: u64,
+    threads_per_sm: u64,
+    dsm_extra: u64,
+    /// L2 responses that arrived at the end of cycle `inbox_cycle`, filled into the L1 at
+    /// the start of the SM's next tick ([`before_tick`]; the SMs tick in parallel).
+    pub(super) inbox: Vec<mm::L2Response>,
+    pub(super) inbox_cycle: u64,
+    /// Requests the L1 sent this cycle ([`after_tick`]), injected in SM order after the
+    /// SMs ticked; `room`: how many the SM's interconnect input queue accepts.
+    pub(super) outbox: Vec<mm::L2Request>,
+    pub(super) room: usize,
+    /// Accesses rejected by the L1 and not accepted since (a sub-core retries its head
+    /// access every cycle), with their L1 tickets: a retry skips building the request.
+    retries: [Retry; RETRY_ENTRIES],
+    retry_next: usize,
+    /// The TMA's loads, which do not go through the L1.
+    pub(super) bypass: L1Bypass,
+}
+
+/// The L1's kind of an access.
+#[inline]
+fn mem_kind(k: MemKind) -> mm::AccessKind {
+    match k {
+        MemKind::Load | MemKind::Ldgsts => mm::AccessKind::Load,
+        MemKind::Store => mm::AccessKind::Store,
+        MemKind::Atomic => mm::AccessKind::Atomic,
+    }
+}
+
+/// The L1's space of an access (a constant access never reaches the L1).
+#[inline]
+fn l1_space(s: MemSpace) -> mm::MemSpace {
+    match s {
+        MemSpace::Shared => mm::MemSpace::Shared,
+        MemSpace::Local => mm::MemSpace::Local,
+        _ => mm::MemSpace::Global,
+    }
+}
+
+/// Rejected accesses remembered per SM (one per sub-core is the common case).
+const RETRY_ENTRIES: usize = 8;
+
+/// A rejected access: the SM's access record it was read from (the record lives, unchanged,
+/// until the access is accepted), a few of its fields as a check, and its L1 ticket.
+#[derive(Debug, Clone, Copy)]
+struct Retry {
+    rec: *const MemAccess,
+    active: u32,
+    first: u64,
+    warp: u32,
+    kind: MemKind,
+    ticket: mm::Ticket,
+}
+
+impl Retry {
+    const NONE: Retry = Retry {
+        rec: std::ptr::null(),
+        active: 0,
+        first: 0,
+        warp: 0,
+        kind: MemKind::Load,
+        ticket: mm::Ticket::NONE,
+    };
+
+    fn of(a: &MemAccess, req: &MemReq) -> Retry {
+        Retry::key(a, req.warp, req.kind)
+    }
+
+    fn key(a: &MemAccess, warp: u32, kind: MemKind) -> Retry {
+        Retry {
+            rec: a,
+            active: a.active,
+            first: a.addrs[(a.active.trailing_zeros() & 31) as usize],
+            warp,
+            kind,
+            ticket: mm::Ticket::NONE,
+        }
+    }
+
+    fn same(&self, o: &Retry) -> bool {
+        std::ptr::eq(self.rec, o.rec)
+            && self.active == o.active
+            && self.first == o.first
+            && self.warp == o.warp
+            && self.kind == o.kind
+    }
+}
+
+// SAFETY: `rec` is only compared, never dereferenced.
+unsafe impl Send for Retry {}
+
+impl SmDataMemory {
+    pub(super) fn new(h: &Hierarchy, sm: usize) -> Self {
+        let n = (h.consts.sets * h.consts.assoc) as usize;
+        // Local memory: one region per SM, words of the threads interleaved
+        // (GPGPU-Sim's local address translation) so a warp's same-offset access coalesces.
+        let region = (h.local_bytes_per_thread * h.threads_per_sm).next_power_of_two();
+        SmDataMemory {
+            l1: mm::SmMemory::new(&h.cfg),
+            lat: h.lat,
+            consts: h.consts,
+            ctags: vec![
+                ConstWay {
+                    line: u64::MAX,
+                    stamp: 0,
+                    ready: 0,
+                };
+                n
+            ],
+            cstamp: 0,
+            const_hits: 0,
+            const_misses: 0,
+            const_hit_reserved: 0,
+            l1_latency: h.cfg.l1d.latency as u64,
+            sh_latency: h.cfg.shared.latency as u64,
+            local_base: (1u64 << 44) + sm as u64 * region,
+            local_bytes_per_thread: h.local_bytes_per_thread,
+            threads_per_sm: h.threads_per_sm,
+            dsm_extra: h.dsm_extra,
+            inbox: Vec::new(),
+            inbox_cycle: 0,
+            outbox: Vec::new(),
+            room: 0,
+            retries: [Retry::NONE; RETRY_ENTRIES],
+            retry_next: 0,
+            bypass: L1Bypass::new(h.cfg.l1d.line_bytes, h.cfg.l1d.sector_bytes),
+        }
+    }
+
+    /// The L1's outcome as the SM sees it.
+    fn outcome(&self, now: u64, space: mm::MemSpace, bytes: u32, o: mm::AccessOutcome) -> Access {
+        match o {
+            mm::AccessOutcome::Done { ready_at } => {
+                // A perfectly coalesced access of this width needs this many lines
+                // (shared: wavefronts); their data cycles are the SM's RF transfer.
+                let natural = (32 * bytes as u64 / 128).max(1);
+                let base = if space == mm::MemSpace::Shared {
+                    self.sh_latency
+                } else {
+                    self.l1_latency
+                };
+                let extra = ready_at.saturating_sub(now + base);
+                Access::ReadyAt(ready_at - extra.min(natural - 1))
+            }
+            mm::AccessOutcome::Pending => Access::Pending,
+            mm::AccessOutcome::Rejected => Access::Retry,
+        }
+    }
+
+    /// The L0 VL ways of the set of `line`.
+    fn const_set(&self, line: u64) -> std::ops::Range<usize> {
+        let a = self.consts.assoc as usize;
+        let set = (line % self.consts.sets as u64) as usize;
+        set * a..(set + 1) * a
+    }
+
+    /// L0 VL constant cache lookup at `now` of an LDC whose data would be ready at `hit`
+    /// on a hit; a miss fills the line, whose data then arrives at `miss`. Returns when the
+    /// data is there: a line still in flight is waited for (HIT_RESERVED), not a hit.
+    fn const_lookup(&mut self, addr: u64, hit: u64, miss: u64) -> u64 {
+        if self.consts.perfect {
+            self.const_hits += 1;
+            return hit;
+        }
+        let line = addr >> self.consts.line_shift;
+        let r = self.const_set(line);
+        self.cstamp += 1;
+        let stamp = self.cstamp;
+        let ways = &mut self.ctags[r];
+        if let Some(w) = ways.iter_mut().find(|w| w.line == line) {
+            w.stamp = stamp;
+            return if w.ready > hit {
+                self.const_hit_reserved += 1;
+                w.ready
+            } else {
+                self.const_hits += 1;
+                hit
+            };
+        }
+        let victim = ways.iter_mut().min_by_key(|w| w.stamp).expect("assoc >= 1");
+        *victim = ConstWay {
+            line,
+            stamp,
+            ready: miss,
+        };
+        self.const_misses += 1;
+        miss
+    }
+
+    fn local_addr(&self, warp: u32, lane: usize, off: u64, gran: u64) -> u64 {
+        let tid = (warp as u64 * 32 + lane as u64) % self.threads_per_sm.max(1);
+        let off = off % self.local_bytes_per_thread.max(1);
+        self.local_base + (off / gran) * (self.threads_per_sm * gran) + tid * gran + off % gran
+    }
+}
+
+impl DataMemory for SmDataMemory {
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+
+    fn access(&mut self, now: u64, req: &MemReq) -> Access {
+        let acc = match (&req.access, req.space) {
+            (_, MemSpace::Const) => {
+                let hit = now + self.lat.constant as u64;
+                return Access::ReadyAt(match req.const_addr {
+                    Some(a) => self.const_lookup(a, hit, hit + self.consts.miss_penalty + req.const_l1_extra),
+                    None => {
+                        self.const_hits += 1;
+                        hit
+                    }
+                });
+            }
+            (Some(a), _) if a.space != MemSpace::Const => a,
+            // No addresses (trace without them): hit latencies.
+            _ => return FixedLatencyMemory { lat: self.lat }.access(now, req),
+        };
+        if acc.remote && acc.space == MemSpace::Shared {
+            // Another SM's shared memory, over the GPC's SM-to-SM network: its own banks are
+            // not this SM's; a fixed latency (docs/model.md "Hopper").
+            return Access::ReadyAt(now + self.sh_latency + self.dsm_extra);
+        }
+        let space = l1_space(acc.space);
+        let bytes = acc.bytes_per_lane.clamp(1, 16);
+        // A retry of a rejected access: the L1 has its coalescing (the ticket), unless it
+        // gave the entry to another access meanwhile.
+        let key = Retry::of(acc, req);
+        let slot = self.retries.iter().position(|r| r.same(&key));
+        if let Some(i) = slot {
+            let t = self.retries[i].ticket;
+            debug_assert!(
+                !self.l1.ticket_current(t)
+                    || self
+                        .l1
+                        .ticket_holds(t, &self.request(req, acc, space, mem_kind(req.kind), bytes)),
+                "a retried access changed"
+            );
+            match self.l1.retry(now, t, req.id) {
+                // Rejected again: the entry and its ticket stay as they are.
+                Some(mm::AccessOutcome::Rejected) => return Access::Retry,
+                Some(o) => return self.remember(slot, key, space, bytes, now, o),
+                None => {}
+            }
+        }
+        let w = self.request(req, acc, space, mem_kind(req.kind), bytes);
+        let o = self.l1.access(now, &w);
+        self.remember(slot, key, space, bytes, now, o)
+    }
+
+    fn rejected_again(&mut self, acc: &MemAccess, warp: u32, kind: MemKind) -> bool {
+        if acc.space == MemSpace::Const {
+            return false;
+        }
+        let key = Retry::key(acc, warp, kind);
+        let Some(r) = self.retries.iter().find(|r| r.same(&key)) else {
+            return false;
+        };
+        let t = r.ticket;
+        debug_assert!(
+            !self.l1.ticket_current(t) || {
+                let space = l1_space(acc.space);
+                let req = MemReq {
+                    id: 0,
+                    space: acc.space,
+                    kind,
+                    bits: 0,
+                    access: Some(acc),
+                    warp,
+                    const_addr: None,
+                    const_l1_extra: 0,
+                };
+                let w = self.request(&req, acc, space, mem_kind(kind), acc.bytes_per_lane.clamp(1, 16));
+                self.l1.ticket_holds(t, &w)
+            },
+            "a retried access changed"
+        );
+        self.l1.rejected_again(t)
+    }
+
+    fn completed(&mut self, now: u64, out: &mut Vec<u64>) {
+        while let Some((id, _)) = self.l1.pop_completed(now) {
+            out.push(id);
+        }
+        self.bypass.completed(out);
+    }
+
+    fn access_bypassing_l1(&mut self, now: u64, req: &MemReq) -> Access {
+        match req.access {
+            Some(a) if a.space == MemSpace::Global && req.kind == MemKind::Load => {
+                self.bypass.load(req.id, a);
+                Access::Pending
+            }
+            _ => self.access(now, req),
+        }
+    }
+
+    fn const_line_absent(&self, addr: u64) -> bool {
+        self.const_absent(addr)
+    }
+}
+
+impl SmDataMemory {
+    /// The L1's request of an access (local addresses translated).
+    fn request(
+        &self,
+        req: &MemReq,
+        acc: &MemAccess,
+        space: mm::MemSpace,
+        kind: mm::AccessKind,
+        bytes: u32,
+    ) -> mm::WarpMemRequest {
+        let mut w = mm::WarpMemRequest {
+            id: req.id,
+            warp: req.warp,
+            space,
+            kind,
+            addrs: acc.addrs,
+            active: acc.active,
+            bytes_per_lane: bytes,
+        };
+        if space == mm::MemSpace::Local {
+            let gran = (bytes as u64).max(4);
+            for lane in 0..32 {
+                if w.active & (1 << lane) != 0 {
+                    w.addrs[lane] = self.local_addr(req.warp, lane, acc.addrs[lane], gran);
+                }
+            }
+        }
+        w
+    }
+
+    /// Note the outcome `o` of the access `key` (its entry `slot` if it had one): a
+    /// rejection keeps (or gets) an entry with the L1's ticket, an accepted access frees its
+    /// entry (its record may then be reused for another access).
+    fn remember(
+        &mut self,
+        slot: Option<usize>,
+        key: Retry,
+        space: mm::MemSpace,
+        bytes: u32,
+        now: u64,
+        o: mm::AccessOutcome,
+    ) -> Access {
+        if o == mm::AccessOutcome::Rejected {
+            let i = slot.unwrap_or_else(|| {
+                let i = self.retry_next;
+                self.retry_next = (i + 1) % RETRY_ENTRIES;
+                i
+            });
+            self.retries[i] = Retry {
+                ticket: self.l1.ticket(),
+                ..key
+            };
+        } else if let Some(i) = slot {
+            self.retries[i] = Retry::NONE;
+        }
+        self.outcome(now, space, bytes, o)
+    }
+
+    fn const_absent(&self, addr: u64) -> bool {
+        if self.consts.perfect {
+            return false;
+        }
+        let line = addr >> self.consts.line_shift;
+        !self.ctags[self.const_set(line)].iter().any(|w| w.line == line)
+    }
+}
+
+/// One way of the L0 VL constant cache.
+#[derive(Debug, Clone, Copy)]
+struct ConstWay {
+    line: u64,
+    stamp: u64,
+    /// The cycle the line's data is there (its fetch may still be in flight).
+    ready: u64,
+}
