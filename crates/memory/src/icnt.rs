@@ -65,20 +65,6 @@ impl PortSet {
         self.0[i / 64] &= !(1 << (i % 64));
     }
 
-    #[inline]
-    pub fn set(&mut self, i: usize, on: bool) {
-        if on {
-            self.insert(i);
-        } else {
-            self.remove(i);
-        }
-    }
-
-    #[inline]
-    pub fn contains(&self, i: usize) -> bool {
-        self.0[i / 64] & (1 << (i % 64)) != 0
-    }
-
     /// Moves every member into `to` and out of `out_of`; the set is then empty.
     #[inline]
     pub fn drain_into(&mut self, to: &mut PortSet, out_of: &mut PortSet) {
@@ -219,11 +205,14 @@ impl Crossbar {
     }
 
     /// Source `src`'s queue holds a packet (`true`) or is empty. A parked source's queue
-    /// keeps its head packet, so it stays parked.
+    /// keeps its head packet (only [`Crossbar::cycle`] pops it), so it stays parked.
     #[inline]
     pub fn has_packets(&mut self, src: usize, yes: bool) {
-        if !self.parked.contains(src) {
-            self.active.set(src, yes);
+        let (w, bit) = (src / 64, 1u64 << (src % 64));
+        if yes {
+            self.active.0[w] |= bit & !self.parked.0[w];
+        } else {
+            self.active.0[w] &= !bit;
         }
     }
 
