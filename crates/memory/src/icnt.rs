@@ -129,8 +129,8 @@ pub(crate) struct Crossbar {
     dst_cap: usize,
     src_busy: Vec<u64>,
     dst_busy: Vec<u64>,
-    /// Sources whose queue may hold a packet and that are not parked (kept by the queues'
-    /// owners through [`Crossbar::has_packets`]); the others are not visited.
+    /// Sources whose queue may hold a packet (kept by the queues' owners through
+    /// [`Crossbar::has_packets`]); only those not parked are visited.
     active: PortSet,
     /// Sources asleep on the wheel or waiting for a credit; their queues hold packets.
     parked: PortSet,
@@ -205,12 +205,13 @@ impl Crossbar {
     }
 
     /// Source `src`'s queue holds a packet (`true`) or is empty. A parked source's queue
-    /// keeps its head packet (only [`Crossbar::cycle`] pops it), so it stays parked.
+    /// keeps its head packet (only [`Crossbar::cycle`] pops it), so it stays parked: the
+    /// visits skip parked sources whether or not they are marked active.
     #[inline]
     pub fn has_packets(&mut self, src: usize, yes: bool) {
         let (w, bit) = (src / 64, 1u64 << (src % 64));
         if yes {
-            self.active.0[w] |= bit & !self.parked.0[w];
+            self.active.0[w] |= bit;
         } else {
             self.active.0[w] &= !bit;
         }
@@ -276,7 +277,7 @@ impl Crossbar {
         for (lo, hi) in [(rr, n), (0, rr)] {
             let mut w = lo / 64;
             while w * 64 < hi {
-                let mut bits = self.active.word_in(w, lo, hi);
+                let mut bits = self.active.word_in(w, lo, hi) & !self.parked.0[w];
                 while bits != 0 {
                     let s = w * 64 + bits.trailing_zeros() as usize;
                     bits &= bits - 1;
