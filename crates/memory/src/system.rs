@@ -365,8 +365,8 @@ impl MemorySystem {
                 c.stats = Default::default();
             }
         }
-        self.req_net.stats = Default::default();
-        self.resp_net.stats = Default::default();
+        self.req_net.reset_stats();
+        self.resp_net.reset_stats();
         self.stats_epoch = self.core_cycles;
         self.dram_epoch = self.dram.cycle;
     }
@@ -378,8 +378,8 @@ impl MemorySystem {
             icnt_cycles: self.icnt.cycle,
             l2_cycles: self.l2.cycle,
             dram_cycles: self.dram.cycle,
-            icnt_requests: self.req_net.stats.clone(),
-            icnt_responses: self.resp_net.stats.clone(),
+            icnt_requests: self.req_net.stats(),
+            icnt_responses: self.resp_net.stats(),
             ..MemStats::default()
         };
         for s in self.parts.iter().flat_map(|p| p.slices.iter()) {
