@@ -80,9 +80,13 @@ pub fn useful_threads(threads: &Threads, notes: &[SmNote]) -> usize {
 
 /// One SM's part of the kernel.
 struct Shard {
-    k: KernelExec,
     issued: u64,
     reg_changes: u64,
+    /// Whether the executor part still had output after the last serial part took it (a
+    /// fault or assertion the kernel's record already had one of): what a step that does
+    /// not call the executor reports ([`ShardExec::before`]).
+    output_left: bool,
+    k: KernelExec,
     /// The engine's issue record, reused (boxed: ~1.2 KB).
     scratch: Box<sassim_functional::Issued>,
 }
@@ -123,6 +127,7 @@ impl<'a> ShardedEngine<'a> {
                 k: main.new_shard(),
                 issued: 0,
                 reg_changes: 0,
+                output_left: false,
                 scratch: Box::default(),
             })
             .collect();
@@ -173,6 +178,20 @@ impl Drop for ShardedEngine<'_> {
 struct ShardExec<'s> {
     sh: &'s mut Shard,
     global: &'s GlobalMemory,
+    /// The shard's progress counter when the step first issued or committed (None: it did
+    /// neither, so its progress and output did not change). Read only then: most SM steps
+    /// of a loaded GPU do neither, and reading the counters is a cache miss per SM.
+    before: Option<u64>,
+}
+
+impl ShardExec<'_> {
+    /// Before the step's first issue or commit: remember the progress counter.
+    #[inline]
+    fn first_call(&mut self) {
+        if self.before.is_none() {
+            self.before = Some(self.sh.k.shard_progress() + self.sh.reg_changes);
+        }
+    }
 }
 
 /// The shard's own id of a timing-model warp id.
@@ -198,6 +217,7 @@ impl Executor for ShardExec<'_> {
     }
 
     fn issue(&mut self, warp: u32, clock: u64, out: &mut Issued<PendingWrites>) -> Result<(), String> {
+        self.first_call();
         let i = &mut *self.sh.scratch;
         self.sh
             .k
@@ -209,6 +229,7 @@ impl Executor for ShardExec<'_> {
     }
 
     fn commit(&mut self, warp: u32, writes: &PendingWrites) {
+        self.first_call();
         let changed = self.sh.k.commit_changed(local(warp), writes);
         self.sh.reg_changes += u64::from(changed);
     }
@@ -276,10 +297,19 @@ impl crate::KernelSource for ShardedEngine<'_> {
                     .zip(notes.iter_mut())
                     .enumerate()
                 {
-                    let before = sh.k.shard_progress() + sh.reg_changes;
-                    tick_sm(sm, &mut ShardExec { sh, global }, cycle, note).map_err(|e| (first + i, e))?;
-                    note.progress = (sh.k.shard_progress() + sh.reg_changes - before) as u32;
-                    note.output = sh.k.shard_has_output();
+                    let mut e = ShardExec {
+                        sh,
+                        global,
+                        before: None,
+                    };
+                    tick_sm(sm, &mut e, cycle, note).map_err(|e| (first + i, e))?;
+                    if let Some(before) = e.before {
+                        note.progress = (sh.k.shard_progress() + sh.reg_changes - before) as u32;
+                        note.output = sh.k.shard_has_output();
+                    } else {
+                        note.progress = 0;
+                        note.output = sh.output_left;
+                    }
                 }
                 Ok(())
             };
@@ -293,6 +323,7 @@ impl crate::KernelSource for ShardedEngine<'_> {
                 sh.k.apply_shard_log(&mut self.global);
                 self.main.absorb_shard_output(&mut sh.k);
                 self.progress += sh.k.shard_progress() - before;
+                sh.output_left = sh.k.shard_has_output();
             }
         }
         r
