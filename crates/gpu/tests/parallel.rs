@@ -3,6 +3,8 @@
 //! exchange, stores, spinning loads), a histogram (global and shared atomics), a vector add
 //! on every SM — and the kernels still compute their reference outputs.
 
+mod common;
+
 use sassim_config::GpuConfig;
 use sassim_functional::ControlFlowKind;
 use sassim_gpu::parallel::Threads;
@@ -35,11 +37,7 @@ fn run_text(name: &str, grid: Option<u32>, threads: usize) -> String {
     )
     .unwrap_or_else(|e| panic!("{name} with {threads} threads: {e}"));
     assert!(r.check.is_ok(), "{name} with {threads} threads: {:?}", r.check);
-    let k = &r.run;
-    format!(
-        "cycles {} bare {} first {} ctas {} sms {} occupancy {:?}\nstats {:?}\nmem {:?}\ndispatch {:?}\nipc {:?}",
-        k.cycles, k.bare_cycles, k.first_warp_cycle, k.ctas, k.sms_used, k.occupancy, k.stats, k.mem, k.dispatch, k.ipc_timeline
-    )
+    common::kernel_run_text(&r.run)
 }
 
 fn same_for_1_2_4_threads(name: &str, grid: Option<u32>) {
@@ -74,24 +72,11 @@ fn vector_add_on_every_sm_does_not_depend_on_threads() {
 /// The BFS trace (Accel-Sim tracer v3, 16 kernels): trace-driven SMs tick in parallel too.
 #[test]
 fn bfs_trace_statistics_do_not_depend_on_threads() {
-    let list = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/traces/bfs-sm80-v3/kernelslist.g");
     let run = |threads: usize| {
-        let mut gpu = Gpu::new(GpuConfig::preset("rtx-a6000").expect("preset"));
-        let opts = RunOptions {
+        common::bfs_trace_text(&RunOptions {
             threads,
             ..RunOptions::default()
-        };
-        let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, &list, &[], &opts).expect("bfs trace");
-        assert_eq!(runs.len(), 16);
-        runs.iter()
-            .map(|r| {
-                format!(
-                    "{:?} {:?} {:?} {}",
-                    r.run.stats, r.run.mem, r.run.dispatch, r.run.cycles
-                )
-            })
-            .collect::<Vec<_>>()
+        })
     };
     let one = run(1);
     assert_eq!(one, run(2));

@@ -3,6 +3,8 @@
 //! statistics, memory counters and cycles with sub-cores sleeping through their idle cycles
 //! as without, and the kernels still compute their reference outputs.
 
+mod common;
+
 use sassim_config::GpuConfig;
 use sassim_functional::ControlFlowKind;
 use sassim_gpu::workload::{load_builtin, run_workload_timed};
@@ -22,11 +24,7 @@ fn run_text(preset: &str, name: &str, skip: bool) -> String {
     let r = run_workload_timed(&mut gpu, &w, &listing, arch, smem, ControlFlowKind::Hanoi, &opts)
         .unwrap_or_else(|e| panic!("{preset} {name}, sleep {skip}: {e}"));
     assert!(r.check.is_ok(), "{preset} {name}, sleep {skip}: {:?}", r.check);
-    let k = &r.run;
-    format!(
-        "cycles {} bare {} first {} ctas {} sms {} occupancy {:?}\nstats {:?}\nmem {:?}\ndispatch {:?}\nipc {:?}",
-        k.cycles, k.bare_cycles, k.first_warp_cycle, k.ctas, k.sms_used, k.occupancy, k.stats, k.mem, k.dispatch, k.ipc_timeline
-    )
+    common::kernel_run_text(&r.run)
 }
 
 fn suite_is_the_same(preset: &str) {
@@ -54,26 +52,13 @@ fn builtin_workloads_on_h100_do_not_depend_on_sleep() {
 /// The BFS trace (Accel-Sim tracer v3, 16 kernels, control bits inferred).
 #[test]
 fn bfs_trace_does_not_depend_on_sleep() {
-    let list = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/traces/bfs-sm80-v3/kernelslist.g");
+    // Control bits inferred (what `sassim run --trace` does): sleep needs them.
     let run = |skip: bool| {
-        let mut gpu = Gpu::new(GpuConfig::preset("rtx-a6000").expect("preset"));
-        // Control bits inferred (what `sassim run --trace` does): sleep needs them.
-        let opts = RunOptions {
+        common::bfs_trace_text(&RunOptions {
             skip_idle_subcores: skip,
             infer_control_bits: true,
             ..RunOptions::default()
-        };
-        let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, &list, &[], &opts).expect("bfs trace");
-        assert_eq!(runs.len(), 16);
-        runs.iter()
-            .map(|r| {
-                format!(
-                    "{:?} {:?} {:?} {}",
-                    r.run.stats, r.run.mem, r.run.dispatch, r.run.cycles
-                )
-            })
-            .collect::<Vec<_>>()
+        })
     };
     assert_eq!(run(true), run(false));
 }

@@ -375,13 +375,7 @@ mod tests {
 
     #[test]
     fn victims_follow_the_lru_rule() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rnd = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1du64);
         for &(sets, assoc) in &[(1u64, 1usize), (1, 4), (4, 8), (2, 32)] {
             let mut c = SectorCache::new(sets, assoc, Hashing::Linear);
             for step in 0..40_000 {

@@ -645,13 +645,7 @@ mod tests {
     /// bank, and blocked reads.
     #[test]
     fn schedule_follows_fr_fcfs() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rnd = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1du64);
         for &(entries, banks, groups, rows) in &[(8u32, 4u32, 2u32, 2u64), (32, 16, 4, 3), (64, 16, 4, 16)] {
             let mut cfg = DramConfig::preset(DramType::Gddr6);
             cfg.sched_queue_entries = entries;

@@ -41,6 +41,8 @@ mod l1;
 mod l2;
 mod partition;
 mod system;
+#[cfg(test)]
+mod test_rng;
 pub mod types;
 
 pub use config::{

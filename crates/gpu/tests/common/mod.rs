@@ -1,9 +1,10 @@
-//! Microbenchmark sources shared by the gpu crate's tests.
+//! Microbenchmark sources and runs shared by the gpu crate's tests.
 
 /// The `mem` microbenchmark (`preset_keys.rs`, `microbench_threads.rs`): four CTAs of eight warps; each thread reads 8 lines 32 KB apart
 /// and 8 lines 1 MB apart (rows of one bank), writes lines it then reads back (write/read
 /// turnarounds): 512 KB through L1, L2 and DRAM. `store_sum`: each thread then stores
 /// R20 + R37.
+#[allow(dead_code)]
 pub fn mem_microbench(store_sum: bool) -> String {
     let mut s = String::from(
         ".grid 4\n.block 256\n.init R0 = tid.x\n.init R3 = 0\n.init R5 = 1\n\
@@ -33,4 +34,32 @@ pub fn mem_microbench(store_sum: bool) -> String {
     }
     s += "[B------:R-:W-:-:S05] EXIT ;\n";
     s
+}
+
+/// Every statistic of the BFS trace's 16 kernels (Accel-Sim tracer v3, RTX A6000) under
+/// `opts`, per kernel as text (`parallel.rs`, `subcore_sleep.rs`).
+#[allow(dead_code)]
+pub fn bfs_trace_text(opts: &sassim_gpu::RunOptions) -> Vec<String> {
+    let list = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/traces/bfs-sm80-v3/kernelslist.g");
+    let mut gpu = sassim_gpu::Gpu::new(sassim_config::GpuConfig::preset("rtx-a6000").expect("preset"));
+    let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, &list, &[], opts).expect("bfs trace");
+    assert_eq!(runs.len(), 16);
+    runs.iter()
+        .map(|r| {
+            format!(
+                "{:?} {:?} {:?} {}",
+                r.run.stats, r.run.mem, r.run.dispatch, r.run.cycles
+            )
+        })
+        .collect()
+}
+
+/// Everything a kernel run reports (statistics, memory counters, cycles, occupancy), as text.
+#[allow(dead_code)]
+pub fn kernel_run_text(k: &sassim_gpu::KernelRun) -> String {
+    format!(
+        "cycles {} bare {} first {} ctas {} sms {} occupancy {:?}\nstats {:?}\nmem {:?}\ndispatch {:?}\nipc {:?}",
+        k.cycles, k.bare_cycles, k.first_warp_cycle, k.ctas, k.sms_used, k.occupancy, k.stats, k.mem, k.dispatch, k.ipc_timeline
+    )
 }
