@@ -146,10 +146,11 @@ impl<W> Sm<W> {
         }
         let s = &self.subcores[sc];
         let min_gap = self.cfg.clock_read_min_interval as u64;
-        if inst.special == Special::ClockRead && s.last_clock_issue.is_some_and(|c| now < c + min_gap) {
-            let t = s.last_clock_issue.map_or(ACTED, |c| c + min_gap);
-            self.wake_by(t);
-            return Err(StallReason::StallCounter);
+        if inst.special == Special::ClockRead {
+            if let Some(t) = s.last_clock_issue.map(|c| c + min_gap).filter(|&t| now < t) {
+                self.wake_by(t);
+                return Err(StallReason::StallCounter);
+            }
         }
         if inst.mem.is_some() {
             if self.mem_queue_full(sc) {
@@ -347,7 +348,6 @@ impl<W> Sm<W> {
             // Greedy-then-youngest/oldest: the choice is the first ready warp in the policy's
             // order, so the warps are checked in that order up to the first ready one (every
             // warp only when none is; see `first_ready`).
-            self.wake_at = NEVER;
             return match self.first_ready(ex, sc, now) {
                 Ok(slot) => self.choose_and_issue(ex, sc, now, &[slot], StallReason::Idle),
                 Err(best) => self.choose_and_issue(ex, sc, now, &[], best),
@@ -357,7 +357,6 @@ impl<W> Sm<W> {
         // and no clearing cost per cycle).
         let mut buf = std::mem::take(&mut self.ready_buf);
         buf.clear();
-        self.wake_at = NEVER;
         let mut best = StallReason::Idle;
         if self.ltrf_enabled() {
             // LTRF: a warp's check may start a register-cache prefetch that delays the next

@@ -93,7 +93,7 @@ impl<W> Sm<W> {
     }
 
     /// Run sub-core `sc`'s cycle: its pipeline stages, issue and fetch, or only its stall
-    /// count while it sleeps. Returns whether its stages ran.
+    /// count while it sleeps (debug builds run the stages anyway and check).
     pub(crate) fn subcore_cycle<E: Executor<Writes = W>>(
         &mut self,
         ex: &mut E,
@@ -136,6 +136,8 @@ impl<W> Sm<W> {
     /// them could act again ([`ACTED`] if one did).
     #[inline(always)]
     fn stages<E: Executor<Writes = W>>(&mut self, ex: &mut E, sc: usize, now: u64) -> Result<u64, String> {
+        // The issue stage's readiness checks add to this (`Sm::wake_by`).
+        self.wake_at = NEVER;
         let mut wake = NEVER;
         if self.sc_busy[sc] {
             wake = wake.min(self.allocate_stage(sc, now));

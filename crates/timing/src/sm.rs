@@ -62,7 +62,8 @@ pub struct Sm<W> {
     pub(crate) wake_at: u64,
     /// The stall reason the last sub-core cycle counted (`Sm::count_stall`).
     pub(crate) last_stall: crate::stats::StallReason,
-    /// Per warp slot, its sub-core.
+    /// Per warp slot, its sub-core (`Warp::subcore`, kept here so that waking a warp's
+    /// sub-core, `Sm::touch_slot`, does not read the warp's large record).
     pub(crate) slot_sc: [u8; MAX_WARP_SLOTS],
     /// Let sub-cores sleep through cycles in which nothing can change (`crate::sleep`;
     /// statistics are the same either way).
@@ -835,7 +836,6 @@ impl<W> Sm<W> {
                 self.age_rank[w] = rank as u8;
             }
             self.sc_mask[sc] &= !(1 << slot);
-            self.touch_sc(sc);
             self.subcores[sc].two_level_pool.retain(|&x| x != slot);
             if self.subcores[sc].last_issued == Some(slot) {
                 self.subcores[sc].last_issued = None;

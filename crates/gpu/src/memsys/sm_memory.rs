@@ -258,16 +258,9 @@ impl DataMemory for SmDataMemory {
         // A retry of a rejected access: the L1 has its coalescing (the ticket), unless it
         // gave the entry to another access meanwhile.
         let key = Retry::of(acc, req);
-        let slot = self.retries.iter().position(|r| r.same(&key));
-        if let Some(i) = slot {
-            let t = self.retries[i].ticket;
-            debug_assert!(
-                !self.l1.ticket_current(t)
-                    || self
-                        .l1
-                        .ticket_holds(t, &self.request(req, acc, space, mem_kind(req.kind), bytes)),
-                "a retried access changed"
-            );
+        let found = self.retry_slot(&key, acc);
+        let slot = found.map(|(i, _)| i);
+        if let Some((_, t)) = found {
             match self.l1.retry(now, t, req.id) {
                 // Rejected again: the entry and its ticket stay as they are.
                 Some(mm::AccessOutcome::Rejected) => return Access::Retry,
@@ -285,28 +278,9 @@ impl DataMemory for SmDataMemory {
             return false;
         }
         let key = Retry::key(acc, warp, kind);
-        let Some(r) = self.retries.iter().find(|r| r.same(&key)) else {
+        let Some((_, t)) = self.retry_slot(&key, acc) else {
             return false;
         };
-        let t = r.ticket;
-        debug_assert!(
-            !self.l1.ticket_current(t) || {
-                let space = l1_space(acc.space);
-                let req = MemReq {
-                    id: 0,
-                    space: acc.space,
-                    kind,
-                    bits: 0,
-                    access: Some(acc),
-                    warp,
-                    const_addr: None,
-                    const_l1_extra: 0,
-                };
-                let w = self.request(&req, acc, space, mem_kind(kind), acc.bytes_per_lane.clamp(1, 16));
-                self.l1.ticket_holds(t, &w)
-            },
-            "a retried access changed"
-        );
         self.l1.rejected_again(t)
     }
 
@@ -334,6 +308,40 @@ impl DataMemory for SmDataMemory {
 
 impl SmDataMemory {
     /// The L1's request of an access (local addresses translated).
+    /// The entry of `retries` that remembers the access `key` (of `acc`), if it was rejected
+    /// before. Debug builds check that the entry's L1 ticket, while current, still names this
+    /// access (its record is unchanged until it is accepted). Returns the entry's index and
+    /// ticket.
+    #[inline(always)]
+    fn retry_slot(&self, key: &Retry, acc: &MemAccess) -> Option<(usize, mm::Ticket)> {
+        let (i, t) = self
+            .retries
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| r.same(key).then_some((i, r.ticket)))?;
+        debug_assert!(
+            {
+                !self.l1.ticket_current(t) || {
+                    let req = MemReq {
+                        id: 0,
+                        space: acc.space,
+                        kind: key.kind,
+                        bits: 0,
+                        access: Some(acc),
+                        warp: key.warp,
+                        const_addr: None,
+                        const_l1_extra: 0,
+                    };
+                    let bytes = acc.bytes_per_lane.clamp(1, 16);
+                    let w = self.request(&req, acc, l1_space(acc.space), mem_kind(key.kind), bytes);
+                    self.l1.ticket_holds(t, &w)
+                }
+            },
+            "a retried access changed"
+        );
+        Some((i, t))
+    }
+
     fn request(
         &self,
         req: &MemReq,
