@@ -158,7 +158,7 @@ impl<W> Sm<W> {
             }
         } else if inst.fixed {
             let unit = self.latch_unit(sc, inst.unit);
-            let shared = self.cfg.units.get(unit).is_some_and(|u| u.shared_by_sm);
+            let shared = self.unit_shared(unit);
             let free = if shared {
                 self.shared_unit_free[unit]
             } else {
@@ -482,7 +482,8 @@ impl<W> Sm<W> {
                 ranks.trailing_zeros() as usize
             };
             ranks &= !(1u64 << rank);
-            let slot = self.subcores[sc].warps[rank];
+            let slot = self.rank_slot[sc][rank] as usize;
+            debug_assert_eq!(slot, self.subcores[sc].warps[rank]);
             unvisited &= !(1u64 << slot);
             match self.ready(ex, sc, slot, now) {
                 Ok(()) => return Ok(slot),
@@ -742,6 +743,7 @@ impl<W> Sm<W> {
         } else {
             unit
         };
+        let shared = self.unit_shared(unit);
         let s = &mut self.subcores[sc];
         s.last_issued = Some(slot);
         s.last_issue_cycle = now;
@@ -749,7 +751,6 @@ impl<W> Sm<W> {
             s.last_clock_issue = Some(now);
         }
         if is_fixed && !is_mem {
-            let shared = self.cfg.units.get(unit).is_some_and(|u| u.shared_by_sm);
             if shared {
                 let ii = self.cfg.units[unit].initiation_interval.max(1) as u64;
                 self.shared_unit_free[unit] = now + latch.max(ii);
@@ -832,9 +833,9 @@ impl<W> Sm<W> {
             self.warps[slot].exited = true;
             self.hot[slot] &= !HOT_LIVE;
             self.sync_masks(slot);
-            self.exited_warps += 1;
-            if let Err(at) = self.exited_slots.binary_search(&slot) {
-                self.exited_slots.insert(at, slot);
+            self.exited |= 1 << slot;
+            if self.warps[slot].inflight_ops == 0 {
+                self.drained |= 1 << slot;
             }
         }
         self.iss[slot].maybe_blocked = ex.blocked(id);

@@ -5,12 +5,13 @@
 //! file with a register-file cache, a result queue, and the memory pipeline.
 //!
 //! Components (one module each): [`frontend`], [`sm`] (issue, Control, Allocate,
-//! read, write-back and the cycle loop), [`state`] (the per-warp and per-sub-core state
-//! records the stages share), [`regfile`], [`mem`], [`inst`] (static decode),
-//! [`exec`] (the executor interface), [`config`], [`stats`], [`ltrf`] (the latency-tolerant
-//! register file's register cache and prefetches).
+//! read, write-back and the cycle loop), `events` (the SM's event queue), [`state`] (the
+//! per-warp and per-sub-core state records the stages share), [`regfile`], [`mem`], [`inst`]
+//! (static decode), [`exec`] (the executor interface), [`config`], [`stats`], [`ltrf`] (the
+//! latency-tolerant register file's register cache and prefetches).
 
 pub mod config;
+pub(crate) mod events;
 pub mod exec;
 pub mod fetch;
 pub mod frontend;

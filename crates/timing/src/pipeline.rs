@@ -175,7 +175,7 @@ impl<W> Sm<W> {
         let lat = inst.latency as u64;
         let initiation = inst.initiation as u64;
         let mut start = now + read_cycles as u64;
-        if self.cfg.units.get(unit).is_some_and(|u| u.shared_by_sm) {
+        if self.unit_shared(unit) {
             start = start.max(self.shared_unit_free[unit]);
             // One SM-wide unit (FP64 on consumer parts): a warp takes its initiation interval
             // or its lanes' cycles (2 lanes: 16 cycles per warp), whichever is longer.

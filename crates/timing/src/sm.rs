@@ -14,8 +14,7 @@ use crate::state::{
 };
 use crate::stats::CoreStats;
 use sassim_isa::ArchReg;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// A simulated SM. `repr(C)`: the fields every cycle reads of every SM come first, in a few
 /// cache lines (on a loaded GPU the per-cycle work of the SMs is mostly cache misses).
@@ -36,15 +35,21 @@ pub struct Sm<W> {
     /// Slots whose warp is live and has room in its instruction buffer (`HOT_LIVE` and not
     /// `HOT_NO_ROOM`): the fetch stage's candidates.
     pub(crate) room: u64,
+    /// Slots whose warp exited and is not retired yet (`exited`), and those of them with no
+    /// memory or variable-latency operation in flight (`drained`: `Warp::inflight_ops` is 0),
+    /// the ones retirement looks at (`Sm::retire_warps`) without reading their `Warp` records.
+    pub(crate) exited: u64,
+    pub(crate) drained: u64,
     pub(crate) arb_free: u64,
     /// The cycle the SM's clock counter (SR_CLOCKLO) and its issue logs count from: when its
     /// first CTA started (`Sm::start_at`).
     pub(crate) clock_origin: u64,
+    /// Units (`cfg.units` indices below 64) shared by the SM's sub-cores (`shared_by_sm`),
+    /// as bits: the readiness check asks this of every warp's unit (see `Sm::unit_shared`).
+    pub(crate) shared_units: u64,
     /// Warp slots in use (kept so that the per-cycle idle and occupancy queries do not
     /// scan every warp).
     pub(crate) used_warps: usize,
-    /// Warps that exited and are not retired yet.
-    pub(crate) exited_warps: u32,
     pub(crate) uses_control_bits: bool,
     /// Whether `clock_origin` was set.
     pub(crate) started: bool,
@@ -72,7 +77,7 @@ pub struct Sm<W> {
     pub(crate) slept_cycles: u64,
     pub(crate) l1i_rr: usize,
     pub(crate) arb_rr: usize,
-    pub(crate) events: BinaryHeap<Reverse<(u64, u64, Event)>>,
+    pub(crate) events: crate::events::EventQueue,
     /// Warps with counter increments staged this cycle.
     pub(crate) staged: Vec<usize>,
     /// Per sub-core, the slots of its warps as bits (kept with `SubCore::warps`).
@@ -80,6 +85,9 @@ pub struct Sm<W> {
     /// Per warp slot, its position in its sub-core's `SubCore::warps` (age order, oldest 0):
     /// the issue stage walks candidate warps by age as bits of this rank.
     pub(crate) age_rank: [u8; MAX_WARP_SLOTS],
+    /// Per sub-core, the slot of its warp of each age rank (`SubCore::warps` as bytes, kept
+    /// with it and `age_rank`: the issue stage's walk reads it, in the SM's own record).
+    pub(crate) rank_slot: [[u8; MAX_WARP_SLOTS]; MAX_SUBCORES],
     /// Per warp slot, `HOT_*` flags: what the readiness check of every warp every cycle
     /// looks at first, kept apart from the large `Warp` records so that idle and waiting
     /// warps cost no cache miss.
@@ -97,9 +105,6 @@ pub struct Sm<W> {
     pub(crate) warps: Vec<Warp>,
     /// Readiness of a sub-core's warps, reused every cycle by the issue stage.
     pub(crate) ready_buf: Vec<usize>,
-    /// Slots of the warps that exited and are not retired yet, in slot order (retirement
-    /// looks at these only, not at every slot every cycle).
-    pub(crate) exited_slots: Vec<usize>,
     /// The executor's records of instructions in flight (register results and memory
     /// access), written in place at issue and reused: indexed by `Stage::writes`,
     /// `PendingResult::slab` and the write-back events; `slab_live[i]` until committed.
@@ -180,6 +185,13 @@ impl<W> Sm<W> {
             })
             .collect();
         let warps = (0..cfg.max_warps).map(|_| Warp::new()).collect();
+        let shared_units = cfg
+            .units
+            .iter()
+            .take(64)
+            .enumerate()
+            .filter(|(_, u)| u.shared_by_sm)
+            .fold(0u64, |m, (i, _)| m | 1 << i);
         let fp32_unit = cfg.units.iter().position(|u| u.name == "fp32");
         let int_unit = cfg.units.iter().position(|u| u.name == "int");
         Sm {
@@ -196,6 +208,7 @@ impl<W> Sm<W> {
             iss: vec![WarpIssue::new(0); max_warps],
             sc_mask: [0; MAX_SUBCORES],
             age_rank: [0; MAX_WARP_SLOTS],
+            rank_slot: [[0; MAX_WARP_SLOTS]; MAX_SUBCORES],
             sc_busy: [false; MAX_SUBCORES],
             sleep: [crate::sleep::SubCoreSleep::AWAKE; MAX_SUBCORES],
             wake_at: crate::sleep::NEVER,
@@ -210,7 +223,7 @@ impl<W> Sm<W> {
             slab: Vec::with_capacity(SLAB_START),
             slab_live: Vec::with_capacity(SLAB_START),
             free_slab: Vec::with_capacity(SLAB_START),
-            events: BinaryHeap::new(),
+            events: crate::events::EventQueue::default(),
             event_seq: 0,
             l1i_rr: 0,
             arb_free: 0,
@@ -228,8 +241,8 @@ impl<W> Sm<W> {
             started: false,
             staged: Vec::with_capacity(8),
             ready_buf: Vec::with_capacity(64),
-            exited_warps: 0,
-            exited_slots: Vec::with_capacity(max_warps),
+            exited: 0,
+            drained: 0,
             hot: [0; MAX_WARP_SLOTS],
             go: 0,
             waiting: 0,
@@ -238,6 +251,7 @@ impl<W> Sm<W> {
             used_warps: 0,
             fp32_unit,
             int_unit,
+            shared_units,
         }
     }
 
@@ -327,7 +341,9 @@ impl<W> Sm<W> {
         self.hot[slot] = HOT_LIVE;
         self.sync_masks(slot);
         self.used_warps += 1;
-        self.age_rank[slot] = self.subcores[sc].warps.len() as u8;
+        let rank = self.subcores[sc].warps.len();
+        self.age_rank[slot] = rank as u8;
+        self.rank_slot[sc][rank] = slot as u8;
         self.subcores[sc].warps.push(slot);
         self.sc_mask[sc] |= 1 << slot;
         Some(slot)
@@ -456,7 +472,7 @@ impl<W> Sm<W> {
 
     pub(crate) fn schedule(&mut self, at: u64, e: Event) {
         self.event_seq += 1;
-        self.events.push(Reverse((at, self.event_seq, e)));
+        self.events.push(at, self.event_seq, e);
     }
 
     pub(crate) fn sb_dec(&mut self, slot: usize, sb: Option<u8>) {
@@ -515,7 +531,7 @@ impl<W> Sm<W> {
             }
         }
         self.staged.clear();
-        if self.exited_warps > 0 {
+        if self.drained != 0 {
             self.retire_warps(ex);
         }
         self.now += 1;
@@ -563,24 +579,25 @@ impl<W> Sm<W> {
             && self.tma.is_empty()
             && self.staged.is_empty()
             && self.cfg.scheduler != crate::config::SchedPolicy::TwoLevel
-            && (self.exited_warps == 0 || !self.may_retire())
+            && self.drained == 0
     }
 
-    /// Whether `retire_warps` could do anything with every pipeline empty: an exited warp
-    /// with no memory operation in flight, or a stale entry to forget.
-    fn may_retire(&self) -> bool {
-        self.exited_slots.iter().any(|&slot| {
-            let w = &self.warps[slot];
-            !w.used || !w.exited || w.finished || w.inflight_ops == 0
-        })
+    /// Debug check of the `exited` and `drained` masks against the warp records.
+    fn assert_exit_masks(&self) {
+        for (slot, w) in self.warps.iter().enumerate() {
+            let b = 1u64 << slot;
+            let exited = w.used && w.exited && !w.finished;
+            debug_assert_eq!(self.exited & b != 0, exited, "slot {slot}: stale exited bit");
+            debug_assert_eq!(
+                self.drained & b != 0,
+                exited && w.inflight_ops == 0,
+                "slot {slot}: stale drained bit"
+            );
+        }
     }
 
     fn process_events<E: Executor<Writes = W>>(&mut self, ex: &mut E, now: u64) {
-        while let Some(Reverse((at, _, e))) = self.events.peek().copied() {
-            if at > now {
-                break;
-            }
-            self.events.pop();
+        while let Some(e) = self.events.pop_due(now) {
             match e {
                 Event::ILine { sc, .. } => self.touch_sc(sc),
                 Event::Writeback { slot, .. }
@@ -614,7 +631,7 @@ impl<W> Sm<W> {
                 Event::MemDone { slot, sidx, writes } => self.finish_mem(slot, sidx, writes, now),
                 Event::Writeback { slot, sidx, writes } => {
                     // A load colliding with a fixed-latency result in the same bank waits.
-                    let sc = self.warps[slot].subcore;
+                    let sc = self.slot_sc[slot] as usize;
                     let bank = self.code[sidx].writes.iter().find_map(|r| match r {
                         ArchReg::R(i) => Some(*i as u32 % self.cfg.rf_banks),
                         _ => None,
@@ -649,6 +666,9 @@ impl<W> Sm<W> {
                     }
                     let w = &mut self.warps[slot];
                     w.inflight_ops = w.inflight_ops.saturating_sub(1);
+                    if w.inflight_ops == 0 {
+                        self.drained |= self.exited & 1 << slot;
+                    }
                 }
                 Event::ILine { sc, line } if line & CONST_LINE_TAG != 0 => {
                     // A constant line for the sub-core's L0 FL cache: the waiting warp may
@@ -677,6 +697,17 @@ impl<W> Sm<W> {
                     }
                 }
             }
+        }
+    }
+
+    /// Whether execution unit `unit` is shared by the SM's sub-cores (`shared_by_sm`; false
+    /// for an index that is no unit).
+    #[inline]
+    pub(crate) fn unit_shared(&self, unit: usize) -> bool {
+        if unit < 64 {
+            self.shared_units >> unit & 1 != 0
+        } else {
+            self.cfg.units.get(unit).is_some_and(|u| u.shared_by_sm)
         }
     }
 
@@ -799,32 +830,27 @@ impl<W> Sm<W> {
         }
     }
 
+    /// Retire the exited warps with nothing in flight (`drained`), in slot order: those not
+    /// held in their sub-core's Control or Allocate latch.
     fn retire_warps<E: Executor<Writes = W>>(&mut self, ex: &mut E) {
-        let mut k = 0;
-        while k < self.exited_slots.len() {
-            let slot = self.exited_slots[k];
-            let w = &self.warps[slot];
-            if !w.used || !w.exited || w.finished {
-                // Not a live exited warp any more: forget it.
-                self.exited_slots.remove(k);
-                continue;
-            }
-            k += 1;
-            if w.inflight_ops > 0 {
-                continue;
-            }
-            let sc = w.subcore;
+        if cfg!(debug_assertions) {
+            self.assert_exit_masks();
+        }
+        let mut bits = self.drained;
+        while bits != 0 {
+            let slot = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let sc = self.slot_sc[slot] as usize;
             let s = &self.subcores[sc];
             if s.control.is_some_and(|c| c.slot == slot) || s.allocate.is_some_and(|c| c.slot == slot) {
                 continue;
             }
-            let id = w.exec_id;
+            let id = self.warps[slot].exec_id;
             while let Some(p) = self.warps[slot].pending.pop() {
                 self.commit_slot(ex, id, p.slab);
             }
-            self.exited_warps = self.exited_warps.saturating_sub(1);
-            k -= 1;
-            self.exited_slots.remove(k);
+            self.exited &= !(1 << slot);
+            self.drained &= !(1 << slot);
             let w = &mut self.warps[slot];
             w.finished = true;
             w.used = false;
@@ -834,6 +860,7 @@ impl<W> Sm<W> {
             self.subcores[sc].warps.retain(|&x| x != slot);
             for (rank, &w) in self.subcores[sc].warps.iter().enumerate() {
                 self.age_rank[w] = rank as u8;
+                self.rank_slot[sc][rank] = w as u8;
             }
             self.sc_mask[sc] &= !(1 << slot);
             self.subcores[sc].two_level_pool.retain(|&x| x != slot);
