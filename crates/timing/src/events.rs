@@ -117,7 +117,7 @@ mod tests {
                     assert_eq!(a, b, "round {round}, cycle {now}");
                     let Some(e) = a else { break };
                     popped += 1;
-                    if xorshift(&mut rng) % 4 == 0 {
+                    if xorshift(&mut rng).is_multiple_of(4) {
                         let at = now + xorshift(&mut rng) % 3;
                         seq += 1;
                         q.push(at, seq, e);
