@@ -97,6 +97,17 @@ impl SectorCache {
         self.index.get(&line).copied()
     }
 
+    /// [`Self::find`] of `line` (`set_line`), which is expected in way `way` (looked up
+    /// when not).
+    #[inline]
+    pub fn find_at(&self, way: usize, line: u64, set_line: u64) -> Option<usize> {
+        if self.tags.get(way) == Some(&line) {
+            Some(way)
+        } else {
+            self.find(line, set_line)
+        }
+    }
+
     /// Removes way `w` of `set` from the recency list.
     #[inline]
     fn unlink(&mut self, set: usize, w: usize) {
@@ -376,8 +387,16 @@ mod tests {
     #[test]
     fn victims_follow_the_lru_rule() {
         let mut rnd = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1du64);
-        for &(sets, assoc) in &[(1u64, 1usize), (1, 4), (4, 8), (2, 32)] {
-            let mut c = SectorCache::new(sets, assoc, Hashing::Linear);
+        // Linear and hashed set indices.
+        for &(sets, assoc, hashing) in &[
+            (1u64, 1usize, Hashing::Linear),
+            (1, 4, Hashing::Linear),
+            (4, 8, Hashing::Linear),
+            (16, 16, Hashing::Ipoly),
+            (2, 32, Hashing::Linear),
+            (16, 64, Hashing::Xor),
+        ] {
+            let mut c = SectorCache::new(sets, assoc, hashing);
             for step in 0..40_000 {
                 let line = rnd(sets * assoc as u64 * 3);
                 match rnd(10) {
@@ -408,6 +427,12 @@ mod tests {
                             c.invalidate_all();
                         }
                     }
+                }
+                let held = c.tags.iter().position(|&t| t == line);
+                assert_eq!(c.find(line, line), held, "step {step}: find");
+                assert_eq!(c.find_at(rnd(c.tags.len() as u64) as usize, line, line), held);
+                if let Some(w) = held {
+                    assert_eq!(c.find_at(w, line, line), held);
                 }
                 for set in 0..sets as usize {
                     let v = c.pick_victim_in(set).map(|v| v.way);

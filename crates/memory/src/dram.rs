@@ -14,6 +14,8 @@ pub(crate) struct DramReq {
     /// Line address (`addr >> line_shift`) and set-selection line of the L2 slice.
     pub line: u64,
     pub set_line: u64,
+    /// The L2 cache way holding the line (a read's line stays there until its fill).
+    pub way: u32,
     pub sector: u8,
     pub write: bool,
     pub slice: u16,
@@ -31,6 +33,7 @@ impl DramReq {
     pub fn new(
         line: u64,
         set_line: u64,
+        way: usize,
         sector: u8,
         write: bool,
         slice: usize,
@@ -41,6 +44,7 @@ impl DramReq {
         Self {
             line,
             set_line,
+            way: way as u32,
             sector,
             write,
             slice: slice as u16,
@@ -59,6 +63,8 @@ impl DramReq {
 pub(crate) struct DramDone {
     pub line: u64,
     pub set_line: u64,
+    /// The L2 cache way holding the line ([`DramReq::way`]).
+    pub way: u32,
     pub sectors: u8,
     pub slice: u16,
 }
@@ -586,6 +592,7 @@ impl DramChannel {
                 DramDone {
                     line: r.line,
                     set_line: r.set_line,
+                    way: r.way,
                     sectors: 1 << r.sector,
                     slice: r.slice,
                 },
@@ -660,6 +667,7 @@ mod tests {
                     let group = bank / (banks / groups);
                     let r = DramReq::new(
                         rnd(1 << 20),
+                        0,
                         0,
                         rnd(8) as u8,
                         rnd(4) == 0,

@@ -4,11 +4,12 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::cache::{MshrTable, SectorCache};
+use crate::cache::SectorCache;
 use crate::config::MemoryConfig;
 use crate::dram::{DramDone, DramReq};
 use crate::hash::{AddressMapping, Location};
 use crate::types::{L2ReqKind, L2Request, L2Response};
+use crate::way_mshr::WayMshr;
 
 /// L2 counters (summed over slices in [`crate::MemStats`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -107,7 +108,8 @@ pub(crate) struct L2Slice {
     atomic_conflict: f64,
     dram_latency: u64,
     cache: SectorCache,
-    mshr: MshrTable<Waiter>,
+    /// MSHRs, found through the cache way of their line.
+    mshr: WayMshr<Waiter>,
     port_free: u64,
     atomic_busy: u64,
     /// Recent atomics (line, cycle the result is in the array): a read hit of the same
@@ -125,6 +127,9 @@ pub(crate) struct L2Slice {
     /// (GPGPU-Sim's `-gpgpu_l2_rop_latency` delay queue), so hits and misses both pay it.
     pub rop: VecDeque<(u64, InReq)>,
     rop_cap: usize,
+    /// The cycle the head of `rop` is due for its tag lookup (`u64::MAX`: `rop` is empty),
+    /// kept here so that a cycle whose head is not due reads no queue entry.
+    rop_due: u64,
     /// Counts the changes of the cache and MSHR state that can decide a stalled head
     /// request otherwise: a request processed, a DRAM fill applied (but see `room_stall`).
     changes: u64,
@@ -159,7 +164,7 @@ impl L2Slice {
             atomic_conflict: l2.atomic_conflict_cycles,
             dram_latency: cfg.dram.latency as u64,
             cache: SectorCache::new(sets, assoc as usize, l2.set_hashing),
-            mshr: MshrTable::new(mshr_entries, l2.mshr_max_merge as usize),
+            mshr: WayMshr::new(mshr_entries, l2.mshr_max_merge as usize, (sets * assoc) as usize),
             port_free: 0,
             atomic_busy: 0,
             recent_atomics: [(u64::MAX, 0); 4],
@@ -173,6 +178,7 @@ impl L2Slice {
             from_dram_cap: cfg.dram.return_queue_entries.max(1) as usize,
             rop: VecDeque::with_capacity((l2.latency + l2.queue_icnt_to_l2.max(1)) as usize),
             rop_cap: (l2.latency + l2.queue_icnt_to_l2.max(1)) as usize,
+            rop_due: u64::MAX,
             changes: 0,
             stalled: 0,
             room_stall: None,
@@ -194,18 +200,21 @@ impl L2Slice {
     }
 
     pub fn rop_push(&mut self, now: u64, r: InReq) {
+        if self.rop.is_empty() {
+            self.rop_due = now + self.latency;
+        }
         self.rop.push_back((now + self.latency, r));
     }
 
     /// Tag lookup of the ROP pipeline's head, if it is due and the port is free.
     #[inline]
     pub fn lookup(&mut self, now: u64, map: &AddressMapping) {
-        if self.port_free > now || self.resp.len() >= self.resp_cap {
+        if self.rop_due > now || self.port_free > now || self.resp.len() >= self.resp_cap {
             return;
         }
-        match self.rop.front() {
-            Some(&(ready, r)) if ready <= now => self.lookup_head(now, r, map),
-            _ => {}
+        debug_assert_eq!(self.rop.front().map_or(u64::MAX, |f| f.0), self.rop_due);
+        if let Some(&(_, r)) = self.rop.front() {
+            self.lookup_head(now, r, map);
         }
     }
 
@@ -221,6 +230,7 @@ impl L2Slice {
         self.room_stall = None;
         if self.process(now, &r, map) {
             self.rop.pop_front();
+            self.rop_due = self.rop.front().map_or(u64::MAX, |f| f.0);
             self.changes += 1;
         } else {
             self.stalled = self.changes + 1;
@@ -260,10 +270,19 @@ impl L2Slice {
         self.recent_next = (self.recent_next + 1) % self.recent_atomics.len();
     }
 
-    fn dram_req(&self, line: u64, set_line: u64, sector: u8, write: bool, loc: &Location) -> DramReq {
+    fn dram_req(
+        &self,
+        line: u64,
+        set_line: u64,
+        way: usize,
+        sector: u8,
+        write: bool,
+        loc: &Location,
+    ) -> DramReq {
         DramReq::new(
             line,
             set_line,
+            way,
             sector,
             write,
             self.index,
@@ -273,14 +292,26 @@ impl L2Slice {
         )
     }
 
-    fn push_dram(&mut self, now: u64, map: &AddressMapping, line: u64, set_line: u64, mask: u8, write: bool) {
+    /// Sends the sectors `mask` of `line`, held in cache way `way` (a write-back's: the way
+    /// it leaves), to DRAM.
+    #[allow(clippy::too_many_arguments)]
+    fn push_dram(
+        &mut self,
+        now: u64,
+        map: &AddressMapping,
+        line: u64,
+        set_line: u64,
+        way: usize,
+        mask: u8,
+        write: bool,
+    ) {
         // The sectors of a line differ only in their DRAM column (a line lies in one
         // interleaving chunk, and its sectors are consecutive columns of one row): bank,
         // bank group and row, all a request keeps, are those of the line's address.
         let loc = map.locate(line << self.line_shift);
         for s in 0..8u8 {
             if mask & (1 << s) != 0 {
-                let r = self.dram_req(line, set_line, s, write, &loc);
+                let r = self.dram_req(line, set_line, way, s, write, &loc);
                 self.to_dram.push_back((now + self.dram_latency, r));
                 if write {
                     self.stats.dram_write_sectors += 1;
@@ -345,8 +376,10 @@ impl L2Slice {
                     };
                     self.respond(ready, inr.sm, resp, bytes);
                 } else {
-                    // Miss: check resources first.
-                    let entry = self.mshr.get(line);
+                    // Miss: check resources first. (A line with an MSHR entry is in the
+                    // cache: its way has the entry's sectors pending, so it is no victim.)
+                    let entry = way.and_then(|w| self.mshr.get(w));
+                    debug_assert_eq!(entry, self.mshr.find_slow(line), "MSHR entry of the line's way");
                     let (new, victim) = match entry {
                         Some(e) => {
                             let e = self.mshr.entry(e);
@@ -399,7 +432,7 @@ impl L2Slice {
                     let w = match (way, victim) {
                         (Some(w), _) => w,
                         (None, Some(v)) => {
-                            self.evict(now, map, v.evicted);
+                            self.evict(now, map, v.way, v.evicted);
                             self.cache.install(v.way, line);
                             v.way
                         }
@@ -411,7 +444,7 @@ impl L2Slice {
                             self.stats.mshr_merges += 1;
                             e
                         }
-                        None => self.mshr.alloc(line),
+                        None => self.mshr.alloc(w, line),
                     };
                     let en = self.mshr.entry_mut(e);
                     en.pending |= new;
@@ -426,7 +459,7 @@ impl L2Slice {
                     });
                     self.cache.add_pending(w, new);
                     if new != 0 {
-                        self.push_dram(now, map, line, set_line, new, false);
+                        self.push_dram(now, map, line, set_line, w, new, false);
                     }
                 }
             }
@@ -448,7 +481,7 @@ impl L2Slice {
                             return false;
                         }
                         self.stats.write_misses += 1;
-                        self.evict(now, map, v.evicted);
+                        self.evict(now, map, v.way, v.evicted);
                         self.cache.install(v.way, line);
                         v.way
                     }
@@ -473,13 +506,14 @@ impl L2Slice {
         true
     }
 
-    fn evict(&mut self, now: u64, map: &AddressMapping, evicted: Option<(u64, u8)>) {
+    /// Writes back the dirty sectors of the line `evicted` leaving cache way `way`.
+    fn evict(&mut self, now: u64, map: &AddressMapping, way: usize, evicted: Option<(u64, u8)>) {
         if let Some((vline, dirty)) = evicted {
             self.stats.evictions += 1;
             if dirty != 0 {
                 self.stats.dirty_evictions += 1;
                 let set_line = map.slice_line(vline << self.line_shift);
-                self.push_dram(now, map, vline, set_line, dirty, true);
+                self.push_dram(now, map, vline, set_line, way, dirty, true);
             }
         }
     }
@@ -509,11 +543,19 @@ impl L2Slice {
         if !stays {
             self.changes += 1;
         }
-        if let Some(w) = self.cache.find(d.line, d.set_line) {
-            self.cache.valid[w] |= d.sectors & self.cache.pending(w);
-            self.cache.clear_pending(w, d.sectors);
-        }
-        let Some(e) = self.mshr.get(d.line) else {
+        // The line is still in the way it was sent from: its sectors stayed pending.
+        let Some(way) = self.cache.find_at(d.way as usize, d.line, d.set_line) else {
+            debug_assert!(
+                self.mshr.find_slow(d.line).is_none(),
+                "MSHR entry of a line not cached"
+            );
+            return;
+        };
+        self.cache.valid[way] |= d.sectors & self.cache.pending(way);
+        self.cache.clear_pending(way, d.sectors);
+        let e = self.mshr.get(way);
+        debug_assert_eq!(e, self.mshr.find_slow(d.line), "MSHR entry of the line's way");
+        let Some(e) = e else {
             return;
         };
         let en = self.mshr.entry_mut(e);
@@ -534,9 +576,7 @@ impl L2Slice {
             let bytes = if w.kind == L2ReqKind::Atomic {
                 ready = self.atomic_ready(ready, w.atomic_max_same);
                 self.note_atomic(d.line, ready);
-                if let Some(way) = self.cache.find(d.line, d.set_line) {
-                    self.cache.mark_dirty(way, w.sectors);
-                }
+                self.cache.mark_dirty(way, w.sectors);
                 4 * nsec.max(1)
             } else {
                 nsec << self.sector_shift

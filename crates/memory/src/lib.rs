@@ -44,6 +44,7 @@ mod system;
 #[cfg(test)]
 mod test_rng;
 pub mod types;
+mod way_mshr;
 
 pub use config::{
     ClockConfig, DramConfig, DramTiming, DramType, Hashing, IcntConfig, L1dConfig, L2Config, MemoryConfig,

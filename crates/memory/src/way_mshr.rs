@@ -1,0 +1,184 @@
+//! The L2's MSHR table, found through the cache way of its line instead of a hash map.
+//!
+//! An L2 MSHR entry exists exactly while its line has sectors in flight from DRAM; those
+//! sectors are the pending sectors of the line's cache way (the L2 sets and clears both
+//! together), and a way with pending sectors is never chosen as a victim, so the line stays
+//! in that way for the entry's whole life (the L2 never invalidates its tags). The entry of
+//! a line is therefore `by_way[way of the line]`: one array read where the generic
+//! [`crate::cache::MshrTable`] probes a hash map (a cache miss per miss and per fill, and a
+//! hash-map removal per release). Entries are taken and given back in the same order as
+//! `MshrTable`'s (a stack of free entries), so the two hand out the same entry numbers.
+
+use crate::cache::MshrEntry;
+
+/// No entry (in `by_way`).
+const NIL: u32 = u32::MAX;
+
+/// Fixed-capacity MSHR table keyed by cache way (see the module docs).
+#[derive(Debug, Clone)]
+pub(crate) struct WayMshr<W> {
+    entries: Vec<MshrEntry<W>>,
+    /// Per entry: the cache way of its line (valid while the entry is allocated).
+    way_of: Vec<u32>,
+    /// Free entries, the next one to allocate last.
+    free: Vec<u32>,
+    /// Per cache way: its line's entry, `NIL` if none.
+    by_way: Vec<u32>,
+    pub max_merge: usize,
+}
+
+impl<W> WayMshr<W> {
+    /// A table of `entries` entries (at least one) for a cache of `ways` ways in all.
+    pub fn new(entries: usize, max_merge: usize, ways: usize) -> Self {
+        let entries = entries.max(1);
+        let max_merge = max_merge.max(1);
+        Self {
+            entries: (0..entries)
+                .map(|_| MshrEntry {
+                    line: 0,
+                    pending: 0,
+                    arrived: 0,
+                    waiters: Vec::with_capacity(max_merge),
+                })
+                .collect(),
+            way_of: vec![NIL; entries],
+            free: (0..entries as u32).rev().collect(),
+            by_way: vec![NIL; ways],
+            max_merge,
+        }
+    }
+
+    pub fn free_entries(&self) -> usize {
+        self.free.len()
+    }
+
+    /// The entry of the line held in cache way `way`, if any.
+    #[inline]
+    pub fn get(&self, way: usize) -> Option<u32> {
+        match self.by_way[way] {
+            NIL => None,
+            e => Some(e),
+        }
+    }
+
+    pub fn entry(&self, i: u32) -> &MshrEntry<W> {
+        &self.entries[i as usize]
+    }
+
+    pub fn entry_mut(&mut self, i: u32) -> &mut MshrEntry<W> {
+        &mut self.entries[i as usize]
+    }
+
+    /// Allocates an entry for `line`, held in cache way `way` (caller checked
+    /// `free_entries() > 0` and that the way has no entry).
+    pub fn alloc(&mut self, way: usize, line: u64) -> u32 {
+        debug_assert_eq!(self.by_way[way], NIL, "one MSHR entry per way");
+        let i = self.free.pop().expect("MSHR table full");
+        let e = &mut self.entries[i as usize];
+        e.line = line;
+        e.pending = 0;
+        e.arrived = 0;
+        e.waiters.clear();
+        self.way_of[i as usize] = way as u32;
+        self.by_way[way] = i;
+        i
+    }
+
+    pub fn release(&mut self, i: u32) {
+        let way = std::mem::replace(&mut self.way_of[i as usize], NIL);
+        self.by_way[way as usize] = NIL;
+        self.entries[i as usize].waiters.clear();
+        self.free.push(i);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.free.len() == self.entries.len()
+    }
+
+    /// The allocated entry of `line` found by searching every entry (debug checks).
+    pub fn find_slow(&self, line: u64) -> Option<u32> {
+        (0..self.entries.len())
+            .find(|&i| self.way_of[i] != NIL && self.entries[i].line == line)
+            .map(|i| i as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::MshrTable;
+
+    /// Lines come and go in the ways of a small cache, with misses allocating entries and
+    /// fills releasing them as the L2 does; the table found through the ways answers as the
+    /// hash-map table found through the lines does, entry numbers included.
+    #[test]
+    fn matches_the_table_keyed_by_line() {
+        let mut rnd = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
+        for &(ways, entries) in &[(4usize, 2usize), (16, 5), (64, 64)] {
+            let mut by_way: WayMshr<u32> = WayMshr::new(entries, 3, ways);
+            let mut by_line: MshrTable<u32> = MshrTable::new(entries, 3);
+            // The line each way holds (a line is in at most one way), u64::MAX: none.
+            let mut held = vec![u64::MAX; ways];
+            for step in 0..50_000u32 {
+                let w = rnd(ways as u64) as usize;
+                match rnd(3) {
+                    // A miss on the way's line, or a new line replacing a way without an
+                    // entry (a way with an entry has fills pending: never a victim).
+                    0 | 1 => {
+                        if by_way.get(w).is_none() && rnd(2) == 0 {
+                            let line = loop {
+                                let l = rnd(4 * ways as u64);
+                                if !held.contains(&l) {
+                                    break l;
+                                }
+                            };
+                            held[w] = line;
+                        }
+                        let line = held[w];
+                        if line == u64::MAX {
+                            continue;
+                        }
+                        let e = by_way.get(w);
+                        assert_eq!(e, by_line.get(line), "step {step}");
+                        match e {
+                            Some(e) => {
+                                if by_way.entry(e).waiters.len() < by_way.max_merge {
+                                    by_way.entry_mut(e).waiters.push(step);
+                                    by_line.entry_mut(e).waiters.push(step);
+                                }
+                            }
+                            None => {
+                                assert_eq!(by_way.free_entries(), by_line.free_entries());
+                                if by_way.free_entries() > 0 {
+                                    let a = by_way.alloc(w, line);
+                                    assert_eq!(a, by_line.alloc(line), "step {step}");
+                                    by_way.entry_mut(a).waiters.push(step);
+                                    by_line.entry_mut(a).waiters.push(step);
+                                }
+                            }
+                        }
+                    }
+                    // The fill of the way's line releases its entry.
+                    _ => {
+                        if let Some(e) = by_way.get(w) {
+                            assert_eq!(Some(e), by_line.get(held[w]), "step {step}");
+                            assert_eq!(by_way.entry(e).waiters, by_line.entry(e).waiters);
+                            by_way.release(e);
+                            by_line.release(e);
+                        }
+                    }
+                }
+                assert_eq!(by_way.is_empty(), by_line.is_empty(), "step {step}");
+                for (way, &line) in held.iter().enumerate() {
+                    let e = by_way.get(way);
+                    if line != u64::MAX {
+                        assert_eq!(e, by_line.get(line), "step {step}, way {way}");
+                        assert_eq!(e, by_way.find_slow(line), "step {step}, way {way}");
+                    } else {
+                        assert_eq!(e, None);
+                    }
+                }
+            }
+        }
+    }
+}
