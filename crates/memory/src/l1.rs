@@ -91,6 +91,7 @@ struct Slot {
 
 /// Coalesced requests remembered per SM (retries of rejected accesses).
 const COALESCE_MEMO: usize = 8;
+const _: () = assert!(COALESCE_MEMO <= 32, "SmMemory::rejected has a bit per memo entry");
 const NO_TAG: u32 = u32::MAX;
 /// A line with no way in a [`LoadPlan`].
 const NO_WAY: u32 = u32::MAX;
@@ -225,6 +226,9 @@ pub struct SmMemory {
     /// comparing the access, with their rejections; `cur`: the entry of the current access.
     coalesced: Vec<Coalesced>,
     coalesced_next: usize,
+    /// Bit `i`: `coalesced[i]` holds a rejection (what a read fill looks at, so that it does
+    /// not read the filters of the entries without one: an entry is ~2 KB, a cache miss each).
+    rejected: u32,
     cur: usize,
     /// Generations handed out to memo entries ([`Ticket`]).
     memo_gen: u64,
@@ -270,6 +274,7 @@ impl SmMemory {
             fill_epoch: 0,
             coalesced: Vec::with_capacity(COALESCE_MEMO),
             coalesced_next: 0,
+            rejected: 0,
             cur: 0,
             memo_gen: 0,
         }
@@ -469,6 +474,7 @@ impl SmMemory {
             e.filter[w] |= b;
         }
         e.rej = None;
+        self.rejected &= !(1 << i);
         self.coalesced = memo;
         i
     }
@@ -495,6 +501,7 @@ impl SmMemory {
             epoch: self.epoch,
             fill_epoch: self.fill_epoch,
         });
+        self.rejected |= 1 << self.cur;
         self.stats.reservation_fails += 1;
         self.stats.by_kind[kind][OUT_RESERVATION_FAIL] += 1;
         match fail {
@@ -849,6 +856,12 @@ impl SmMemory {
         Ok(AccessOutcome::Pending)
     }
 
+    /// Whether requests wait in the miss queue (for [`SmMemory::tick`] to send).
+    #[inline]
+    pub fn has_queued(&self) -> bool {
+        !self.miss_queue.is_empty()
+    }
+
     /// Sends up to `requests_per_cycle` queued misses to the interconnect through `l2`,
     /// which returns false when the interconnect cannot accept.
     #[inline]
@@ -911,9 +924,14 @@ impl SmMemory {
                 let line = resp.addr >> self.line_shift;
                 self.fill_epoch += 1;
                 let (fw, fb) = filter_bit(line);
-                for c in &mut self.coalesced {
+                let mut live = self.rejected;
+                while live != 0 {
+                    let i = live.trailing_zeros() as usize;
+                    live &= live - 1;
+                    let c = &mut self.coalesced[i];
                     if c.filter[fw] & fb != 0 {
                         c.rej = None;
+                        self.rejected &= !(1 << i);
                     }
                 }
                 if let Some(w) = self.cache.find(line, line) {
