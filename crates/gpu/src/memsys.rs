@@ -386,13 +386,7 @@ impl MemModel {
         for (i, sm) in sms.iter_mut().enumerate() {
             let s = phys[i];
             if let Some(m) = adapter(sm) {
-                while let Some(resp) = sys.pop_response(s) {
-                    if L1Bypass::owns(resp.tag) {
-                        m.bypass.fill(resp);
-                    } else {
-                        m.l1.fill(cycle, resp);
-                    }
-                }
+                m.take_responses(cycle, std::iter::from_fn(|| sys.pop_response(s)));
             }
         }
     }
@@ -546,20 +540,7 @@ impl MemModel {
 #[inline]
 pub fn before_tick<W>(sm: &mut Sm<W>) {
     if let Some(m) = adapter(sm) {
-        let SmDataMemory {
-            l1,
-            inbox,
-            inbox_cycle,
-            bypass,
-            ..
-        } = m;
-        for r in inbox.drain(..) {
-            if L1Bypass::owns(r.tag) {
-                bypass.fill(r);
-            } else {
-                l1.fill(*inbox_cycle, r);
-            }
-        }
+        m.take_inbox();
     }
 }
 

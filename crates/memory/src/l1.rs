@@ -963,6 +963,14 @@ impl SmMemory {
         }
     }
 
+    /// The ready cycle of the earliest completed missed access (`u64::MAX`: none).
+    #[inline]
+    pub fn next_completion(&self) -> u64 {
+        self.completed
+            .peek()
+            .map_or(u64::MAX, |Reverse((ready, _, _))| *ready)
+    }
+
     /// Next completed missed access (`id`, ready cycle) with ready cycle ≤ `now`.
     #[inline]
     pub fn pop_completed(&mut self, now: u64) -> Option<(u64, u64)> {
