@@ -125,11 +125,11 @@ struct Rejection {
     fill_epoch: u64,
 }
 
-/// Words of a [`Coalesced`] line filter (512 bits).
+/// Words of a coalesced access's line filter (512 bits; [`SmMemory::memo_filters`]).
 const FILTER_WORDS: usize = 8;
 
-/// A remembered coalescing: the access, its lines, a filter of the lines (for "does a
-/// fill touch this access?", false positives allowed) and its last rejection.
+/// A remembered coalescing: the access, its lines and its last rejection (the filter of
+/// its lines is in [`SmMemory::memo_filters`]).
 #[derive(Debug, Clone)]
 struct Coalesced {
     req: WarpMemRequest,
@@ -137,11 +137,10 @@ struct Coalesced {
     gen: u64,
     n: usize,
     lines: [LineReq; MAX_LINES],
-    filter: [u64; FILTER_WORDS],
     rej: Option<Rejection>,
 }
 
-/// Bit of `line` in a [`Coalesced`] filter.
+/// Word and bit of `line` in a line filter ([`SmMemory::memo_filters`]).
 #[inline]
 fn filter_bit(line: u64) -> (usize, u64) {
     let h = line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 55;
@@ -229,6 +228,9 @@ pub struct SmMemory {
     /// Bit `i`: `coalesced[i]` holds a rejection (what a read fill looks at, so that it does
     /// not read the filters of the entries without one: an entry is ~2 KB, a cache miss each).
     rejected: u32,
+    /// Per memo entry, a filter of its lines (for "does a fill touch this access?", false
+    /// positives allowed), word-major: a fill reads one word of every entry, one cache line.
+    memo_filters: [[u64; COALESCE_MEMO]; FILTER_WORDS],
     cur: usize,
     /// Generations handed out to memo entries ([`Ticket`]).
     memo_gen: u64,
@@ -275,6 +277,7 @@ impl SmMemory {
             coalesced: Vec::with_capacity(COALESCE_MEMO),
             coalesced_next: 0,
             rejected: 0,
+            memo_filters: [[0; COALESCE_MEMO]; FILTER_WORDS],
             cur: 0,
             memo_gen: 0,
         }
@@ -454,7 +457,6 @@ impl SmMemory {
                 gen: 0,
                 n: 0,
                 lines: [LineReq::default(); MAX_LINES],
-                filter: [0; FILTER_WORDS],
                 rej: None,
             });
             memo.len() - 1
@@ -468,10 +470,12 @@ impl SmMemory {
         self.memo_gen += 1;
         e.gen = self.memo_gen;
         e.n = self.coalesce(req, &mut e.lines);
-        e.filter = [0; FILTER_WORDS];
+        for words in &mut self.memo_filters {
+            words[i] = 0;
+        }
         for l in &e.lines[..e.n] {
             let (w, b) = filter_bit(l.line);
-            e.filter[w] |= b;
+            self.memo_filters[w][i] |= b;
         }
         e.rej = None;
         self.rejected &= !(1 << i);
@@ -928,9 +932,8 @@ impl SmMemory {
                 while live != 0 {
                     let i = live.trailing_zeros() as usize;
                     live &= live - 1;
-                    let c = &mut self.coalesced[i];
-                    if c.filter[fw] & fb != 0 {
-                        c.rej = None;
+                    if self.memo_filters[fw][i] & fb != 0 {
+                        self.coalesced[i].rej = None;
                         self.rejected &= !(1 << i);
                     }
                 }
