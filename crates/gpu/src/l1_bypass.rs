@@ -126,6 +126,11 @@ impl L1Bypass {
         }
     }
 
+    /// Whether loads completed that [`L1Bypass::completed`] has not reported.
+    pub fn has_done(&self) -> bool {
+        !self.done.is_empty()
+    }
+
     /// Ids of the loads that completed.
     #[inline]
     pub fn completed(&mut self, out: &mut Vec<u64>) {

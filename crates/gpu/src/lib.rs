@@ -472,10 +472,11 @@ impl Gpu {
             Some(t) if t.count() == opts.threads.max(1) => t,
             _ => parallel::Threads::new(opts.threads),
         };
-        mem.collect(cycle_before(start), &mut sms, &phys);
-        // What each SM's step reports to the serial part of the cycle.
+        // What each SM's step reports to the serial part of the cycle (and the serial part
+        // to the step: responses delivered).
         let mut notes = vec![parallel::SmNote::default(); num_sms];
         notes.iter_mut().for_each(|n| n.busy = true);
+        mem.collect(cycle_before(start), &mut sms, &phys, &mut notes);
         let mut launchers = vec![launch::SmLauncher::default(); num_sms];
         let mut sent = Vec::new();
         let mut done_ctas = 0u32;
@@ -536,7 +537,7 @@ impl Gpu {
                     }
                 }
             }
-            mem.tick_beyond_sms(cycle, &mut sms, &notes, &phys)
+            mem.tick_beyond_sms(cycle, &mut sms, &mut notes, &phys)
                 .map_err(SimError::Exec)?;
             cycle += 1;
             let elapsed = cycle - start;

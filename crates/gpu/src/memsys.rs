@@ -238,7 +238,7 @@ impl MemModel {
         &mut self,
         cycle: u64,
         sms: &mut [Sm<W>],
-        notes: &[crate::parallel::SmNote],
+        notes: &mut [crate::parallel::SmNote],
         phys: &[usize],
     ) -> Result<(), String> {
         self.finish_partitions();
@@ -268,7 +268,7 @@ impl MemModel {
         // responses delivered now came through the response crossbar in `tick_begin`.
         sys.tick_begin(cycle);
         h.parts_due = true;
-        self.deliver(cycle, sms, phys);
+        self.deliver(cycle, sms, phys, notes);
         Ok(())
     }
 
@@ -319,19 +319,32 @@ impl MemModel {
     }
 
     /// Move each SM's responses into its inbox and note its input queue's room (before the
-    /// first cycle of a kernel).
-    pub fn collect<W>(&mut self, cycle: u64, sms: &mut [Sm<W>], phys: &[usize]) {
+    /// first cycle of a kernel), marking `notes` of the SMs with responses.
+    pub fn collect<W>(
+        &mut self,
+        cycle: u64,
+        sms: &mut [Sm<W>],
+        phys: &[usize],
+        notes: &mut [crate::parallel::SmNote],
+    ) {
         let MemModel::Hierarchy(h) = self else { return };
         // No room is known yet: every SM's is written.
         h.room.clear();
         h.room.resize(sms.len(), usize::MAX);
-        self.deliver(cycle, sms, phys);
+        self.deliver(cycle, sms, phys, notes);
     }
 
-    /// Responses into the SMs' inboxes (filled at their next tick), and the room of their
-    /// interconnect input queues, written to an SM's record only when it differs from what
-    /// the SM counts (the records belong to the threads that tick the SMs).
-    fn deliver<W>(&mut self, cycle: u64, sms: &mut [Sm<W>], phys: &[usize]) {
+    /// Responses into the SMs' inboxes (filled at their next tick; `notes[i].inbox` marks
+    /// an SM that has some), and the room of their interconnect input queues, written to an
+    /// SM's record only when it differs from what the SM counts (the records belong to the
+    /// threads that tick the SMs).
+    fn deliver<W>(
+        &mut self,
+        cycle: u64,
+        sms: &mut [Sm<W>],
+        phys: &[usize],
+        notes: &mut [crate::parallel::SmNote],
+    ) {
         let MemModel::Hierarchy(h) = self else { return };
         for (i, sm) in sms.iter_mut().enumerate() {
             let s = phys[i];
@@ -345,6 +358,9 @@ impl MemModel {
                 }
                 m.inbox_cycle = cycle;
                 m.room = room;
+                if !m.inbox.is_empty() {
+                    notes[i].inbox = true;
+                }
             }
             h.room[i] = room;
         }
@@ -370,13 +386,7 @@ impl MemModel {
         for (i, sm) in sms.iter_mut().enumerate() {
             let s = phys[i];
             if let Some(m) = adapter(sm) {
-                while let Some(resp) = sys.pop_response(s) {
-                    if L1Bypass::owns(resp.tag) {
-                        m.bypass.fill(resp);
-                    } else {
-                        m.l1.fill(cycle, resp);
-                    }
-                }
+                m.take_responses(cycle, std::iter::from_fn(|| sys.pop_response(s)));
             }
         }
     }
@@ -530,27 +540,23 @@ impl MemModel {
 #[inline]
 pub fn before_tick<W>(sm: &mut Sm<W>) {
     if let Some(m) = adapter(sm) {
-        let SmDataMemory {
-            l1,
-            inbox,
-            inbox_cycle,
-            bypass,
-            ..
-        } = m;
-        for r in inbox.drain(..) {
-            if L1Bypass::owns(r.tag) {
-                bypass.fill(r);
-            } else {
-                l1.fill(*inbox_cycle, r);
-            }
-        }
+        m.take_inbox();
     }
 }
 
+/// What an SM's L1 did in [`after_tick`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sent {
+    /// It put requests in its outbox.
+    pub any: bool,
+    /// It (or its bypass) still has requests queued.
+    pub queued: bool,
+}
+
 /// After SM `sm` ticked in cycle `cycle`: the L1 sends its due requests into its outbox, as
-/// many as its interconnect input queue has room for. Returns whether it sent any.
+/// many as its interconnect input queue has room for.
 #[inline]
-pub fn after_tick<W>(sm: &mut Sm<W>, cycle: u64) -> bool {
+pub fn after_tick<W>(sm: &mut Sm<W>, cycle: u64) -> Sent {
     match adapter(sm) {
         Some(m) => {
             let SmDataMemory {
@@ -572,9 +578,12 @@ pub fn after_tick<W>(sm: &mut Sm<W>, cycle: u64) -> bool {
             if bypass.has_queued() {
                 bypass.send(&mut send);
             }
-            !outbox.is_empty()
+            Sent {
+                any: !outbox.is_empty(),
+                queued: l1.has_queued() || bypass.has_queued(),
+            }
         }
-        None => false,
+        None => Sent::default(),
     }
 }
 

@@ -35,11 +35,19 @@ pub struct SmNote {
     pub output: bool,
     /// The L1 sent requests (`memsys.rs` outbox).
     pub outbox: bool,
+    /// The serial part left responses in the L1's inbox ([`crate::memsys::before_tick`]
+    /// has work).
+    pub inbox: bool,
+    /// The L1 or its bypass still has requests queued after the tick: the SM's next
+    /// [`crate::memsys::after_tick`] has work even if the SM does not tick.
+    pub queued: bool,
 }
 
 /// One SM's cycle `cycle`: its L1 takes the previous cycle's responses, the SM ticks with
 /// executor `e` unless it is idle, its L1 sends its due requests (`memsys.rs`); `note`
-/// records the outcome.
+/// records the outcome. The L1 is not looked at when it has nothing to do: no responses
+/// came (`note.inbox`), and the SM neither ticked (only a tick makes requests) nor has
+/// requests queued (`note.queued`); its fills make none.
 #[inline]
 pub fn tick_sm<E: Executor>(
     sm: &mut Sm<E::Writes>,
@@ -47,13 +55,22 @@ pub fn tick_sm<E: Executor>(
     cycle: u64,
     note: &mut SmNote,
 ) -> Result<(), String> {
-    crate::memsys::before_tick(sm);
+    if note.inbox {
+        crate::memsys::before_tick(sm);
+        note.inbox = false;
+    }
     let idle = sm.is_idle();
     note.active = if idle { 0 } else { sm.active_warps() as u32 };
     if !idle {
         sm.tick(e)?;
     }
-    note.outbox = crate::memsys::after_tick(sm, cycle);
+    if !idle || note.queued {
+        let sent = crate::memsys::after_tick(sm, cycle);
+        note.outbox = sent.any;
+        note.queued = sent.queued;
+    } else {
+        note.outbox = false;
+    }
     note.finished = sm.has_finished();
     note.busy = !sm.is_idle();
     Ok(())

@@ -91,6 +91,7 @@ struct Slot {
 
 /// Coalesced requests remembered per SM (retries of rejected accesses).
 const COALESCE_MEMO: usize = 8;
+const _: () = assert!(COALESCE_MEMO <= 32, "SmMemory::rejected has a bit per memo entry");
 const NO_TAG: u32 = u32::MAX;
 /// A line with no way in a [`LoadPlan`].
 const NO_WAY: u32 = u32::MAX;
@@ -124,11 +125,11 @@ struct Rejection {
     fill_epoch: u64,
 }
 
-/// Words of a [`Coalesced`] line filter (512 bits).
+/// Words of a coalesced access's line filter (512 bits; [`SmMemory::memo_filters`]).
 const FILTER_WORDS: usize = 8;
 
-/// A remembered coalescing: the access, its lines, a filter of the lines (for "does a
-/// fill touch this access?", false positives allowed) and its last rejection.
+/// A remembered coalescing: the access, its lines and its last rejection (the filter of
+/// its lines is in [`SmMemory::memo_filters`]).
 #[derive(Debug, Clone)]
 struct Coalesced {
     req: WarpMemRequest,
@@ -136,11 +137,10 @@ struct Coalesced {
     gen: u64,
     n: usize,
     lines: [LineReq; MAX_LINES],
-    filter: [u64; FILTER_WORDS],
     rej: Option<Rejection>,
 }
 
-/// Bit of `line` in a [`Coalesced`] filter.
+/// Word and bit of `line` in a line filter ([`SmMemory::memo_filters`]).
 #[inline]
 fn filter_bit(line: u64) -> (usize, u64) {
     let h = line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 55;
@@ -225,6 +225,12 @@ pub struct SmMemory {
     /// comparing the access, with their rejections; `cur`: the entry of the current access.
     coalesced: Vec<Coalesced>,
     coalesced_next: usize,
+    /// Bit `i`: `coalesced[i]` holds a rejection (what a read fill looks at, so that it does
+    /// not read the filters of the entries without one: an entry is ~2 KB, a cache miss each).
+    rejected: u32,
+    /// Per memo entry, a filter of its lines (for "does a fill touch this access?", false
+    /// positives allowed), word-major: a fill reads one word of every entry, one cache line.
+    memo_filters: [[u64; COALESCE_MEMO]; FILTER_WORDS],
     cur: usize,
     /// Generations handed out to memo entries ([`Ticket`]).
     memo_gen: u64,
@@ -270,6 +276,8 @@ impl SmMemory {
             fill_epoch: 0,
             coalesced: Vec::with_capacity(COALESCE_MEMO),
             coalesced_next: 0,
+            rejected: 0,
+            memo_filters: [[0; COALESCE_MEMO]; FILTER_WORDS],
             cur: 0,
             memo_gen: 0,
         }
@@ -449,7 +457,6 @@ impl SmMemory {
                 gen: 0,
                 n: 0,
                 lines: [LineReq::default(); MAX_LINES],
-                filter: [0; FILTER_WORDS],
                 rej: None,
             });
             memo.len() - 1
@@ -463,12 +470,15 @@ impl SmMemory {
         self.memo_gen += 1;
         e.gen = self.memo_gen;
         e.n = self.coalesce(req, &mut e.lines);
-        e.filter = [0; FILTER_WORDS];
+        for words in &mut self.memo_filters {
+            words[i] = 0;
+        }
         for l in &e.lines[..e.n] {
             let (w, b) = filter_bit(l.line);
-            e.filter[w] |= b;
+            self.memo_filters[w][i] |= b;
         }
         e.rej = None;
+        self.rejected &= !(1 << i);
         self.coalesced = memo;
         i
     }
@@ -495,6 +505,7 @@ impl SmMemory {
             epoch: self.epoch,
             fill_epoch: self.fill_epoch,
         });
+        self.rejected |= 1 << self.cur;
         self.stats.reservation_fails += 1;
         self.stats.by_kind[kind][OUT_RESERVATION_FAIL] += 1;
         match fail {
@@ -849,6 +860,12 @@ impl SmMemory {
         Ok(AccessOutcome::Pending)
     }
 
+    /// Whether requests wait in the miss queue (for [`SmMemory::tick`] to send).
+    #[inline]
+    pub fn has_queued(&self) -> bool {
+        !self.miss_queue.is_empty()
+    }
+
     /// Sends up to `requests_per_cycle` queued misses to the interconnect through `l2`,
     /// which returns false when the interconnect cannot accept.
     #[inline]
@@ -911,9 +928,13 @@ impl SmMemory {
                 let line = resp.addr >> self.line_shift;
                 self.fill_epoch += 1;
                 let (fw, fb) = filter_bit(line);
-                for c in &mut self.coalesced {
-                    if c.filter[fw] & fb != 0 {
-                        c.rej = None;
+                let mut live = self.rejected;
+                while live != 0 {
+                    let i = live.trailing_zeros() as usize;
+                    live &= live - 1;
+                    if self.memo_filters[fw][i] & fb != 0 {
+                        self.coalesced[i].rej = None;
+                        self.rejected &= !(1 << i);
                     }
                 }
                 if let Some(w) = self.cache.find(line, line) {
@@ -943,6 +964,14 @@ impl SmMemory {
                 }
             }
         }
+    }
+
+    /// The ready cycle of the earliest completed missed access (`u64::MAX`: none).
+    #[inline]
+    pub fn next_completion(&self) -> u64 {
+        self.completed
+            .peek()
+            .map_or(u64::MAX, |Reverse((ready, _, _))| *ready)
     }
 
     /// Next completed missed access (`id`, ready cycle) with ready cycle ≤ `now`.

@@ -30,7 +30,14 @@ impl Rig {
             while let Some(r) = self.mem.pop_response(i) {
                 sm.fill(now, r);
             }
-            while let Some((id, at)) = sm.pop_completed(now) {
+            // `next_completion` is the ready cycle of what pops next.
+            loop {
+                let next = sm.next_completion();
+                let Some((id, at)) = sm.pop_completed(now) else {
+                    assert!(next > now, "next completion at {next}, none popped at {now}");
+                    break;
+                };
+                assert_eq!(at, next, "next completion");
                 out.push((i, id, at));
             }
         }

@@ -13,11 +13,24 @@ pub(super) struct ConstGeom {
     pub(super) perfect: bool,
 }
 
+/// What [`DataMemory::completed`], called by every SM that ticks in every cycle, needs to
+/// know that nothing completed, in the first cache line of [`SmDataMemory`] (the L1's
+/// completion heap and the bypass's list are two or three other lines).
+#[derive(Debug, Clone, Copy)]
+struct DoneHint {
+    /// No L1 completion is ready before this cycle (the earliest in the L1's heap; may be
+    /// earlier than that, never later).
+    l1_from: u64,
+    /// The bypass may have completed loads to report.
+    bypass: bool,
+}
+
 /// One SM's data memory: `sassim-memory`'s L1D + shared memory, and the L0 VL constant
 /// cache of the shared memory unit (LDC).
-/// `repr(C)`: the L1, whose queues every cycle looks at, first.
+/// `repr(C)`: what every cycle looks at first (the completion hint, the L1's queues).
 #[repr(C)]
 pub struct SmDataMemory {
+    done_hint: DoneHint,
     pub l1: mm::SmMemory,
     lat: HitLatencies,
     consts: ConstGeom,
@@ -129,6 +142,10 @@ impl SmDataMemory {
         // (GPGPU-Sim's local address translation) so a warp's same-offset access coalesces.
         let region = (h.local_bytes_per_thread * h.threads_per_sm).next_power_of_two();
         SmDataMemory {
+            done_hint: DoneHint {
+                l1_from: u64::MAX,
+                bypass: false,
+            },
             l1: mm::SmMemory::new(&h.cfg),
             lat: h.lat,
             consts: h.consts,
@@ -150,9 +167,11 @@ impl SmDataMemory {
             local_bytes_per_thread: h.local_bytes_per_thread,
             threads_per_sm: h.threads_per_sm,
             dsm_extra: h.dsm_extra,
-            inbox: Vec::new(),
+            // Sized once: a cycle sends at most the input queue's room and takes at most
+            // what the SM's ejection buffer held.
+            inbox: Vec::with_capacity(h.cfg.icnt.dest_queue_entries.max(1) as usize),
             inbox_cycle: 0,
-            outbox: Vec::new(),
+            outbox: Vec::with_capacity(h.cfg.icnt.input_queue_entries.max(1) as usize),
             room: 0,
             retries: [Retry::NONE; RETRY_ENTRIES],
             retry_next: 0,
@@ -284,17 +303,31 @@ impl DataMemory for SmDataMemory {
         self.l1.rejected_again(t)
     }
 
+    #[inline]
     fn completed(&mut self, now: u64, out: &mut Vec<u64>) {
+        if self.done_hint.l1_from > now && !self.done_hint.bypass {
+            debug_assert!(
+                self.l1.next_completion() > now && !self.bypass.has_done(),
+                "completion hint"
+            );
+            return;
+        }
         while let Some((id, _)) = self.l1.pop_completed(now) {
             out.push(id);
         }
         self.bypass.completed(out);
+        self.done_hint = DoneHint {
+            l1_from: self.l1.next_completion(),
+            bypass: false,
+        };
     }
 
     fn access_bypassing_l1(&mut self, now: u64, req: &MemReq) -> Access {
         match req.access {
             Some(a) if a.space == MemSpace::Global && req.kind == MemKind::Load => {
                 self.bypass.load(req.id, a);
+                // A load without lines is done at once.
+                self.done_hint.bypass = true;
                 Access::Pending
             }
             _ => self.access(now, req),
@@ -307,6 +340,31 @@ impl DataMemory for SmDataMemory {
 }
 
 impl SmDataMemory {
+    /// Responses of the interconnect that arrived at `now`: into the L1, or the bypass for
+    /// its own reads.
+    pub(super) fn take_responses(&mut self, now: u64, rs: impl Iterator<Item = mm::L2Response>) {
+        let mut any = false;
+        for r in rs {
+            any = true;
+            if L1Bypass::owns(r.tag) {
+                self.bypass.fill(r);
+                self.done_hint.bypass = true;
+            } else {
+                self.l1.fill(now, r);
+            }
+        }
+        if any {
+            self.done_hint.l1_from = self.l1.next_completion();
+        }
+    }
+
+    /// The responses left in the inbox ([`before_tick`]).
+    pub(super) fn take_inbox(&mut self) {
+        let mut inbox = std::mem::take(&mut self.inbox);
+        self.take_responses(self.inbox_cycle, inbox.drain(..));
+        self.inbox = inbox;
+    }
+
     /// The L1's request of an access (local addresses translated).
     /// The entry of `retries` that remembers the access `key` (of `acc`), if it was rejected
     /// before. Debug builds check that the entry's L1 ticket, while current, still names this
