@@ -618,6 +618,9 @@ impl Op {
 #[derive(Debug, Clone)]
 pub struct DInst {
     pub pc: u64,
+    /// The PC of the next instruction of the kernel (this one's PC plus 16 for the last;
+    /// [`decode_kernel`] sets it, [`decode`] alone assumes the next 16 bytes).
+    pub next_pc: u64,
     pub op: Op,
     /// Guard predicate (index, negated, uniform); `None` when absent or `@PT`.
     pub guard: Option<(u8, bool, bool)>,
@@ -865,6 +868,7 @@ pub fn decode(ins: &Instruction) -> DInst {
     };
     DInst {
         pc: ins.pc,
+        next_pc: ins.pc.wrapping_add(sassim_isa::INSTRUCTION_BYTES),
         op,
         guard,
         o,
@@ -872,6 +876,15 @@ pub fn decode(ins: &Instruction) -> DInst {
         name,
         e64: ins.opcode.has("E"),
     }
+}
+
+/// Every instruction of `kernel` decoded, each with the PC of the instruction after it.
+pub fn decode_kernel(kernel: &sassim_isa::Kernel) -> Vec<DInst> {
+    let mut code: Vec<DInst> = kernel.instructions.iter().map(decode).collect();
+    for i in 1..code.len() {
+        code[i - 1].next_pc = code[i].pc;
+    }
+    code
 }
 
 /// Err(None): unsupported modifier combination (reported as the full opcode).

@@ -320,6 +320,10 @@ struct Warp {
     /// Uniform predicate bits UP0–UP6.
     up: u8,
     cf: Box<dyn ControlFlow>,
+    /// `cf.current()`, kept up to date: the control flow changes only when the warp issues
+    /// (and at its start), while the path is read several times per issue (readiness, next
+    /// PC, fetch redirection) — without a call through `cf` and two pointers each time.
+    cur: Option<PathEntry>,
     at_barrier: Option<u32>,
     /// Cluster barrier: 1 + the phase in which the warp last arrived (0: never).
     cga_arrived: u32,
@@ -351,7 +355,9 @@ struct Cta {
 /// One kernel launch: code, parameters, CTAs and warps.
 pub struct KernelExec {
     kernel: Arc<Kernel>,
-    code: Arc<Vec<DInst>>,
+    /// The decoded instructions (`None` only while an instruction issues, see
+    /// [`KernelExec::issue_inner`]).
+    code: Option<Arc<Vec<DInst>>>,
     ipdom: Option<Arc<Ipdom>>,
     pub arch: ArchInfo,
     launch: Launch,
@@ -436,7 +442,7 @@ impl KernelExec {
         if launch.num_ctas() == 0 {
             return Err(ExecError::Launch(format!("grid {:?} is empty", launch.grid)));
         }
-        let code: Vec<DInst> = kernel.instructions.iter().map(decode::decode).collect();
+        let code = decode::decode_kernel(&kernel);
         let mut maxr = 0usize;
         for ins in &kernel.instructions {
             for o in &ins.operands {
@@ -518,7 +524,7 @@ impl KernelExec {
         cbank[po..po + launch.params.len()].copy_from_slice(&launch.params);
         Ok(KernelExec {
             kernel,
-            code: Arc::new(code),
+            code: Some(Arc::new(code)),
             ipdom,
             arch,
             launch,
@@ -643,6 +649,7 @@ impl KernelExec {
             let start_pc = self.kernel.instructions.first().map_or(0, |i| i.pc);
             let mut cf = cf;
             cf.advance(start_pc);
+            let cur = cf.current();
             let warp = Warp {
                 cta: cidx,
                 in_cta: wi,
@@ -651,6 +658,7 @@ impl KernelExec {
                 p: [0, 0, 0, 0, 0, 0, 0, u32::MAX],
                 up: 0x80,
                 cf,
+                cur,
                 at_barrier: None,
                 cga_arrived: 0,
                 exited: false,
@@ -728,7 +736,7 @@ impl KernelExec {
         if let Some(id) = wp.at_barrier {
             return WarpStatus::AtBarrier { id };
         }
-        match wp.cf.current() {
+        match wp.cur {
             Some(p) => WarpStatus::Ready { pc: p.pc },
             None => WarpStatus::Blocked,
         }
@@ -740,7 +748,7 @@ impl KernelExec {
         if wp.exited {
             return None;
         }
-        wp.cf.current().map(|p| p.pc)
+        wp.cur.map(|p| p.pc)
     }
 
     /// The active mask of the path that will execute next.
@@ -749,7 +757,7 @@ impl KernelExec {
         if wp.exited {
             return None;
         }
-        wp.cf.current().map(|p| p.mask)
+        wp.cur.map(|p| p.mask)
     }
 
     /// CTA (linear id) and warp-in-CTA of a warp.
@@ -856,12 +864,38 @@ impl KernelExec {
     /// registers lane 0 (uniform predicates its bit 0); a register beyond the kernel's
     /// count reads as 0. The old values are compared in place, without a copy.
     pub fn commit_changed(&mut self, w: WarpId, writes: &PendingWrites) -> bool {
-        if let Some(patched) = self.returned_values(writes) {
-            return self.commit_changed(w, &patched);
+        if writes.ticket != 0 {
+            if let Some(patched) = self.returned_values(writes) {
+                return self.commit_changed(w, &patched);
+            }
         }
-        let changed = writes.as_slice().iter().any(|wr| self.write_changes(w, wr));
-        self.commit(w, writes);
+        let mut changed = false;
+        for wr in writes.as_slice() {
+            changed |= self.commit_one(w, wr);
+        }
         changed
+    }
+
+    /// Apply one register write; returns whether it changed a stored value (see
+    /// [`KernelExec::commit_changed`]). A regular register's row is compared as it is
+    /// written, in one pass.
+    #[inline]
+    fn commit_one(&mut self, w: WarpId, wr: &RegWrite) -> bool {
+        let ArchReg::R(i) = wr.reg else {
+            let changed = self.write_changes(w, wr);
+            self.commit_other(w, wr);
+            return changed;
+        };
+        let nregs = self.nregs;
+        let wp = &mut self.warps[w.0 as usize];
+        let b = i as usize * 32;
+        let row = match wp.regs.get_mut(b..b + 32).map(<&mut [u32; 32]>::try_from) {
+            Some(Ok(row)) if (i as usize) < nregs => row,
+            // Past the kernel's registers (or freed): nothing is stored, reads give 0.
+            _ => return i != 255 && (0..32).any(|l| wr.mask >> l & 1 == 1 && wr.vals[l] != 0),
+        };
+        let diff = merge_row(row, &wr.vals, wr.mask);
+        i != 255 && diff != 0
     }
 
     /// Whether committing `wr` would change what [`KernelExec::regs`] reads (see
@@ -897,47 +931,32 @@ impl KernelExec {
 
     /// Apply the register results of an issued instruction.
     pub fn commit(&mut self, w: WarpId, writes: &PendingWrites) {
-        if let Some(patched) = self.returned_values(writes) {
-            return self.commit(w, &patched);
-        }
-        let nregs = self.nregs;
+        self.commit_changed(w, writes);
+    }
+
+    /// Apply a write of a register other than a regular one.
+    fn commit_other(&mut self, w: WarpId, wr: &RegWrite) {
         let wp = &mut self.warps[w.0 as usize];
-        for wr in writes.as_slice() {
-            match wr.reg {
-                ArchReg::R(i) => {
-                    let i = i as usize;
-                    if i < nregs && !wp.regs.is_empty() {
-                        let row = &mut wp.regs[i * 32..i * 32 + 32];
-                        if wr.mask == u32::MAX {
-                            // Every lane (the common case): one copy.
-                            row.copy_from_slice(&wr.vals);
-                        } else {
-                            for l in lanes(wr.mask) {
-                                row[l] = wr.vals[l];
-                            }
-                        }
-                    }
+        match wr.reg {
+            ArchReg::R(_) | ArchReg::B(_) => {}
+            ArchReg::UR(i) => {
+                if i != 63 {
+                    wp.ur[i as usize] = wr.vals[0];
                 }
-                ArchReg::UR(i) => {
-                    if i != 63 {
-                        wp.ur[i as usize] = wr.vals[0];
+            }
+            ArchReg::P(i) => {
+                if i < 7 {
+                    let mut m = wp.p[i as usize];
+                    for l in lanes(wr.mask) {
+                        m = (m & !(1 << l)) | ((wr.vals[l] & 1) << l);
                     }
+                    wp.p[i as usize] = m;
                 }
-                ArchReg::P(i) => {
-                    if i < 7 {
-                        let mut m = wp.p[i as usize];
-                        for l in lanes(wr.mask) {
-                            m = (m & !(1 << l)) | ((wr.vals[l] & 1) << l);
-                        }
-                        wp.p[i as usize] = m;
-                    }
+            }
+            ArchReg::UP(i) => {
+                if i < 7 {
+                    wp.up = (wp.up & !(1 << i)) | (((wr.vals[0] & 1) as u8) << i);
                 }
-                ArchReg::UP(i) => {
-                    if i < 7 {
-                        wp.up = (wp.up & !(1 << i)) | (((wr.vals[0] & 1) as u8) << i);
-                    }
-                }
-                ArchReg::B(_) => {}
             }
         }
     }
@@ -1020,7 +1039,6 @@ impl KernelExec {
         gmem: Option<&GlobalMemory>,
     ) -> Result<(), ExecError> {
         let wi = w.0 as usize;
-        let code = self.code.clone();
         let (path, cta_idx) = {
             let wp = self.warps.get(wi).ok_or_else(|| ExecError::NotReady {
                 warp: w.0,
@@ -1038,22 +1056,49 @@ impl KernelExec {
                     why: format!("waiting at barrier {id}"),
                 });
             }
-            let p = wp.cf.current().ok_or_else(|| ExecError::NotReady {
+            let p = wp.cur.ok_or_else(|| ExecError::NotReady {
                 warp: w.0,
                 why: wp.cf.stuck_reason().unwrap_or_else(|| "blocked".into()),
             })?;
             (p, wp.cta)
         };
-        let index = self.kernel.index_of(path.pc).ok_or(ExecError::BadPc {
+        // The decoded code is taken out for the issue (no reference count touched per issue)
+        // and put back below, whatever the outcome; nothing the issue runs reads `self.code`.
+        let code = self.code.take().ok_or_else(|| ExecError::NotReady {
             warp: w.0,
-            pc: path.pc,
+            why: "the kernel's code is in use".into(),
         })?;
+        let r = self.issue_code(w, &code, path, cta_idx, clock, out, gmem);
+        self.code = Some(code);
+        r
+    }
+
+    /// [`KernelExec::issue_inner`] once the path is known: `code` is the kernel's decoded code.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn issue_code(
+        &mut self,
+        w: WarpId,
+        code: &[DInst],
+        path: PathEntry,
+        cta_idx: usize,
+        clock: u64,
+        out: &mut Issued,
+        gmem: Option<&GlobalMemory>,
+    ) -> Result<(), ExecError> {
+        let wi = w.0 as usize;
+        // The instruction at `path.pc`: where its PC says (one per 16 bytes), else searched
+        // (as `Kernel::index_of`).
+        let at = (path.pc / sassim_isa::INSTRUCTION_BYTES) as usize;
+        let index = match code.get(at) {
+            Some(d) if d.pc == path.pc => at,
+            _ => self.kernel.index_of(path.pc).ok_or(ExecError::BadPc {
+                warp: w.0,
+                pc: path.pc,
+            })?,
+        };
         let d = &code[index];
-        let next_pc = self
-            .kernel
-            .instructions
-            .get(index + 1)
-            .map_or(path.pc + sassim_isa::INSTRUCTION_BYTES, |i| i.pc);
+        let next_pc = d.next_pc;
         let guard = {
             let wp = &self.warps[wi];
             match d.guard {
@@ -1097,7 +1142,11 @@ impl KernelExec {
             clock,
             out,
         };
-        ex.run()?;
+        let r = ex.run();
+        // The control flow changes only here: the cached path follows it.
+        let wp = &mut self.warps[wi];
+        wp.cur = wp.cf.current();
+        r?;
         if out.exited {
             self.progress += 1;
             self.check_barriers(cta_idx);
@@ -1105,6 +1154,28 @@ impl KernelExec {
         }
         Ok(())
     }
+}
+
+/// Write the lanes of `mask` of `vals` into `row`; returns the bits that changed, OR-ed
+/// over the lanes (0: the row was unchanged). Fixed-size rows: compiled to whole-row vector
+/// operations.
+#[inline]
+fn merge_row(row: &mut [u32; 32], vals: &[u32; 32], mask: u32) -> u32 {
+    let old = *row;
+    if mask == u32::MAX {
+        // Every lane (the common case).
+        *row = *vals;
+    } else {
+        for l in 0..32 {
+            let m = 0u32.wrapping_sub(mask >> l & 1);
+            row[l] = (old[l] & !m) | (vals[l] & m);
+        }
+    }
+    let mut diff = 0u32;
+    for l in 0..32 {
+        diff |= old[l] ^ row[l];
+    }
+    diff
 }
 
 /// Per-issue execution context.
@@ -1384,9 +1455,9 @@ impl<'a> Ex<'a> {
     }
 
     fn run(&mut self) -> Res<()> {
-        let op = self.d.op.clone();
+        let op = &self.d.op;
         if !op.is_control() {
-            self.data_op(&op)?;
+            self.data_op(op)?;
             let np = self.next_pc;
             if let Some(id) = self.out.barrier {
                 // BAR.SYNC: the warp waits (BAR.ARV only counts).
@@ -1396,7 +1467,7 @@ impl<'a> Ex<'a> {
             self.k.warps[self.wi].cf.advance(np);
             return Ok(());
         }
-        self.control_op(&op)
+        self.control_op(op)
     }
 
     fn barrier(&mut self, id: u32, arrive_only: bool) -> Res<()> {

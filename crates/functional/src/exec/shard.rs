@@ -68,7 +68,11 @@ impl KernelExec {
     /// descriptors), no device `malloc`/`free` (a loader put their addresses in a constant
     /// bank), no recorded control-flow trace.
     pub fn shardable(&self) -> bool {
-        let hopper = self.code.iter().any(|d| matches!(d.op, Op::Hopper(_)));
+        let hopper = self
+            .code
+            .iter()
+            .flat_map(|c| c.iter())
+            .any(|d| matches!(d.op, Op::Hopper(_)));
         let heap = [syscall::Syscall::Malloc, syscall::Syscall::Free]
             .iter()
             .any(|s| {
