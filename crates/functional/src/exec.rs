@@ -126,6 +126,21 @@ pub struct KernelExec {
     shard: Option<Box<shard::ShardLog>>,
 }
 
+/// What a kernel's shards share with it (see [`KernelExec::new_shard`]): everything a
+/// [`KernelExec`] starts with besides its empty state ([`KernelExec::from_program`]).
+struct Program {
+    kernel: Arc<Kernel>,
+    code: Option<Arc<Vec<DInst>>>,
+    ipdom: Option<Arc<Ipdom>>,
+    arch: ArchInfo,
+    launch: Launch,
+    cf_kind: ControlFlowKind,
+    opts: ExecOptions,
+    cbank: Vec<u8>,
+    banks: Vec<Option<Arc<Vec<u8>>>>,
+    nregs: usize,
+}
+
 /// A float `r` with `trunc(y · r) = y / n` for every CTA index `y < 65536` (the reciprocal the
 /// `%clusterid.y/z` code multiplies by): 1/n rounded up, so that exact multiples of `n` do not
 /// fall just below an integer.
@@ -256,30 +271,50 @@ impl KernelExec {
             )));
         }
         cbank[po..po + launch.params.len()].copy_from_slice(&launch.params);
-        Ok(KernelExec {
-            kernel,
-            code: Some(Arc::new(code)),
-            ipdom,
-            arch,
-            launch,
-            cf_kind: cf,
-            opts,
-            cbank,
-            banks,
+        Ok(KernelExec::from_program(
+            Program {
+                kernel,
+                code: Some(Arc::new(code)),
+                ipdom,
+                arch,
+                launch,
+                cf_kind: cf,
+                opts,
+                cbank,
+                banks,
+                nregs,
+            },
+            None,
+        ))
+    }
+
+    /// A kernel with `p`'s code, launch and constant banks and nothing else yet: no warps,
+    /// no CTAs, an empty global memory (`shard`: the log of a shard, see `exec/shard.rs`).
+    fn from_program(p: Program, shard: Option<Box<shard::ShardLog>>) -> KernelExec {
+        KernelExec {
+            kernel: p.kernel,
+            code: p.code,
+            ipdom: p.ipdom,
+            arch: p.arch,
+            launch: p.launch,
+            cf_kind: p.cf_kind,
+            opts: p.opts,
+            cbank: p.cbank,
+            banks: p.banks,
             global: GlobalMemory::new(),
             warps: Vec::new(),
             ctas: Vec::new(),
             free_warps: Vec::new(),
             free_ctas: Vec::new(),
-            nregs,
+            nregs: p.nregs,
             progress: 0,
             printf_out: Vec::new(),
             assertion: None,
             fault: None,
             clusters: cluster::Clusters::default(),
             bulk: hopper::BulkCopies::default(),
-            shard: None,
-        })
+            shard,
+        }
     }
 
     pub fn kernel(&self) -> &Arc<Kernel> {
