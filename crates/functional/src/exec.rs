@@ -58,6 +58,11 @@ struct Warp {
     /// (and at its start), while the path is read several times per issue (readiness, next
     /// PC, fetch redirection) — without a call through `cf` and two pointers each time.
     cur: Option<PathEntry>,
+    /// Hanoi only: `cur.pc` is ahead of `cf`'s top path. An instruction other than control
+    /// flow only moves that PC (Hanoi VII-C), so it moves `cur` alone and `cf` gets the PC at
+    /// the warp's next control-flow instruction ([`Warp::sync_cf`]): most instructions do
+    /// not touch `cf`'s state (two heap blocks, cold cache lines by the warp's next issue).
+    cf_behind: bool,
     at_barrier: Option<u32>,
     /// Cluster barrier: 1 + the phase in which the warp last arrived (0: never).
     cga_arrived: u32,
@@ -67,6 +72,34 @@ struct Warp {
     trace: Vec<(u64, u32)>,
     /// Instructions issued.
     pub issued: u64,
+}
+
+impl Warp {
+    /// Give `cf` the PC that `cur` moved to (see `cf_behind`).
+    #[inline]
+    fn sync_cf(&mut self) {
+        if self.cf_behind {
+            self.cf_behind = false;
+            if let Some(c) = self.cur {
+                self.cf.advance(c.pc);
+            }
+        }
+    }
+
+    /// Move the current path to `next_pc` after an instruction other than control flow.
+    #[inline]
+    fn advance(&mut self, next_pc: u64, pc_only: bool) {
+        match &mut self.cur {
+            Some(c) if pc_only => {
+                c.pc = next_pc;
+                self.cf_behind = true;
+            }
+            _ => {
+                self.cf.advance(next_pc);
+                self.cur = self.cf.current();
+            }
+        }
+    }
 }
 
 struct Cta {
@@ -428,6 +461,7 @@ impl KernelExec {
                 up: 0x80,
                 cf,
                 cur,
+                cf_behind: false,
                 at_barrier: None,
                 cga_arrived: 0,
                 exited: false,
@@ -542,7 +576,14 @@ impl KernelExec {
 
     /// Debug view of the warp's control-flow state.
     pub fn cflow_view(&self, w: WarpId) -> CfView {
-        self.warps[w.0 as usize].cf.view()
+        let wp = &self.warps[w.0 as usize];
+        let mut v = wp.cf.view();
+        if let (true, Some(c), CfView::Hanoi { ws, .. }) = (wp.cf_behind, wp.cur, &mut v) {
+            if let Some(top) = ws.last_mut() {
+                top.pc = c.pc;
+            }
+        }
+        v
     }
 
     /// Why the warp is blocked (for deadlock reports).
@@ -750,9 +791,12 @@ impl KernelExec {
             out,
         };
         let r = ex.run();
-        // The control flow changes only here: the cached path follows it.
-        let wp = &mut self.warps[wi];
-        wp.cur = wp.cf.current();
+        if d.op.is_control() {
+            // The control flow changes only here (other instructions move `cur` themselves,
+            // `Warp::advance`): the cached path follows it.
+            let wp = &mut self.warps[wi];
+            wp.cur = wp.cf.current();
+        }
         r?;
         if out.exited {
             self.progress += 1;
@@ -823,9 +867,12 @@ impl<'a> Ex<'a> {
                 let arrive_only = matches!(op, Op::Bar { arrive_only: true });
                 self.barrier(id, arrive_only)?;
             }
-            self.k.warps[self.wi].cf.advance(np);
+            // Hanoi: only the top path's PC moves (VII-C), kept in `cur` (`Warp::cf_behind`).
+            let pc_only = self.k.cf_kind == ControlFlowKind::Hanoi;
+            self.k.warps[self.wi].advance(np, pc_only);
             return Ok(());
         }
+        self.k.warps[self.wi].sync_cf();
         self.control_op(op)
     }
 
