@@ -43,272 +43,6 @@ pub enum WarpStatus {
     Exited,
 }
 
-/// Launch geometry and parameters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Launch {
-    pub grid: [u32; 3],
-    pub block: [u32; 3],
-    /// Parameter block, copied to constant bank 0 at the arch's parameter offset.
-    pub params: Vec<u8>,
-    /// Shared memory bytes per CTA that the kernel may address (static + dynamic).
-    pub shared_bytes: u32,
-    /// Constant banks other than 0 (module `__constant__` data in bank 3, addresses of
-    /// globals in bank 4, jump tables…), as the driver loads them: (bank, bytes).
-    pub const_banks: Vec<(u32, Arc<Vec<u8>>)>,
-    /// The kernel's own bank-0 image (`.nv.constant0.<kernel>`) under the driver fields and
-    /// the parameters; empty for hand-written launches.
-    pub const0: Arc<Vec<u8>>,
-    /// Thread-block cluster dimensions (sm_90+, `__cluster_dims__` or the launch attribute);
-    /// `[1, 1, 1]` without clusters. The grid is a whole number of clusters.
-    pub cluster: [u32; 3],
-}
-
-impl Launch {
-    pub fn new(grid: [u32; 3], block: [u32; 3], params: Vec<u8>) -> Launch {
-        Launch {
-            grid,
-            block,
-            params,
-            shared_bytes: DEFAULT_SHARED_BYTES,
-            const_banks: Vec::new(),
-            const0: Arc::new(Vec::new()),
-            cluster: [1, 1, 1],
-        }
-    }
-    pub fn threads_per_cta(&self) -> u32 {
-        self.block[0] * self.block[1] * self.block[2]
-    }
-    pub fn num_ctas(&self) -> u32 {
-        self.grid[0] * self.grid[1] * self.grid[2]
-    }
-    pub fn warps_per_cta(&self) -> u32 {
-        self.threads_per_cta().div_ceil(32)
-    }
-
-    /// The grid's cluster geometry.
-    pub fn clusters(&self) -> ClusterGeom {
-        ClusterGeom {
-            grid: self.grid,
-            cluster: self.cluster,
-        }
-    }
-
-    /// CTAs per cluster (1 without clusters).
-    pub fn cluster_size(&self) -> u32 {
-        self.clusters().size()
-    }
-}
-
-/// Shared memory available when the launch does not say (the static-allocation limit).
-pub const DEFAULT_SHARED_BYTES: u32 = 48 * 1024;
-/// Local memory per thread (the stack pointer `c[0x0][0x28]` starts at its top).
-pub const LOCAL_BYTES: u32 = 16 * 1024;
-/// Device heap for `malloc` in kernels (CUDA's default `cudaLimitMallocHeapSize`, 8 MiB).
-pub const DEVICE_HEAP_BYTES: u64 = 8 << 20;
-
-/// Options of a launch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExecOptions {
-    /// Treat YIELD as a NOP (demonstrates the SIMT-induced deadlock of the spinlock).
-    pub yield_as_nop: bool,
-    /// Only these warps (index within the CTA) are created; None = all.
-    pub active_warps: Option<Vec<u32>>,
-    /// Record each warp's (PC, active mask) sequence.
-    pub record_cflow_trace: bool,
-    /// Hanoi extension: YIELD with no sibling may release a convergence barrier whose other
-    /// participants all wait (see `cflow::hanoi`). On by default.
-    pub yield_release: bool,
-    /// Local memory bytes per thread.
-    pub local_bytes: u32,
-    /// Largest device `malloc` allowed (the device heap size limit).
-    pub device_heap_bytes: u64,
-}
-
-impl Default for ExecOptions {
-    fn default() -> Self {
-        ExecOptions {
-            yield_as_nop: false,
-            active_warps: None,
-            record_cflow_trace: false,
-            yield_release: true,
-            local_bytes: LOCAL_BYTES,
-            device_heap_bytes: DEVICE_HEAP_BYTES,
-        }
-    }
-}
-
-/// Maximum number of architectural registers one instruction writes.
-pub const MAX_WRITES: usize = 6;
-
-/// One register write produced at issue and applied at commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RegWrite {
-    pub reg: ArchReg,
-    /// Lanes written (all-ones for uniform registers).
-    pub mask: u32,
-    /// Per-lane values (predicates: 0/1; uniform registers: `vals[0]`).
-    pub vals: [u32; 32],
-}
-
-/// The register results of one instruction (fixed size, no heap). Only the first `len`
-/// entries are meaningful: [`PendingWrites::clear`] leaves the others as they were, and
-/// equality and `Debug` look at the used entries only.
-#[derive(Clone, Copy)]
-pub struct PendingWrites {
-    len: u8,
-    /// A global atomic whose returned values are written when its shard's memory effects
-    /// are applied (parallel ticking, `exec/shard.rs`): 0 = none.
-    pub(crate) ticket: u32,
-    w: [RegWrite; MAX_WRITES],
-}
-
-impl PartialEq for PendingWrites {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_slice() == other.as_slice()
-    }
-}
-impl Eq for PendingWrites {}
-
-impl std::fmt::Debug for PendingWrites {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.as_slice()).finish()
-    }
-}
-
-impl Default for PendingWrites {
-    fn default() -> Self {
-        PendingWrites {
-            len: 0,
-            ticket: 0,
-            w: [RegWrite {
-                reg: ArchReg::R(0),
-                mask: 0,
-                vals: [0; 32],
-            }; MAX_WRITES],
-        }
-    }
-}
-
-impl PendingWrites {
-    #[inline]
-    pub fn as_slice(&self) -> &[RegWrite] {
-        &self.w[..self.len as usize]
-    }
-    /// No writes (the entries' storage is kept, not cleared).
-    #[inline]
-    pub fn clear(&mut self) {
-        self.len = 0;
-        self.ticket = 0;
-    }
-    /// Make `self` hold the writes of `other`, copying only the used entries (a record
-    /// reused for every issue, without copying the whole fixed-size array).
-    #[inline]
-    pub fn copy_from(&mut self, other: &PendingWrites) {
-        let n = other.len as usize;
-        self.w[..n].copy_from_slice(&other.w[..n]);
-        self.len = other.len;
-        self.ticket = other.ticket;
-    }
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-    /// The registers written.
-    pub fn regs(&self) -> impl Iterator<Item = ArchReg> + '_ {
-        self.as_slice().iter().map(|w| w.reg)
-    }
-    #[inline]
-    fn slot(&mut self, reg: ArchReg) -> &mut RegWrite {
-        let n = self.len as usize;
-        if let Some(i) = self.w[..n].iter().position(|w| w.reg == reg) {
-            return &mut self.w[i];
-        }
-        assert!(n < MAX_WRITES, "too many register writes in one instruction");
-        self.w[n] = RegWrite {
-            reg,
-            mask: 0,
-            vals: [0; 32],
-        };
-        self.len += 1;
-        &mut self.w[n]
-    }
-    #[inline]
-    fn set(&mut self, reg: ArchReg, lane: usize, v: u32) {
-        let s = self.slot(reg);
-        s.mask |= 1 << lane;
-        s.vals[lane] = v;
-    }
-    /// Write regular register `idx` (RZ ignored).
-    #[inline]
-    pub(crate) fn r(&mut self, idx: u8, lane: usize, v: u32) {
-        if idx != 255 {
-            self.set(ArchReg::R(idx), lane, v);
-        }
-    }
-    pub(crate) fn ur(&mut self, idx: u8, v: u32) {
-        if idx != 63 {
-            let s = self.slot(ArchReg::UR(idx));
-            s.mask = u32::MAX;
-            s.vals[0] = v;
-        }
-    }
-    pub(crate) fn p(&mut self, idx: u8, lane: usize, v: bool) {
-        if idx != 7 {
-            self.set(ArchReg::P(idx), lane, v as u32);
-        }
-    }
-    pub(crate) fn up(&mut self, idx: u8, v: bool) {
-        if idx != 7 {
-            let s = self.slot(ArchReg::UP(idx));
-            s.mask = u32::MAX;
-            s.vals[0] = v as u32;
-        }
-    }
-}
-
-/// Kind of memory access.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum MemKind {
-    Load,
-    Store,
-    Atomic,
-    Ldgsts,
-}
-
-/// The memory access of one instruction (for the timing/memory model).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MemAccess {
-    pub space: Space,
-    pub kind: MemKind,
-    pub bytes_per_lane: u32,
-    /// Per-lane addresses, valid for the lanes of `Issued::active_mask` (LDGSTS: the global
-    /// source addresses).
-    pub addrs: [u64; 32],
-    /// A shared-memory access to another CTA of the thread-block cluster (distributed shared
-    /// memory, sm_90+), as the first active lane's address says.
-    pub remote: bool,
-}
-
-/// What one issued instruction did.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Issued {
-    pub pc: u64,
-    /// Index into `kernel.instructions`.
-    pub index: usize,
-    /// Threads of the path that issued (before the guard).
-    pub path_mask: u32,
-    /// Lanes that executed (guard true).
-    pub active_mask: u32,
-    pub mem: Option<MemAccess>,
-    pub writes: PendingWrites,
-    /// The warp finished (all its threads exited) with this instruction.
-    pub exited: bool,
-    /// The warp arrived at CTA barrier `id` (BAR.SYNC/BAR.ARV).
-    pub barrier: Option<u32>,
-    /// The instruction read a clock special register.
-    pub clock_read: bool,
-}
-
 struct Warp {
     cta: usize,
     in_cta: u32,
@@ -320,6 +54,15 @@ struct Warp {
     /// Uniform predicate bits UP0–UP6.
     up: u8,
     cf: Box<dyn ControlFlow>,
+    /// `cf.current()`, kept up to date: the control flow changes only when the warp issues
+    /// (and at its start), while the path is read several times per issue (readiness, next
+    /// PC, fetch redirection) — without a call through `cf` and two pointers each time.
+    cur: Option<PathEntry>,
+    /// Hanoi only: `cur.pc` is ahead of `cf`'s top path. An instruction other than control
+    /// flow only moves that PC (Hanoi VII-C), so it moves `cur` alone and `cf` gets the PC at
+    /// the warp's next control-flow instruction ([`Warp::sync_cf`]): most instructions do
+    /// not touch `cf`'s state (two heap blocks, cold cache lines by the warp's next issue).
+    cf_behind: bool,
     at_barrier: Option<u32>,
     /// Cluster barrier: 1 + the phase in which the warp last arrived (0: never).
     cga_arrived: u32,
@@ -329,6 +72,34 @@ struct Warp {
     trace: Vec<(u64, u32)>,
     /// Instructions issued.
     pub issued: u64,
+}
+
+impl Warp {
+    /// Give `cf` the PC that `cur` moved to (see `cf_behind`).
+    #[inline]
+    fn sync_cf(&mut self) {
+        if self.cf_behind {
+            self.cf_behind = false;
+            if let Some(c) = self.cur {
+                self.cf.advance(c.pc);
+            }
+        }
+    }
+
+    /// Move the current path to `next_pc` after an instruction other than control flow.
+    #[inline]
+    fn advance(&mut self, next_pc: u64, pc_only: bool) {
+        match &mut self.cur {
+            Some(c) if pc_only => {
+                c.pc = next_pc;
+                self.cf_behind = true;
+            }
+            _ => {
+                self.cf.advance(next_pc);
+                self.cur = self.cf.current();
+            }
+        }
+    }
 }
 
 struct Cta {
@@ -351,7 +122,9 @@ struct Cta {
 /// One kernel launch: code, parameters, CTAs and warps.
 pub struct KernelExec {
     kernel: Arc<Kernel>,
-    code: Arc<Vec<DInst>>,
+    /// The decoded instructions (`None` only while an instruction issues, see
+    /// [`KernelExec::issue_inner`]).
+    code: Option<Arc<Vec<DInst>>>,
     ipdom: Option<Arc<Ipdom>>,
     pub arch: ArchInfo,
     launch: Launch,
@@ -384,6 +157,21 @@ pub struct KernelExec {
     /// A shard of a kernel whose SMs are ticked in parallel: its global-memory effects,
     /// applied at the end of each cycle (`exec/shard.rs`). `None`: global memory is `global`.
     shard: Option<Box<shard::ShardLog>>,
+}
+
+/// What a kernel's shards share with it (see [`KernelExec::new_shard`]): everything a
+/// [`KernelExec`] starts with besides its empty state ([`KernelExec::from_program`]).
+struct Program {
+    kernel: Arc<Kernel>,
+    code: Option<Arc<Vec<DInst>>>,
+    ipdom: Option<Arc<Ipdom>>,
+    arch: ArchInfo,
+    launch: Launch,
+    cf_kind: ControlFlowKind,
+    opts: ExecOptions,
+    cbank: Vec<u8>,
+    banks: Vec<Option<Arc<Vec<u8>>>>,
+    nregs: usize,
 }
 
 /// A float `r` with `trunc(y · r) = y / n` for every CTA index `y < 65536` (the reciprocal the
@@ -436,7 +224,7 @@ impl KernelExec {
         if launch.num_ctas() == 0 {
             return Err(ExecError::Launch(format!("grid {:?} is empty", launch.grid)));
         }
-        let code: Vec<DInst> = kernel.instructions.iter().map(decode::decode).collect();
+        let code = decode::decode_kernel(&kernel);
         let mut maxr = 0usize;
         for ins in &kernel.instructions {
             for o in &ins.operands {
@@ -516,30 +304,50 @@ impl KernelExec {
             )));
         }
         cbank[po..po + launch.params.len()].copy_from_slice(&launch.params);
-        Ok(KernelExec {
-            kernel,
-            code: Arc::new(code),
-            ipdom,
-            arch,
-            launch,
-            cf_kind: cf,
-            opts,
-            cbank,
-            banks,
+        Ok(KernelExec::from_program(
+            Program {
+                kernel,
+                code: Some(Arc::new(code)),
+                ipdom,
+                arch,
+                launch,
+                cf_kind: cf,
+                opts,
+                cbank,
+                banks,
+                nregs,
+            },
+            None,
+        ))
+    }
+
+    /// A kernel with `p`'s code, launch and constant banks and nothing else yet: no warps,
+    /// no CTAs, an empty global memory (`shard`: the log of a shard, see `exec/shard.rs`).
+    fn from_program(p: Program, shard: Option<Box<shard::ShardLog>>) -> KernelExec {
+        KernelExec {
+            kernel: p.kernel,
+            code: p.code,
+            ipdom: p.ipdom,
+            arch: p.arch,
+            launch: p.launch,
+            cf_kind: p.cf_kind,
+            opts: p.opts,
+            cbank: p.cbank,
+            banks: p.banks,
             global: GlobalMemory::new(),
             warps: Vec::new(),
             ctas: Vec::new(),
             free_warps: Vec::new(),
             free_ctas: Vec::new(),
-            nregs,
+            nregs: p.nregs,
             progress: 0,
             printf_out: Vec::new(),
             assertion: None,
             fault: None,
             clusters: cluster::Clusters::default(),
             bulk: hopper::BulkCopies::default(),
-            shard: None,
-        })
+            shard,
+        }
     }
 
     pub fn kernel(&self) -> &Arc<Kernel> {
@@ -643,6 +451,7 @@ impl KernelExec {
             let start_pc = self.kernel.instructions.first().map_or(0, |i| i.pc);
             let mut cf = cf;
             cf.advance(start_pc);
+            let cur = cf.current();
             let warp = Warp {
                 cta: cidx,
                 in_cta: wi,
@@ -651,6 +460,8 @@ impl KernelExec {
                 p: [0, 0, 0, 0, 0, 0, 0, u32::MAX],
                 up: 0x80,
                 cf,
+                cur,
+                cf_behind: false,
                 at_barrier: None,
                 cga_arrived: 0,
                 exited: false,
@@ -728,7 +539,7 @@ impl KernelExec {
         if let Some(id) = wp.at_barrier {
             return WarpStatus::AtBarrier { id };
         }
-        match wp.cf.current() {
+        match wp.cur {
             Some(p) => WarpStatus::Ready { pc: p.pc },
             None => WarpStatus::Blocked,
         }
@@ -740,7 +551,7 @@ impl KernelExec {
         if wp.exited {
             return None;
         }
-        wp.cf.current().map(|p| p.pc)
+        wp.cur.map(|p| p.pc)
     }
 
     /// The active mask of the path that will execute next.
@@ -749,7 +560,7 @@ impl KernelExec {
         if wp.exited {
             return None;
         }
-        wp.cf.current().map(|p| p.mask)
+        wp.cur.map(|p| p.mask)
     }
 
     /// CTA (linear id) and warp-in-CTA of a warp.
@@ -765,7 +576,14 @@ impl KernelExec {
 
     /// Debug view of the warp's control-flow state.
     pub fn cflow_view(&self, w: WarpId) -> CfView {
-        self.warps[w.0 as usize].cf.view()
+        let wp = &self.warps[w.0 as usize];
+        let mut v = wp.cf.view();
+        if let (true, Some(c), CfView::Hanoi { ws, .. }) = (wp.cf_behind, wp.cur, &mut v) {
+            if let Some(top) = ws.last_mut() {
+                top.pc = c.pc;
+            }
+        }
+        v
     }
 
     /// Why the warp is blocked (for deadlock reports).
@@ -782,65 +600,6 @@ impl KernelExec {
         std::mem::take(&mut self.warps[w.0 as usize].trace)
     }
 
-    /// Register values per lane.
-    pub fn regs(&self, w: WarpId, reg: ArchReg) -> [u32; 32] {
-        let wp = &self.warps[w.0 as usize];
-        let mut out = [0u32; 32];
-        match reg {
-            ArchReg::R(i) => {
-                if (i as usize) < self.nregs && !wp.regs.is_empty() && i != 255 {
-                    out.copy_from_slice(&wp.regs[i as usize * 32..i as usize * 32 + 32]);
-                }
-            }
-            ArchReg::UR(i) => out = [if i == 63 { 0 } else { wp.ur[i as usize] }; 32],
-            ArchReg::P(i) => {
-                for (l, o) in out.iter_mut().enumerate() {
-                    *o = wp.p[(i & 7) as usize] >> l & 1;
-                }
-            }
-            ArchReg::UP(i) => out = [(wp.up >> (i & 7) & 1) as u32; 32],
-            ArchReg::B(i) => {
-                if let CfView::Hanoi { bx, .. } = wp.cf.view() {
-                    out = [bx[(i & 15) as usize].0; 32];
-                }
-            }
-        }
-        out
-    }
-
-    /// Set a register for all lanes of a warp (microbenchmark initialisation).
-    pub fn set_reg(&mut self, w: WarpId, reg: ArchReg, vals: [u32; 32]) {
-        let nregs = self.nregs;
-        let wp = &mut self.warps[w.0 as usize];
-        match reg {
-            ArchReg::R(i) => {
-                if (i as usize) < nregs && i != 255 {
-                    wp.regs[i as usize * 32..i as usize * 32 + 32].copy_from_slice(&vals);
-                }
-            }
-            ArchReg::UR(i) => {
-                if i != 63 {
-                    wp.ur[i as usize] = vals[0]
-                }
-            }
-            ArchReg::P(i) => {
-                if i < 7 {
-                    let mut m = 0;
-                    for (l, v) in vals.iter().enumerate() {
-                        m |= ((*v != 0) as u32) << l;
-                    }
-                    wp.p[i as usize] = m;
-                }
-            }
-            ArchReg::UP(i) => {
-                if i < 7 {
-                    wp.up = (wp.up & !(1 << i)) | (((vals[0] != 0) as u8) << i);
-                }
-            }
-            ArchReg::B(_) => {}
-        }
-    }
-
     /// Shared memory of the CTA of warp `w` (window offsets; sm_90 starts user data at 0x400).
     pub fn shared(&self, w: WarpId) -> &[u8] {
         &self.ctas[self.warps[w.0 as usize].cta].shared.bytes
@@ -848,98 +607,6 @@ impl KernelExec {
     pub fn shared_mut(&mut self, w: WarpId) -> &mut [u8] {
         let c = self.warps[w.0 as usize].cta;
         &mut self.ctas[c].shared.bytes
-    }
-
-    /// [`KernelExec::commit`], returning whether it changed a stored value (deadlock
-    /// detection: spinning warps rewrite the same values, a loop that computes does not).
-    /// RZ/URZ writes change nothing; predicates compare bit 0 of the lanes written, uniform
-    /// registers lane 0 (uniform predicates its bit 0); a register beyond the kernel's
-    /// count reads as 0. The old values are compared in place, without a copy.
-    pub fn commit_changed(&mut self, w: WarpId, writes: &PendingWrites) -> bool {
-        if let Some(patched) = self.returned_values(writes) {
-            return self.commit_changed(w, &patched);
-        }
-        let changed = writes.as_slice().iter().any(|wr| self.write_changes(w, wr));
-        self.commit(w, writes);
-        changed
-    }
-
-    /// Whether committing `wr` would change what [`KernelExec::regs`] reads (see
-    /// [`KernelExec::commit_changed`]).
-    #[inline]
-    fn write_changes(&self, w: WarpId, wr: &RegWrite) -> bool {
-        let wp = &self.warps[w.0 as usize];
-        match wr.reg {
-            ArchReg::R(255) | ArchReg::UR(63) => false,
-            ArchReg::R(i) => {
-                let i = i as usize;
-                if i < self.nregs && !wp.regs.is_empty() {
-                    let old = &wp.regs[i * 32..i * 32 + 32];
-                    if wr.mask == u32::MAX {
-                        return *old != wr.vals; // every lane: one comparison of the rows
-                    }
-                    let diff = (0..32).fold(0u32, |m, l| m | u32::from(old[l] != wr.vals[l]) << l);
-                    diff & wr.mask != 0
-                } else {
-                    (0..32).any(|l| wr.mask >> l & 1 == 1 && wr.vals[l] != 0)
-                }
-            }
-            ArchReg::UR(i) => wp.ur[i as usize] != wr.vals[0],
-            ArchReg::UP(i) => (u32::from(wp.up >> (i & 7) & 1) ^ wr.vals[0]) & 1 != 0,
-            ArchReg::P(i) => {
-                let old = wp.p[(i & 7) as usize];
-                let new = (0..32).fold(0u32, |m, l| m | (wr.vals[l] & 1) << l);
-                (old ^ new) & wr.mask != 0
-            }
-            ArchReg::B(_) => self.regs(w, wr.reg)[0] != wr.vals[0],
-        }
-    }
-
-    /// Apply the register results of an issued instruction.
-    pub fn commit(&mut self, w: WarpId, writes: &PendingWrites) {
-        if let Some(patched) = self.returned_values(writes) {
-            return self.commit(w, &patched);
-        }
-        let nregs = self.nregs;
-        let wp = &mut self.warps[w.0 as usize];
-        for wr in writes.as_slice() {
-            match wr.reg {
-                ArchReg::R(i) => {
-                    let i = i as usize;
-                    if i < nregs && !wp.regs.is_empty() {
-                        let row = &mut wp.regs[i * 32..i * 32 + 32];
-                        if wr.mask == u32::MAX {
-                            // Every lane (the common case): one copy.
-                            row.copy_from_slice(&wr.vals);
-                        } else {
-                            for l in lanes(wr.mask) {
-                                row[l] = wr.vals[l];
-                            }
-                        }
-                    }
-                }
-                ArchReg::UR(i) => {
-                    if i != 63 {
-                        wp.ur[i as usize] = wr.vals[0];
-                    }
-                }
-                ArchReg::P(i) => {
-                    if i < 7 {
-                        let mut m = wp.p[i as usize];
-                        for l in lanes(wr.mask) {
-                            m = (m & !(1 << l)) | ((wr.vals[l] & 1) << l);
-                        }
-                        wp.p[i as usize] = m;
-                    }
-                }
-                ArchReg::UP(i) => {
-                    if i < 7 {
-                        wp.up = (wp.up & !(1 << i)) | (((wr.vals[0] & 1) as u8) << i);
-                    }
-                }
-                ArchReg::B(_) => {}
-            }
-        }
     }
 
     /// Called when a warp exits: releases barriers that no longer wait for it.
@@ -1020,7 +687,6 @@ impl KernelExec {
         gmem: Option<&GlobalMemory>,
     ) -> Result<(), ExecError> {
         let wi = w.0 as usize;
-        let code = self.code.clone();
         let (path, cta_idx) = {
             let wp = self.warps.get(wi).ok_or_else(|| ExecError::NotReady {
                 warp: w.0,
@@ -1038,22 +704,49 @@ impl KernelExec {
                     why: format!("waiting at barrier {id}"),
                 });
             }
-            let p = wp.cf.current().ok_or_else(|| ExecError::NotReady {
+            let p = wp.cur.ok_or_else(|| ExecError::NotReady {
                 warp: w.0,
                 why: wp.cf.stuck_reason().unwrap_or_else(|| "blocked".into()),
             })?;
             (p, wp.cta)
         };
-        let index = self.kernel.index_of(path.pc).ok_or(ExecError::BadPc {
+        // The decoded code is taken out for the issue (no reference count touched per issue)
+        // and put back below, whatever the outcome; nothing the issue runs reads `self.code`.
+        let code = self.code.take().ok_or_else(|| ExecError::NotReady {
             warp: w.0,
-            pc: path.pc,
+            why: "the kernel's code is in use".into(),
         })?;
+        let r = self.issue_code(w, &code, path, cta_idx, clock, out, gmem);
+        self.code = Some(code);
+        r
+    }
+
+    /// [`KernelExec::issue_inner`] once the path is known: `code` is the kernel's decoded code.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn issue_code(
+        &mut self,
+        w: WarpId,
+        code: &[DInst],
+        path: PathEntry,
+        cta_idx: usize,
+        clock: u64,
+        out: &mut Issued,
+        gmem: Option<&GlobalMemory>,
+    ) -> Result<(), ExecError> {
+        let wi = w.0 as usize;
+        // The instruction at `path.pc`: where its PC says (one per 16 bytes), else searched
+        // (as `Kernel::index_of`).
+        let at = (path.pc / sassim_isa::INSTRUCTION_BYTES) as usize;
+        let index = match code.get(at) {
+            Some(d) if d.pc == path.pc => at,
+            _ => self.kernel.index_of(path.pc).ok_or(ExecError::BadPc {
+                warp: w.0,
+                pc: path.pc,
+            })?,
+        };
         let d = &code[index];
-        let next_pc = self
-            .kernel
-            .instructions
-            .get(index + 1)
-            .map_or(path.pc + sassim_isa::INSTRUCTION_BYTES, |i| i.pc);
+        let next_pc = d.next_pc;
         let guard = {
             let wp = &self.warps[wi];
             match d.guard {
@@ -1097,7 +790,14 @@ impl KernelExec {
             clock,
             out,
         };
-        ex.run()?;
+        let r = ex.run();
+        if d.op.is_control() {
+            // The control flow changes only here (other instructions move `cur` themselves,
+            // `Warp::advance`): the cached path follows it.
+            let wp = &mut self.warps[wi];
+            wp.cur = wp.cf.current();
+        }
+        r?;
         if out.exited {
             self.progress += 1;
             self.check_barriers(cta_idx);
@@ -1144,232 +844,6 @@ impl<'a> Ex<'a> {
             .ok_or_else(|| self.unsup(&format!("missing operand {}", i + 1)))
     }
 
-    // ---------------- operand reads ----------------
-
-    #[inline]
-    fn reg(&self, idx: u8, lane: usize) -> u32 {
-        if idx == 255 {
-            return 0;
-        }
-        let w = self.w();
-        w.regs.get(idx as usize * 32 + lane).copied().unwrap_or(0)
-    }
-    #[inline]
-    fn ureg(&self, idx: u8) -> u32 {
-        if idx >= 63 {
-            0
-        } else {
-            self.w().ur[idx as usize]
-        }
-    }
-    /// The 32-bit word at byte offset `off` of constant bank `bank` (0 outside the bank's
-    /// contents, as for a bank the driver did not load).
-    fn cword(&self, bank: u32, off: i64) -> u32 {
-        if off < 0 || off as usize + 4 > CBANK_BYTES {
-            return 0;
-        }
-        let o = off as usize;
-        let bytes: &[u8] = if bank == 0 {
-            &self.k.cbank
-        } else {
-            match self.k.banks.get(bank as usize) {
-                Some(Some(b)) => b,
-                _ => return 0,
-            }
-        };
-        match bytes.get(o..o + 4) {
-            Some(w) => u32::from_le_bytes(w.try_into().expect("4 bytes")),
-            None => 0,
-        }
-    }
-    fn const_off(&self, addr: &MemAddr, lane: usize) -> i64 {
-        let mut off = addr.offset;
-        for t in &addr.terms[..addr.n as usize] {
-            let v = if t.uniform {
-                self.ureg(t.idx)
-            } else {
-                self.reg(t.idx, lane)
-            };
-            off += v as i64 * t.scale as i64;
-        }
-        off
-    }
-    fn sreg(&mut self, s: SReg, lane: usize) -> u32 {
-        let w = self.w();
-        let c = &self.k.ctas[self.cta];
-        let v = match s {
-            SReg::Tid(k) => w.tid[lane][k as usize],
-            SReg::Ctaid(k) => c.ctaid[k as usize],
-            SReg::Ntid(k) => self.k.launch.block[k as usize],
-            SReg::Nctaid(k) => self.k.launch.grid[k as usize],
-            SReg::LaneId => lane as u32,
-            SReg::WarpId => w.in_cta,
-            SReg::VirtId => w.in_cta,
-            SReg::SmId => 0,
-            SReg::ClockLo | SReg::GlobalTimerLo => self.clock as u32,
-            SReg::ClockHi | SReg::GlobalTimerHi => (self.clock >> 32) as u32,
-            SReg::CgaCtaId => c.rank,
-            SReg::LtMask => (1u32 << lane) - 1,
-            SReg::LeMask => ((1u64 << (lane + 1)) - 1) as u32,
-            SReg::EqMask => 1 << lane,
-            SReg::GtMask => !(((1u64 << (lane + 1)) - 1) as u32),
-            SReg::GeMask => !((1u32 << lane) - 1),
-            SReg::SwinHi => (SHARED_WINDOW >> 32) as u32,
-            SReg::SwinLo => SHARED_WINDOW as u32,
-            SReg::Zero => 0,
-        };
-        if s.is_clock() {
-            self.out.clock_read = true;
-        }
-        v
-    }
-
-    /// Raw 32-bit value of a source (integer view of immediates).
-    #[inline]
-    fn raw(&mut self, o: &D, lane: usize) -> Res<u32> {
-        Ok(match &o.k {
-            K::R(i) => self.reg(*i, lane),
-            K::UR(i) => self.ureg(*i),
-            K::Imm(v) => *v as u32,
-            K::ImmF(f) => *f as i64 as u32,
-            K::Const { bank, addr } => {
-                let off = self.const_off(addr, lane);
-                self.cword(*bank, off)
-            }
-            K::SR(s) => self.sreg(*s, lane),
-            K::P(_) | K::UP(_) => self.pred(o, lane) as u32,
-            _ => return Err(self.unsup("operand kind")),
-        })
-    }
-    /// Integer source with `~` and `-` applied.
-    #[inline]
-    fn int(&mut self, o: &D, lane: usize) -> Res<u32> {
-        let mut v = self.raw(o, lane)?;
-        if o.not {
-            v = !v;
-        }
-        if o.neg {
-            v = v.wrapping_neg();
-        }
-        if o.abs {
-            v = (v as i32).unsigned_abs();
-        }
-        Ok(v)
-    }
-    /// 64-bit source (register pair, constant pair, immediate).
-    #[inline]
-    fn raw64(&mut self, o: &D, lane: usize) -> Res<u64> {
-        Ok(match &o.k {
-            K::R(i) => {
-                if *i == 255 {
-                    0
-                } else {
-                    self.reg(*i, lane) as u64 | (self.reg(i + 1, lane) as u64) << 32
-                }
-            }
-            K::UR(i) => {
-                if *i >= 63 {
-                    0
-                } else {
-                    self.ureg(*i) as u64 | (self.ureg(i + 1) as u64) << 32
-                }
-            }
-            K::Imm(v) => *v as u64,
-            K::Const { bank, addr } => {
-                let off = self.const_off(addr, lane);
-                self.cword(*bank, off) as u64 | (self.cword(*bank, off + 4) as u64) << 32
-            }
-            _ => return Err(self.unsup("64-bit operand kind")),
-        })
-    }
-    /// Single-precision source bits with |.| and - applied.
-    fn f32b(&mut self, o: &D, lane: usize) -> Res<u32> {
-        let mut b = match &o.k {
-            K::ImmF(f) => (*f as f32).to_bits(),
-            _ => self.raw(o, lane)?,
-        };
-        if o.abs {
-            b &= 0x7fff_ffff;
-        }
-        if o.neg {
-            b ^= 0x8000_0000;
-        }
-        Ok(b)
-    }
-    #[inline]
-    fn f32v(&mut self, o: &D, lane: usize) -> Res<f32> {
-        Ok(f32::from_bits(self.f32b(o, lane)?))
-    }
-    fn f64v(&mut self, o: &D, lane: usize) -> Res<f64> {
-        let mut b = match &o.k {
-            K::ImmF(f) => f.to_bits(),
-            K::Imm(v) => (*v as u64) << 32,
-            _ => self.raw64(o, lane)?,
-        };
-        if o.abs {
-            b &= !(1u64 << 63);
-        }
-        if o.neg {
-            b ^= 1u64 << 63;
-        }
-        Ok(f64::from_bits(b))
-    }
-    #[inline]
-    fn pred(&self, o: &D, lane: usize) -> bool {
-        let w = self.w();
-        let v = match o.k {
-            K::P(i) => w.p[(i & 7) as usize] >> lane & 1 == 1,
-            K::UP(i) => w.up >> (i & 7) & 1 == 1 || i == 7,
-            _ => false,
-        };
-        v ^ o.not
-    }
-    #[inline]
-    fn pred_op(&self, i: usize, lane: usize) -> Res<bool> {
-        let o = self.op(i)?;
-        if !o.is_pred() {
-            return Err(self.unsup(&format!("operand {} is not a predicate", i + 1)));
-        }
-        Ok(self.pred(o, lane))
-    }
-
-    // ---------------- destinations ----------------
-
-    #[inline]
-    fn wr(&mut self, i: usize, lane: usize, v: u32) -> Res<()> {
-        match self.op(i)?.k {
-            K::R(r) => self.out.writes.r(r, lane, v),
-            K::UR(r) => self.out.writes.ur(r, v),
-            _ => return Err(self.unsup("destination is not a register")),
-        }
-        Ok(())
-    }
-    #[inline]
-    fn wr64(&mut self, i: usize, lane: usize, v: u64) -> Res<()> {
-        match self.op(i)?.k {
-            K::R(255) | K::UR(63) => {}
-            K::R(r) => {
-                self.out.writes.r(r, lane, v as u32);
-                self.out.writes.r(r + 1, lane, (v >> 32) as u32);
-            }
-            K::UR(r) => {
-                self.out.writes.ur(r, v as u32);
-                self.out.writes.ur(r + 1, (v >> 32) as u32);
-            }
-            _ => return Err(self.unsup("destination is not a register")),
-        }
-        Ok(())
-    }
-    #[inline]
-    fn wp(&mut self, i: usize, lane: usize, v: bool) -> Res<()> {
-        match self.op(i)?.k {
-            K::P(p) => self.out.writes.p(p, lane, v),
-            K::UP(p) => self.out.writes.up(p, v),
-            _ => return Err(self.unsup("destination is not a predicate")),
-        }
-        Ok(())
-    }
-
     /// Lanes to execute: all guard-true lanes, or only the first for uniform instructions.
     fn exec_lanes(&self) -> u32 {
         if self.d.uniform {
@@ -1384,19 +858,22 @@ impl<'a> Ex<'a> {
     }
 
     fn run(&mut self) -> Res<()> {
-        let op = self.d.op.clone();
+        let op = &self.d.op;
         if !op.is_control() {
-            self.data_op(&op)?;
+            self.data_op(op)?;
             let np = self.next_pc;
             if let Some(id) = self.out.barrier {
                 // BAR.SYNC: the warp waits (BAR.ARV only counts).
                 let arrive_only = matches!(op, Op::Bar { arrive_only: true });
                 self.barrier(id, arrive_only)?;
             }
-            self.k.warps[self.wi].cf.advance(np);
+            // Hanoi: only the top path's PC moves (VII-C), kept in `cur` (`Warp::cf_behind`).
+            let pc_only = self.k.cf_kind == ControlFlowKind::Hanoi;
+            self.k.warps[self.wi].advance(np, pc_only);
             return Ok(());
         }
-        self.control_op(&op)
+        self.k.warps[self.wi].sync_cf();
+        self.control_op(op)
     }
 
     fn barrier(&mut self, id: u32, arrive_only: bool) -> Res<()> {
@@ -1426,10 +903,16 @@ mod data;
 mod hfloat;
 mod hopper;
 mod lanes;
+mod launch;
 mod mem;
 mod mma;
+mod operands;
+mod regs;
 mod shard;
 pub mod syscall;
 mod warpwide;
+mod writes;
 
 pub use arch::ArchInfo;
+pub use launch::{ExecOptions, Launch, DEFAULT_SHARED_BYTES, DEVICE_HEAP_BYTES, LOCAL_BYTES};
+pub use writes::{Issued, MemAccess, MemKind, PendingWrites, RegWrite, MAX_WRITES};

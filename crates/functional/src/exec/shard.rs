@@ -68,7 +68,11 @@ impl KernelExec {
     /// descriptors), no device `malloc`/`free` (a loader put their addresses in a constant
     /// bank), no recorded control-flow trace.
     pub fn shardable(&self) -> bool {
-        let hopper = self.code.iter().any(|d| matches!(d.op, Op::Hopper(_)));
+        let hopper = self
+            .code
+            .iter()
+            .flat_map(|c| c.iter())
+            .any(|d| matches!(d.op, Op::Hopper(_)));
         let heap = [syscall::Syscall::Malloc, syscall::Syscall::Free]
             .iter()
             .any(|s| {
@@ -81,30 +85,21 @@ impl KernelExec {
     /// An empty shard of this kernel: same code, launch and constant banks, no warps; its
     /// global memory is the one given to [`KernelExec::issue_shard`].
     pub fn new_shard(&self) -> KernelExec {
-        KernelExec {
-            kernel: self.kernel.clone(),
-            code: self.code.clone(),
-            ipdom: self.ipdom.clone(),
-            arch: self.arch,
-            launch: self.launch.clone(),
-            cf_kind: self.cf_kind,
-            opts: self.opts.clone(),
-            cbank: self.cbank.clone(),
-            banks: self.banks.clone(),
-            global: GlobalMemory::new(),
-            warps: Vec::new(),
-            ctas: Vec::new(),
-            free_warps: Vec::new(),
-            free_ctas: Vec::new(),
-            nregs: self.nregs,
-            progress: 0,
-            printf_out: Vec::new(),
-            assertion: None,
-            fault: None,
-            clusters: cluster::Clusters::default(),
-            bulk: hopper::BulkCopies::default(),
-            shard: Some(Box::default()),
-        }
+        KernelExec::from_program(
+            Program {
+                kernel: self.kernel.clone(),
+                code: self.code.clone(),
+                ipdom: self.ipdom.clone(),
+                arch: self.arch,
+                launch: self.launch.clone(),
+                cf_kind: self.cf_kind,
+                opts: self.opts.clone(),
+                cbank: self.cbank.clone(),
+                banks: self.banks.clone(),
+                nregs: self.nregs,
+            },
+            Some(Box::default()),
+        )
     }
 
     /// Issue warp `w` of a shard, reading global memory `global` (see the module docs).

@@ -142,45 +142,27 @@ fn int_range(elem: ElemType) -> (i128, i128) {
     }
 }
 
-/// Wraps an integer into the element type (two's complement, modulo 2^bits).
-fn wrap_int(elem: ElemType, v: i128) -> Values1 {
-    match elem {
-        ElemType::U32 => Values1::U32(v as u32),
-        ElemType::S32 => Values1::S32(v as i32),
-        ElemType::U64 => Values1::U64(v as u64),
-        ElemType::F32 => Values1::F32(v as f32),
-        ElemType::F64 => Values1::F64(v as f64),
-    }
-}
-
-enum Values1 {
-    U32(u32),
-    S32(i32),
-    F32(f32),
-    U64(u64),
-    F64(f64),
-}
-
-fn collect(elem: ElemType, count: usize, mut f: impl FnMut(usize) -> Values1) -> Values {
-    let mut out = Values::zeros(elem, count);
-    for i in 0..count {
-        match (&mut out, f(i)) {
-            (Values::U32(v), Values1::U32(x)) => v[i] = x,
-            (Values::S32(v), Values1::S32(x)) => v[i] = x,
-            (Values::F32(v), Values1::F32(x)) => v[i] = x,
-            (Values::U64(v), Values1::U64(x)) => v[i] = x,
-            (Values::F64(v), Values1::F64(x)) => v[i] = x,
-            _ => unreachable!("collect: element type mismatch"),
-        }
-    }
-    out
-}
-
-fn float_val(elem: ElemType, x: f64) -> Values1 {
+/// `count` elements of a float type, element `i` being `f(i)` (rounded to `f32` for F32);
+/// `f` is called in order.
+fn floats(elem: ElemType, count: usize, f: impl FnMut(usize) -> f64) -> Values {
+    let mut f = f;
     if elem == ElemType::F32 {
-        Values1::F32(x as f32)
+        Values::F32((0..count).map(|i| f(i) as f32).collect())
     } else {
-        Values1::F64(x)
+        Values::F64((0..count).map(f).collect())
+    }
+}
+
+/// `count` elements, element `i` being the integer `f(i)` wrapped into the element type
+/// (two's complement, modulo 2^bits; converted for float types); `f` is called in order.
+fn ints(elem: ElemType, count: usize, f: impl FnMut(usize) -> i128) -> Values {
+    let mut f = f;
+    match elem {
+        ElemType::U32 => Values::U32((0..count).map(|i| f(i) as u32).collect()),
+        ElemType::S32 => Values::S32((0..count).map(|i| f(i) as i32).collect()),
+        ElemType::U64 => Values::U64((0..count).map(|i| f(i) as u64).collect()),
+        ElemType::F32 => Values::F32((0..count).map(|i| f(i) as f32).collect()),
+        ElemType::F64 => Values::F64((0..count).map(|i| f(i) as f64).collect()),
     }
 }
 
@@ -256,13 +238,13 @@ pub(crate) fn generate(elem: ElemType, count: usize, init: &Init) -> Result<Valu
             let v = num(elem, "value", init.value)?;
             if elem.is_float() {
                 let x = v.as_f64();
-                Ok(collect(elem, count, |_| float_val(elem, x)))
+                Ok(floats(elem, count, |_| x))
             } else {
                 let x = int_of(v);
                 if x < lo || x > hi {
                     return Err(format!("init.value = {x} is out of range for {elem}"));
                 }
-                Ok(collect(elem, count, |_| wrap_int(elem, x)))
+                Ok(ints(elem, count, |_| x))
             }
         }
         InitKind::Iota => {
@@ -270,12 +252,10 @@ pub(crate) fn generate(elem: ElemType, count: usize, init: &Init) -> Result<Valu
             let step = num(elem, "step", init.step.or(Some(Num::Int(1))))?;
             if elem.is_float() {
                 let (s, d) = (start.as_f64(), step.as_f64());
-                Ok(collect(elem, count, |k| float_val(elem, s + k as f64 * d)))
+                Ok(floats(elem, count, |k| s + k as f64 * d))
             } else {
                 let (s, d) = (int_of(start), int_of(step));
-                Ok(collect(elem, count, |k| {
-                    wrap_int(elem, s.wrapping_add((k as i128).wrapping_mul(d)))
-                }))
+                Ok(ints(elem, count, |k| s.wrapping_add((k as i128).wrapping_mul(d))))
             }
         }
         InitKind::Random => {
@@ -287,9 +267,7 @@ pub(crate) fn generate(elem: ElemType, count: usize, init: &Init) -> Result<Valu
                 if min > max || !min.is_finite() || !max.is_finite() {
                     return Err(format!("init: need finite min <= max, got {min} > {max}"));
                 }
-                Ok(collect(elem, count, |_| {
-                    float_val(elem, min + (max - min) * rng.unit_f64())
-                }))
+                Ok(floats(elem, count, |_| min + (max - min) * rng.unit_f64()))
             } else {
                 let min = int_of(num(elem, "min", init.min.or(Some(Num::Int(lo as i64))))?);
                 let max = match init.max {
@@ -301,7 +279,7 @@ pub(crate) fn generate(elem: ElemType, count: usize, init: &Init) -> Result<Valu
                         "init: need {lo} <= min <= max <= {hi} for {elem}, got min {min}, max {max}"
                     ));
                 }
-                Ok(collect(elem, count, |_| wrap_int(elem, rng.int_in(min, max))))
+                Ok(ints(elem, count, |_| rng.int_in(min, max)))
             }
         }
         InitKind::File => Err("init: kind = \"file\" needs a spec directory".into()),
