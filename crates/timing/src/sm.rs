@@ -97,6 +97,9 @@ pub struct Sm<W> {
     pub(crate) iss: Vec<WarpIssue>,
     pub(crate) mem: Box<dyn DataMemory>,
     pub(crate) finished: Vec<u32>,
+    /// Scratch list of the memory operations completed this cycle ([`DataMemory::completed`]),
+    /// kept so that the per-cycle path does not allocate.
+    done_scratch: Vec<u64>,
     /// The kernel's static code, shared by every SM of the launch (not copied per SM).
     pub(crate) code: std::sync::Arc<[StaticInst]>,
     /// (pc, index) of `code` sorted by pc, for code whose instruction i is not at pc 16·i
@@ -235,6 +238,7 @@ impl<W> Sm<W> {
             stats: CoreStats::default(),
             record: false,
             finished: Vec::new(),
+            done_scratch: Vec::new(),
             uses_control_bits: true,
             now: 0,
             clock_origin: 0,
@@ -489,9 +493,9 @@ impl<W> Sm<W> {
         let now = self.now;
         self.process_events(ex, now);
         self.mem.tick(now);
-        let mut done = Vec::new();
+        let mut done = std::mem::take(&mut self.done_scratch);
         self.mem.completed(now, &mut done);
-        for id in done {
+        for &id in &done {
             if !self.tma.is_empty() && self.tma.completed(id) {
                 continue;
             }
@@ -500,6 +504,8 @@ impl<W> Sm<W> {
                 self.finish_mem(slot, sidx, writes, now);
             }
         }
+        done.clear();
+        self.done_scratch = done;
         if self.quiet() {
             // Nothing can move this cycle: the issue stage of each sub-core finds what its
             // fast path finds (no warp that is live and not waiting), and every other stage,
