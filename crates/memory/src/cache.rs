@@ -302,6 +302,18 @@ pub(crate) struct MshrEntry<W> {
     pub waiters: Vec<W>,
 }
 
+impl<W> MshrEntry<W> {
+    /// A free entry with room for `max_merge` waiters (allocated once, with its table).
+    pub fn vacant(max_merge: usize) -> Self {
+        MshrEntry {
+            line: 0,
+            pending: 0,
+            arrived: 0,
+            waiters: Vec::with_capacity(max_merge),
+        }
+    }
+}
+
 /// Fixed-capacity MSHR table; lookups through a map (never iterated), entries in a slab.
 #[derive(Debug, Clone)]
 pub(crate) struct MshrTable<W> {
@@ -316,14 +328,7 @@ impl<W> MshrTable<W> {
         let entries = entries.max(1);
         let max_merge = max_merge.max(1);
         Self {
-            entries: (0..entries)
-                .map(|_| MshrEntry {
-                    line: 0,
-                    pending: 0,
-                    arrived: 0,
-                    waiters: Vec::with_capacity(max_merge),
-                })
-                .collect(),
+            entries: (0..entries).map(|_| MshrEntry::vacant(max_merge)).collect(),
             free: (0..entries as u32).rev().collect(),
             index: FxHashMap::with_capacity_and_hasher(entries * 2, Default::default()),
             max_merge,

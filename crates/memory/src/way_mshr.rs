@@ -33,14 +33,7 @@ impl<W> WayMshr<W> {
         let entries = entries.max(1);
         let max_merge = max_merge.max(1);
         Self {
-            entries: (0..entries)
-                .map(|_| MshrEntry {
-                    line: 0,
-                    pending: 0,
-                    arrived: 0,
-                    waiters: Vec::with_capacity(max_merge),
-                })
-                .collect(),
+            entries: (0..entries).map(|_| MshrEntry::vacant(max_merge)).collect(),
             way_of: vec![NIL; entries],
             free: (0..entries as u32).rev().collect(),
             by_way: vec![NIL; ways],
