@@ -128,16 +128,27 @@ struct Rejection {
 /// Words of a coalesced access's line filter (512 bits; [`SmMemory::memo_filters`]).
 const FILTER_WORDS: usize = 8;
 
-/// A remembered coalescing: the access, its lines and its last rejection (the filter of
-/// its lines is in [`SmMemory::memo_filters`]).
+/// A remembered coalescing: the access and its lines (the filter of its lines is in
+/// [`SmMemory::memo_filters`], its generation and last rejection in [`SmMemory::heads`]).
 #[derive(Debug, Clone)]
 struct Coalesced {
     req: WarpMemRequest,
-    /// Changes whenever the entry is given to another access ([`Ticket`]).
-    gen: u64,
     n: usize,
     lines: [LineReq; MAX_LINES],
+}
+
+/// What a retry of a memo entry's access looks at first, kept apart from the entry (about
+/// 2 KB: a cache miss or two every cycle a sub-core's rejected access is retried).
+#[derive(Debug, Clone, Copy)]
+struct MemoHead {
+    /// Changes whenever the entry is given to another access ([`Ticket`]).
+    gen: u64,
+    /// The access's last rejection.
     rej: Option<Rejection>,
+}
+
+impl MemoHead {
+    const NONE: MemoHead = MemoHead { gen: 0, rej: None };
 }
 
 /// Word and bit of `line` in a line filter ([`SmMemory::memo_filters`]).
@@ -232,6 +243,8 @@ pub struct SmMemory {
     /// positives allowed), word-major: a fill reads one word of every entry, one cache line.
     memo_filters: [[u64; COALESCE_MEMO]; FILTER_WORDS],
     cur: usize,
+    /// Per memo entry, its generation and last rejection ([`MemoHead`]).
+    heads: [MemoHead; COALESCE_MEMO],
     /// Generations handed out to memo entries ([`Ticket`]).
     memo_gen: u64,
 }
@@ -279,6 +292,7 @@ impl SmMemory {
             rejected: 0,
             memo_filters: [[0; COALESCE_MEMO]; FILTER_WORDS],
             cur: 0,
+            heads: [MemoHead::NONE; COALESCE_MEMO],
             memo_gen: 0,
         }
     }
@@ -320,7 +334,11 @@ impl SmMemory {
     pub fn ticket(&self) -> Ticket {
         Ticket {
             idx: self.cur as u32,
-            gen: self.coalesced.get(self.cur).map_or(u64::MAX, |c| c.gen),
+            gen: if self.cur < self.coalesced.len() {
+                self.heads[self.cur].gen
+            } else {
+                u64::MAX
+            },
         }
     }
 
@@ -328,7 +346,7 @@ impl SmMemory {
     /// same request would do it; `None` when the ticket is stale (nothing done).
     pub fn retry(&mut self, now: u64, ticket: Ticket, id: u64) -> Option<AccessOutcome> {
         let i = ticket.idx as usize;
-        if self.coalesced.get(i).is_none_or(|c| c.gen != ticket.gen) {
+        if !self.ticket_current(ticket) {
             return None;
         }
         self.cur = i;
@@ -352,10 +370,18 @@ impl SmMemory {
         self.memo_rejection().is_some()
     }
 
+    /// What [`SmMemory::rejected_again`] would answer, without counting anything.
+    pub fn rejection_holds(&self, ticket: Ticket) -> bool {
+        self.ticket_current(ticket)
+            && self.heads[ticket.idx as usize]
+                .rej
+                .is_some_and(|r| self.still_rejected(&r))
+    }
+
     /// The current access's remembered rejection, counted again, if it still holds.
     #[inline]
     fn memo_rejection(&mut self) -> Option<AccessOutcome> {
-        let r = self.coalesced[self.cur].rej?;
+        let r = self.heads[self.cur].rej?;
         if !self.still_rejected(&r) {
             return None;
         }
@@ -369,9 +395,8 @@ impl SmMemory {
 
     /// Whether `ticket` still names a remembered access ([`SmMemory::retry`] would use it).
     pub fn ticket_current(&self, ticket: Ticket) -> bool {
-        self.coalesced
-            .get(ticket.idx as usize)
-            .is_some_and(|c| c.gen == ticket.gen)
+        let i = ticket.idx as usize;
+        i < self.coalesced.len() && self.heads[i].gen == ticket.gen
     }
 
     /// Whether `ticket` names the access `req` (a caller's check).
@@ -454,10 +479,8 @@ impl SmMemory {
         let i = if memo.len() < COALESCE_MEMO {
             memo.push(Coalesced {
                 req: req.clone(),
-                gen: 0,
                 n: 0,
                 lines: [LineReq::default(); MAX_LINES],
-                rej: None,
             });
             memo.len() - 1
         } else {
@@ -468,7 +491,7 @@ impl SmMemory {
         let e = &mut memo[i];
         e.req.clone_from(req);
         self.memo_gen += 1;
-        e.gen = self.memo_gen;
+        self.heads[i].gen = self.memo_gen;
         e.n = self.coalesce(req, &mut e.lines);
         for words in &mut self.memo_filters {
             words[i] = 0;
@@ -477,7 +500,7 @@ impl SmMemory {
             let (w, b) = filter_bit(l.line);
             self.memo_filters[w][i] |= b;
         }
-        e.rej = None;
+        self.heads[i].rej = None;
         self.rejected &= !(1 << i);
         self.coalesced = memo;
         i
@@ -499,7 +522,7 @@ impl SmMemory {
 
     /// Counts a rejection of the current access and remembers it with the access.
     fn reject(&mut self, kind: usize, fail: Fail) -> AccessOutcome {
-        self.coalesced[self.cur].rej = Some(Rejection {
+        self.heads[self.cur].rej = Some(Rejection {
             kind,
             fail,
             epoch: self.epoch,
@@ -933,7 +956,7 @@ impl SmMemory {
                     let i = live.trailing_zeros() as usize;
                     live &= live - 1;
                     if self.memo_filters[fw][i] & fb != 0 {
-                        self.coalesced[i].rej = None;
+                        self.heads[i].rej = None;
                         self.rejected &= !(1 << i);
                     }
                 }

@@ -25,6 +25,18 @@ pub struct MemReq<'a> {
     pub const_l1_extra: u64,
 }
 
+/// Names, to the memory that made it, an access it rejected and found rejected again
+/// ([`DataMemory::rejected_again`]): the SM's arbiter keeps it while the access stays its
+/// sub-core's memory-queue front, and asks about the retry with it alone
+/// ([`DataMemory::rejected_again_token`]), without reading the queue or the access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryToken {
+    /// The memory's own meaning (an index of its retry table).
+    pub entry: u32,
+    /// The memory's own meaning (which access the entry must still hold).
+    pub id: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     /// Data available at this cycle (before the transfer to the register file).
@@ -43,11 +55,27 @@ pub trait DataMemory: Send {
         self.access(now, req)
     }
     /// A retry of the access of warp slot `warp` (kind `kind`, addresses `access`) that
-    /// this memory rejected before: `true` when it is known to be rejected again, which is
-    /// then counted as [`DataMemory::access`] would count it; `false`: nothing done, call
+    /// this memory rejected before: `Some` when it is known to be rejected again, which is
+    /// then counted as [`DataMemory::access`] would count it, with a token naming the
+    /// access for [`DataMemory::rejected_again_token`]; `None`: nothing done, call
     /// `access`. The SM's arbiter asks this first, skipping the request's construction.
-    fn rejected_again(&mut self, _access: &MemAccess, _warp: u32, _kind: MemKind) -> bool {
+    fn rejected_again(&mut self, access: &MemAccess, warp: u32, kind: MemKind) -> Option<RetryToken> {
+        let t = self.would_reject_again(access, warp, kind)?;
+        self.rejected_again_token(t).then_some(t)
+    }
+    /// [`DataMemory::rejected_again`] of the access that `token` (returned by it) names, the
+    /// access itself unchanged since: the same answer, without reading the access.
+    fn rejected_again_token(&mut self, _token: RetryToken) -> bool {
         false
+    }
+    /// What [`DataMemory::rejected_again_token`] would answer now, without counting anything.
+    fn would_reject_token(&self, _token: RetryToken) -> bool {
+        false
+    }
+    /// What [`DataMemory::rejected_again`] would answer now, without counting anything
+    /// (debug checks of the arbiter's shortcut, tests).
+    fn would_reject_again(&self, _access: &MemAccess, _warp: u32, _kind: MemKind) -> Option<RetryToken> {
+        None
     }
     /// For the GPU's memory system to reach its own implementation.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;

@@ -2,7 +2,7 @@
 //! the data memories (M25 A9, Table 2, rules 34–43; docs/model.md).
 
 use crate::inst::{MemKind, MemSpace};
-use crate::mem::{Access, MemReq};
+use crate::mem::{Access, MemReq, RetryToken};
 use crate::sleep::{ACTED, NEVER};
 use crate::sm::Sm;
 use crate::state::{wrap, Event};
@@ -115,6 +115,16 @@ impl<W> Sm<W> {
             if !self.sc_busy[sc] {
                 continue;
             }
+            // A front the memory rejected again: asked about with its token alone.
+            let front = self.arb_front[sc];
+            if front.live {
+                #[cfg(debug_assertions)]
+                self.check_front_rejection(sc, front, now);
+                if self.mem.rejected_again_token(front.token) {
+                    continue;
+                }
+                self.arb_front[sc].live = false;
+            }
             let ready = self.subcores[sc]
                 .mem_q
                 .front()
@@ -134,7 +144,12 @@ impl<W> Sm<W> {
             // memory says so (and counts it) before any request is built.
             if m.space != MemSpace::Const {
                 let rec = self.slab[st.writes].mem.as_ref();
-                if rec.is_some_and(|a| self.mem.rejected_again(a, st.slot as u32, m.kind)) {
+                if let Some(token) = rec.and_then(|a| self.mem.rejected_again(a, st.slot as u32, m.kind)) {
+                    self.arb_front[sc] = FrontRejection {
+                        token,
+                        writes: st.writes,
+                        live: true,
+                    };
                     continue;
                 }
             }
@@ -192,11 +207,41 @@ impl<W> Sm<W> {
             self.touch_sc(sc);
             let s = &mut self.subcores[sc];
             s.mem_q.pop_front();
+            self.arb_front[sc].live = false;
             s.mem_occupancy = s.mem_occupancy.saturating_sub(1);
             self.arb_free = now + self.cfg.mem.shared_accept_interval.max(1) as u64;
             self.arb_rr = wrap(sc + 1, n);
             return;
         }
+    }
+    /// Debug check of the arbiter's shortcut: the remembered rejection is of sub-core
+    /// `sc`'s ready memory-queue front, and the memory's full check of it gives the same
+    /// token and answer as the token alone.
+    #[cfg(debug_assertions)]
+    fn check_front_rejection(&self, sc: usize, front: FrontRejection, now: u64) {
+        let e = self.subcores[sc]
+            .mem_q
+            .front()
+            .expect("remembered rejection of an empty queue");
+        assert_eq!(e.st.writes, front.writes, "remembered rejection of another front");
+        assert!(
+            e.arb_ready.is_some_and(|r| r <= now),
+            "remembered rejection of an unready front"
+        );
+        let m = self.code[e.st.sidx].mem.expect("memory instruction");
+        let full = self.slab[e.st.writes]
+            .mem
+            .as_ref()
+            .and_then(|a| self.mem.would_reject_again(a, e.st.slot as u32, m.kind));
+        assert!(
+            full.is_none_or(|t| t == front.token),
+            "the memory's token of a remembered rejection changed"
+        );
+        assert_eq!(
+            full.is_some(),
+            self.mem.would_reject_token(front.token),
+            "the arbiter's shortcut disagrees with the full check"
+        );
     }
     pub(crate) fn finish_mem(&mut self, slot: usize, sidx: usize, writes: usize, ready: u64) {
         let st = &self.code[sidx];
@@ -228,4 +273,22 @@ impl<W> Sm<W> {
         };
         self.schedule(start + wb_cycles, Event::Writeback { slot, sidx, writes });
     }
+}
+
+/// A sub-core's memory-queue front that the memory found rejected again ([`Sm::arb_front`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FrontRejection {
+    token: RetryToken,
+    /// The front's slab record (what the debug check compares).
+    #[cfg_attr(not(debug_assertions), allow(dead_code))]
+    writes: usize,
+    live: bool,
+}
+
+impl FrontRejection {
+    pub(crate) const NONE: FrontRejection = FrontRejection {
+        token: RetryToken { entry: 0, id: 0 },
+        writes: 0,
+        live: false,
+    };
 }

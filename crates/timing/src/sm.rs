@@ -41,6 +41,11 @@ pub struct Sm<W> {
     pub(crate) exited: u64,
     pub(crate) drained: u64,
     pub(crate) arb_free: u64,
+    /// Per sub-core, its memory-queue front when the memory found it rejected again, with
+    /// the memory's token: the arbiter's next retries ask the memory with the token alone,
+    /// without reading the sub-core's queue, the instruction or its record (cache misses
+    /// every cycle on a loaded GPU). Cleared when the memory no longer rejects it.
+    pub(crate) arb_front: [crate::mempipe::FrontRejection; MAX_SUBCORES],
     /// The cycle the SM's clock counter (SR_CLOCKLO) and its issue logs count from: when its
     /// first CTA started (`Sm::start_at`).
     pub(crate) clock_origin: u64,
@@ -230,6 +235,7 @@ impl<W> Sm<W> {
             event_seq: 0,
             l1i_rr: 0,
             arb_free: 0,
+            arb_front: [crate::mempipe::FrontRejection::NONE; MAX_SUBCORES],
             arb_rr: 0,
             mem,
             mem_pending: std::collections::HashMap::new(),

@@ -3,6 +3,7 @@
 //! the retries of accesses the L1 rejected, and the SM's interconnect inbox and outbox.
 
 use super::*;
+use sassim_timing::mem::RetryToken;
 
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ConstGeom {
@@ -120,6 +121,14 @@ impl Retry {
             warp,
             kind,
             ticket: mm::Ticket::NONE,
+        }
+    }
+
+    /// The arbiter's token of this access in entry `i` ([`DataMemory::rejected_again_token`]).
+    fn token(&self, i: usize) -> RetryToken {
+        RetryToken {
+            entry: i as u32,
+            id: self.rec as usize as u64,
         }
     }
 
@@ -292,15 +301,39 @@ impl DataMemory for SmDataMemory {
         self.remember(slot, key, space, bytes, now, o)
     }
 
-    fn rejected_again(&mut self, acc: &MemAccess, warp: u32, kind: MemKind) -> bool {
+    fn rejected_again(&mut self, acc: &MemAccess, warp: u32, kind: MemKind) -> Option<RetryToken> {
         if acc.space == MemSpace::Const {
-            return false;
+            return None;
         }
         let key = Retry::key(acc, warp, kind);
-        let Some((_, t)) = self.retry_slot(&key, acc) else {
-            return false;
-        };
-        self.l1.rejected_again(t)
+        let (i, t) = self.retry_slot(&key, acc)?;
+        self.l1.rejected_again(t).then(|| key.token(i))
+    }
+
+    // The token: the entry of `retries` and the address of the access's record, which the
+    // entry holds until the access is accepted or the entry is given to another access
+    // (a live record is not reused, so an entry with its address is the access's own).
+    fn rejected_again_token(&mut self, token: RetryToken) -> bool {
+        match self.retries.get(token.entry as usize) {
+            Some(r) if r.rec as usize as u64 == token.id => self.l1.rejected_again(r.ticket),
+            _ => false,
+        }
+    }
+
+    fn would_reject_token(&self, token: RetryToken) -> bool {
+        match self.retries.get(token.entry as usize) {
+            Some(r) if r.rec as usize as u64 == token.id => self.l1.rejection_holds(r.ticket),
+            _ => false,
+        }
+    }
+
+    fn would_reject_again(&self, acc: &MemAccess, warp: u32, kind: MemKind) -> Option<RetryToken> {
+        if acc.space == MemSpace::Const {
+            return None;
+        }
+        let key = Retry::key(acc, warp, kind);
+        let (i, t) = self.retry_slot(&key, acc)?;
+        self.l1.rejection_holds(t).then(|| key.token(i))
     }
 
     #[inline]
@@ -472,4 +505,93 @@ struct ConstWay {
     stamp: u64,
     /// The cycle the line's data is there (its fetch may still be in flight).
     ready: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sassim_config::GpuConfig;
+
+    /// A global load of 32 lanes on 32 distinct lines from `base`.
+    fn scattered(base: u64) -> MemAccess {
+        let mut a = MemAccess::blank(MemSpace::Global);
+        for (lane, x) in a.addrs.iter_mut().enumerate() {
+            *x = base + lane as u64 * 4096;
+        }
+        a.active = u32::MAX;
+        a.bytes_per_lane = 4;
+        a
+    }
+
+    fn load<'a>(id: u64, warp: u32, a: &'a MemAccess) -> MemReq<'a> {
+        MemReq {
+            id,
+            space: MemSpace::Global,
+            kind: MemKind::Load,
+            bits: 32,
+            access: Some(a),
+            warp,
+            const_addr: None,
+            const_l1_extra: 0,
+        }
+    }
+
+    fn fails(m: &mut SmDataMemory) -> u64 {
+        m.l1.stats().reservation_fails
+    }
+
+    /// The arbiter's token answers as the full check does, counting the same: while the
+    /// rejection holds, and after its retry entry went to other accesses or the L1's state
+    /// changed (then neither counts anything).
+    #[test]
+    fn retry_token_agrees_with_the_full_check() {
+        let cfg = GpuConfig::preset("rtx-a6000").expect("preset");
+        let mut model = MemModel::new(&cfg, 1, true).expect("memory model");
+        let mut boxed = model.sm_memory(0);
+        let m = boxed
+            .as_any_mut()
+            .downcast_mut::<SmDataMemory>()
+            .expect("the hierarchy's memory");
+        // Loads (never ticked: nothing drains) until the L1 rejects one.
+        let recs: Vec<MemAccess> = (0..4096u64).map(|i| scattered(i * 128)).collect();
+        let rej = (0..recs.len())
+            .find(|&i| m.access(0, &load(i as u64, 0, &recs[i])) == Access::Retry)
+            .expect("the L1 rejects an access at last");
+        let a = &recs[rej];
+        // Held: the full check and the token agree, and each counts one rejection.
+        let before = fails(m);
+        let t = m.rejected_again(a, 0, MemKind::Load).expect("rejected again");
+        assert_eq!(fails(m), before + 1);
+        assert_eq!(m.would_reject_again(a, 0, MemKind::Load), Some(t));
+        assert!(m.would_reject_token(t));
+        assert!(m.rejected_again_token(t));
+        assert_eq!(fails(m), before + 2);
+        // The same access by another warp is another entry: its token does not name it.
+        assert_eq!(m.would_reject_again(a, 1, MemKind::Load), None);
+        // Other rejected accesses take every retry entry: the full check no longer knows
+        // the access, and neither does the token (nothing counted).
+        for (k, r) in recs[rej + 1..rej + 1 + RETRY_ENTRIES].iter().enumerate() {
+            assert_eq!(m.access(1, &load(10_000 + k as u64, 2, r)), Access::Retry);
+        }
+        let before = fails(m);
+        assert_eq!(m.would_reject_again(a, 0, MemKind::Load), None);
+        assert!(!m.would_reject_token(t));
+        assert!(
+            !m.rejected_again_token(t),
+            "a token of an entry given to another access"
+        );
+        assert_eq!(fails(m), before);
+        // Rejected again through the full access: a new token, valid until the L1's state
+        // changes (an invalidation), after which neither path counts.
+        assert_eq!(m.access(2, &load(20_000, 0, a)), Access::Retry);
+        let t = m.rejected_again(a, 0, MemKind::Load).expect("rejected again");
+        m.l1.invalidate();
+        let before = fails(m);
+        assert_eq!(m.would_reject_again(a, 0, MemKind::Load), None);
+        assert!(
+            !m.rejected_again_token(t),
+            "a token of a rejection that no longer holds"
+        );
+        assert_eq!(fails(m), before);
+    }
 }
