@@ -91,6 +91,8 @@ pub struct Dispatcher {
     num_ctas: u32,
     /// Per SM: CTAs the dispatcher may still send (resident limit + queue − outstanding).
     room: Vec<u32>,
+    /// The sum of `room` (no SM is searched while it is 0).
+    room_total: u64,
     rr: usize,
     /// Completions on their way: (cycle they reach the dispatcher, SM), in arrival order.
     completions: VecDeque<(u64, usize)>,
@@ -115,6 +117,7 @@ impl Dispatcher {
             next_cta: 0,
             num_ctas,
             room: vec![per_sm.saturating_add(t.sm_cta_queue); num_sms],
+            room_total: u64::from(per_sm.saturating_add(t.sm_cta_queue)) * num_sms as u64,
             rr: 0,
             completions: VecDeque::new(),
             cluster_size: 1,
@@ -141,6 +144,7 @@ impl Dispatcher {
         for r in &mut self.room {
             *r = per_sm;
         }
+        self.room_total = u64::from(per_sm) * self.room.len() as u64;
         self.gpc_of = gpc_of;
         let gpcs = self.gpc_of.iter().copied().max().map_or(0, |g| g + 1);
         (0..gpcs).any(|g| {
@@ -154,8 +158,12 @@ impl Dispatcher {
     fn pick_sm(&mut self) -> Option<usize> {
         let n = self.room.len();
         if self.cluster_size <= 1 {
+            if self.room_total == 0 {
+                return None;
+            }
             let sm = (0..n).map(|k| (self.rr + k) % n).find(|&s| self.room[s] > 0)?;
             self.room[sm] -= 1;
+            self.room_total -= 1;
             self.rr = (sm + 1) % n;
             return Some(sm);
         }
@@ -163,6 +171,9 @@ impl Dispatcher {
             return Some(sm);
         }
         let want = self.cluster_size as usize;
+        if self.room_total < want as u64 {
+            return None;
+        }
         for k in 0..n {
             let first = (self.rr + k) % n;
             if self.room[first] == 0 {
@@ -190,6 +201,7 @@ impl Dispatcher {
             for &s in &picked {
                 self.room[s] -= 1;
             }
+            self.room_total -= want as u64;
             self.rr = (picked[picked.len() - 1] + 1) % n;
             self.reserved.extend(&picked[1..]);
             return Some(picked[0]);
@@ -213,6 +225,7 @@ impl Dispatcher {
                     self.completions.pop_front();
                     self.busy_until = start + self.t.completion_cost;
                     self.room[sm] += 1;
+                    self.room_total += 1;
                     self.stats.completions += 1;
                     self.stats.last_completion = self.busy_until.div_ceil(FRAC);
                     continue;
@@ -262,6 +275,7 @@ impl Dispatcher {
         while let Some((at, sm)) = self.completions.pop_front() {
             self.busy_until = self.busy_until.max(at * FRAC) + self.t.completion_cost;
             self.room[sm] += 1;
+            self.room_total += 1;
             self.stats.completions += 1;
             self.stats.last_completion = self.busy_until.div_ceil(FRAC);
         }
@@ -396,6 +410,41 @@ mod tests {
         assert_eq!((out[0].cta, out[0].sm), (4, 1));
         assert_eq!(d.stats.no_room_cycles, 11, "cycles 101..=111 ended without room");
         assert!(!d.all_dispatched());
+    }
+
+    #[test]
+    fn clusters_wait_for_room_in_one_gpc() {
+        // 2 GPCs of 2 SMs, 1 CTA per SM, clusters of 2 CTAs (1-D grid of 6): two clusters
+        // fill the GPU; the third waits until both CTAs of one GPC have completed.
+        let mut d = Dispatcher::new(timing(0.4, 0.5), 4, 1, 6, 0);
+        let geom = ClusterGeom {
+            grid: [6, 1, 1],
+            cluster: [2, 1, 1],
+        };
+        assert!(d.set_clusters(geom, vec![0, 0, 1, 1], 1));
+        let mut out = Vec::new();
+        for c in 100..=102 {
+            d.step(c, &mut out);
+        }
+        let sms: Vec<usize> = out.iter().map(|x| x.sm).collect();
+        assert_eq!(sms, vec![0, 1, 2, 3], "a cluster per GPC");
+        // One CTA of each GPC completes: 2 SMs have room, but in different GPCs.
+        d.cta_finished(102, 0);
+        d.cta_finished(102, 2);
+        out.clear();
+        for c in 103..=120 {
+            d.step(c, &mut out);
+        }
+        assert!(out.is_empty(), "{out:?}");
+        // The second CTA of GPC 1 completes (reaching the dispatcher at 131).
+        d.cta_finished(121, 3);
+        for c in 121..=132 {
+            d.step(c, &mut out);
+        }
+        let sms: Vec<usize> = out.iter().map(|x| x.sm).collect();
+        assert_eq!(sms, vec![2, 3], "the third cluster goes to GPC 1");
+        assert!(out.iter().all(|x| x.arrive >= 131), "{out:?}");
+        assert!(d.all_dispatched());
     }
 
     #[test]

@@ -442,8 +442,9 @@ impl Gpu {
         let mut cs = CtaSched {
             per_sm,
             ctas_on_sm: vec![0; num_sms],
-            warp_cta: BTreeMap::new(),
-            cta_left: BTreeMap::new(),
+            slots: (0..num_sms * per_sm as usize)
+                .map(|_| CtaSlot::default())
+                .collect(),
             start_pc,
             slot_by_warp_index: opts.slot_by_warp_index,
             need: active_warps.map_or(src.warps_per_cta() as usize, <[u32]>::len),
@@ -524,16 +525,10 @@ impl Gpu {
                     continue;
                 }
                 for w in sm.take_finished() {
-                    if let Some(cta) = cs.warp_cta.remove(&w) {
-                        let left = cs.cta_left.entry(cta).or_insert(1);
-                        *left -= 1;
-                        if *left == 0 {
-                            cs.cta_left.remove(&cta);
-                            src.retire_cta(w);
-                            done_ctas += 1;
-                            cs.ctas_on_sm[s] -= 1;
-                            disp.cta_finished(cycle + 1, s);
-                        }
+                    if cs.warp_finished(s, w) {
+                        src.retire_cta(w);
+                        done_ctas += 1;
+                        disp.cta_finished(cycle + 1, s);
                     }
                 }
             }
@@ -547,7 +542,7 @@ impl Gpu {
             } else if opts.deadlock_cycles > 0 && cycle - last_progress > opts.deadlock_cycles {
                 self.now = cycle;
                 let mut waiting = Vec::new();
-                for &w in cs.warp_cta.keys().take(16) {
+                for w in cs.running_warps(16) {
                     let why = src.describe(w);
                     let timing = sms.iter().find_map(|sm| sm.describe_warp(w)).unwrap_or_default();
                     waiting.push(format!("warp {w}: {why} [{timing}]"));
@@ -702,13 +697,22 @@ pub fn sm_placement_order(num_sms: u32, num_gpcs: u32) -> Vec<usize> {
     order
 }
 
+/// One resident CTA of an SM.
+#[derive(Default)]
+struct CtaSlot {
+    used: bool,
+    /// The executor ids of its warps that have not finished (capacity kept from one CTA to
+    /// the next).
+    warps: Vec<u32>,
+}
+
 /// CTA residency of one kernel launch: which CTAs run on which SM.
 struct CtaSched {
     per_sm: u32,
     ctas_on_sm: Vec<u32>,
-    /// executor warp id -> CTA
-    warp_cta: BTreeMap<u32, u32>,
-    cta_left: BTreeMap<u32, u32>,
+    /// The CTAs resident on each SM: `per_sm` slots per SM (SM `s`'s are
+    /// `s * per_sm .. (s + 1) * per_sm`), sized once per launch.
+    slots: Vec<CtaSlot>,
     start_pc: u64,
     slot_by_warp_index: bool,
     /// Warps a CTA occupies (its active warps).
@@ -735,13 +739,46 @@ impl CtaSched {
         if self.slot_by_warp_index && s.active_warps() > 0 {
             return None;
         }
+        let per = self.per_sm as usize;
+        // A free slot exists: fewer than `per_sm` CTAs are resident on the SM.
+        let slot = self.slots[sm * per..(sm + 1) * per]
+            .iter()
+            .position(|c| !c.used)?;
         let warps = src.start_cta(sm, cta);
-        for &(w, _) in &warps {
-            self.warp_cta.insert(w, cta);
-        }
-        self.cta_left.insert(cta, warps.len() as u32);
+        let c = &mut self.slots[sm * per + slot];
+        c.used = true;
+        c.warps.clear();
+        c.warps.extend(warps.iter().map(|&(w, _)| w));
         self.ctas_on_sm[sm] += 1;
         Some(warps)
+    }
+
+    /// Warp `w` of SM `sm` finished: whether it was the last of its CTA (the CTA's slot is
+    /// then free).
+    fn warp_finished(&mut self, sm: usize, w: u32) -> bool {
+        let per = self.per_sm as usize;
+        for c in self.slots[sm * per..(sm + 1) * per].iter_mut().filter(|c| c.used) {
+            let Some(i) = c.warps.iter().position(|&e| e == w) else {
+                continue;
+            };
+            c.warps.swap_remove(i);
+            if c.warps.is_empty() {
+                c.used = false;
+                self.ctas_on_sm[sm] -= 1;
+                return true;
+            }
+            return false;
+        }
+        false
+    }
+
+    /// The first `n` warps (by executor id) of the resident CTAs that have not finished
+    /// (deadlock reports).
+    fn running_warps(&self, n: usize) -> Vec<u32> {
+        let mut ws: Vec<u32> = self.slots.iter().flat_map(|c| c.warps.iter().copied()).collect();
+        ws.sort_unstable();
+        ws.truncate(n);
+        ws
     }
 
     /// Place a launched warp on its SM.

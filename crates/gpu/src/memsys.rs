@@ -48,6 +48,10 @@ pub struct Hierarchy {
     /// Per simulated SM: the room of its interconnect input queue as the SM counts it
     /// (`tick_beyond_sms`).
     room: Vec<usize>,
+    /// Per interconnect port: its simulated SM in this kernel (`usize::MAX`: none).
+    sim_of_port: Vec<usize>,
+    /// The ports `tick_beyond_sms` visits (`MemorySystem::watched_sms`; kept to reuse).
+    watched: Vec<usize>,
     /// The partitions' share of the last core cycle has not run yet
     /// ([`MemModel::with_partitions`]).
     parts_due: bool,
@@ -203,6 +207,8 @@ impl MemModel {
             threads_per_sm: cfg.gpu.max_warps_per_sm as u64 * cfg.gpu.warp_size as u64,
             dsm_extra: cfg.mem_pipeline.dsm_extra.unwrap_or(0) as u64,
             room: Vec::new(),
+            sim_of_port: Vec::new(),
+            watched: Vec::new(),
             parts_due: false,
         })))
     }
@@ -268,7 +274,17 @@ impl MemModel {
         // responses delivered now came through the response crossbar in `tick_begin`.
         sys.tick_begin(cycle);
         h.parts_due = true;
-        self.deliver(cycle, sms, phys, notes);
+        // Only the SMs whose room or responses may have changed (the others' records are
+        // up to date): the same effects as visiting all of them.
+        let mut watched = std::mem::take(&mut h.watched);
+        h.sys.watched_sms(&mut watched);
+        for &s in &watched {
+            let i = h.sim_of_port.get(s).copied().unwrap_or(usize::MAX);
+            if i < sms.len() {
+                h.deliver_to(i, s, cycle, &mut sms[i], &mut notes[i]);
+            }
+        }
+        h.watched = watched;
         Ok(())
     }
 
@@ -331,41 +347,51 @@ impl MemModel {
         // No room is known yet: every SM's is written.
         h.room.clear();
         h.room.resize(sms.len(), usize::MAX);
-        self.deliver(cycle, sms, phys, notes);
-    }
-
-    /// Responses into the SMs' inboxes (filled at their next tick; `notes[i].inbox` marks
-    /// an SM that has some), and the room of their interconnect input queues, written to an
-    /// SM's record only when it differs from what the SM counts (the records belong to the
-    /// threads that tick the SMs).
-    fn deliver<W>(
-        &mut self,
-        cycle: u64,
-        sms: &mut [Sm<W>],
-        phys: &[usize],
-        notes: &mut [crate::parallel::SmNote],
-    ) {
-        let MemModel::Hierarchy(h) = self else { return };
-        for (i, sm) in sms.iter_mut().enumerate() {
-            let s = phys[i];
-            let room = h.sys.port_room(s);
-            if room == h.room[i] && !h.sys.has_response(s) {
-                continue;
+        h.sim_of_port.clear();
+        h.sim_of_port.resize(h.sys.num_sms(), usize::MAX);
+        for (i, &s) in phys.iter().enumerate() {
+            if let Some(p) = h.sim_of_port.get_mut(s) {
+                *p = i;
             }
-            if let Some(m) = adapter(sm) {
-                while let Some(r) = h.sys.pop_response(s) {
-                    m.inbox.push(r);
-                }
-                m.inbox_cycle = cycle;
-                m.room = room;
-                if !m.inbox.is_empty() {
-                    notes[i].inbox = true;
-                }
-            }
-            h.room[i] = room;
+        }
+        for (i, (sm, note)) in sms.iter_mut().zip(notes.iter_mut()).enumerate() {
+            h.deliver_to(i, phys[i], cycle, sm, note);
         }
     }
+}
 
+impl Hierarchy {
+    /// Simulated SM `i`'s (port `s`'s) responses into its inbox (filled at its next tick;
+    /// `note.inbox` marks that it has some), and the room of its interconnect input queue,
+    /// written to the SM's record only when it differs from what the SM counts (the
+    /// records belong to the threads that tick the SMs).
+    fn deliver_to<W>(
+        &mut self,
+        i: usize,
+        s: usize,
+        cycle: u64,
+        sm: &mut Sm<W>,
+        note: &mut crate::parallel::SmNote,
+    ) {
+        let room = self.sys.port_room(s);
+        if room == self.room[i] && !self.sys.has_response(s) {
+            return;
+        }
+        if let Some(m) = adapter(sm) {
+            while let Some(r) = self.sys.pop_response(s) {
+                m.inbox.push(r);
+            }
+            m.inbox_cycle = cycle;
+            m.room = room;
+            if !m.inbox.is_empty() {
+                note.inbox = true;
+            }
+        }
+        self.room[i] = room;
+    }
+}
+
+impl MemModel {
     /// Advance everything beyond the SMs by one core cycle, after the SMs ticked:
     /// L1 miss queues → interconnect (SM order), interconnect/L2/DRAM, responses → L1s.
     /// `phys[i]` is the physical SM (interconnect port) of `sms[i]`.

@@ -68,6 +68,10 @@ pub struct MemorySystem {
     /// (destinations).
     sm_req: Vec<VecDeque<SrcEntry<InReq>>>,
     sm_resp: Vec<VecDeque<DstEntry<L2Response>>>,
+    /// SMs whose request queue took a request or whose response queue received one since
+    /// [`MemorySystem::watched_sms`] last listed them, and those whose queues held entries
+    /// then: every SM whose room may have changed or that may have a response is a member.
+    sm_watch: PortSet,
     parts: Vec<Partition>,
     /// Partitions with `active` set (a request arrived and they have not been idle since).
     busy_parts: PortSet,
@@ -106,6 +110,24 @@ impl Ports<DstEntry<InReq>> for ReqIn<'_> {
 }
 
 /// The partitions' side of the response crossbar.
+/// The SMs' side of the response crossbar: an SM that receives a response is watched.
+struct RespIn<'a> {
+    queues: &'a mut [VecDeque<DstEntry<L2Response>>],
+    watch: &'a mut PortSet,
+}
+
+impl Ports<DstEntry<L2Response>> for RespIn<'_> {
+    #[inline]
+    fn queue(&mut self, i: usize) -> &mut VecDeque<DstEntry<L2Response>> {
+        &mut self.queues[i]
+    }
+
+    #[inline]
+    fn arrived(&mut self, i: usize) {
+        self.watch.insert(i);
+    }
+}
+
 struct RespOut<'a> {
     parts: &'a mut [Partition],
     spp: usize,
@@ -161,6 +183,7 @@ impl MemorySystem {
             sm_resp: (0..num_sms)
                 .map(|_| VecDeque::with_capacity(ic.dest_queue_entries.max(1) as usize))
                 .collect(),
+            sm_watch: PortSet::new(num_sms),
             req_net,
             resp_net,
             parts,
@@ -208,6 +231,7 @@ impl MemorySystem {
             };
         q.push_back((dst, bytes, InReq { sm: sm as u16, req }));
         self.req_net.has_packets(sm, true);
+        self.sm_watch.insert(sm);
         true
     }
 
@@ -226,6 +250,25 @@ impl MemorySystem {
         match self.sm_resp[sm].front() {
             Some((at, _)) if *at <= self.icnt.cycle => self.sm_resp[sm].pop_front().map(|(_, r)| r),
             _ => None,
+        }
+    }
+
+    /// Into `out` (cleared first), in increasing order, the SMs whose
+    /// [`MemorySystem::port_room`] may have changed or that may have a response
+    /// ([`MemorySystem::has_response`]) since the last call: the others have neither (their
+    /// queues stayed empty). SMs whose queues are empty leave the watch.
+    pub fn watched_sms(&mut self, out: &mut Vec<usize>) {
+        out.clear();
+        for w in 0..self.sm_watch.words() {
+            let mut bits = self.sm_watch.word_in(w, 0, usize::MAX);
+            while bits != 0 {
+                let s = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                out.push(s);
+                if self.sm_req[s].is_empty() && self.sm_resp[s].is_empty() {
+                    self.sm_watch.remove(s);
+                }
+            }
         }
     }
 
@@ -350,7 +393,10 @@ impl MemorySystem {
                 parts: &mut self.parts,
                 spp,
             },
-            &mut self.sm_resp[..],
+            &mut RespIn {
+                queues: &mut self.sm_resp,
+                watch: &mut self.sm_watch,
+            },
         );
     }
 
