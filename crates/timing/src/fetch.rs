@@ -111,6 +111,7 @@ impl<W> Sm<W> {
                             s.l1_queue.push_back(last + k);
                         }
                     }
+                    self.sync_l1i_queued(sc);
                     self.warps[slot].fetch_wait_line = Some(line);
                     self.sync_room(slot);
                     self.schedule(now + 1, Event::ILine { sc, line });
@@ -142,6 +143,7 @@ impl<W> Sm<W> {
                             s.sbuf.lines.push_back((line + k, u64::MAX));
                             s.l1_queue.push_back(line + k);
                         }
+                        self.sync_l1i_queued(sc);
                     }
                     self.warps[slot].fetch_wait_line = Some(line);
                     self.sync_room(slot);
@@ -164,9 +166,27 @@ impl<W> Sm<W> {
         self.sync_room(slot);
         true
     }
+    /// Keeps bit `sc` of `Sm::l1i_queued` equal to "sub-core `sc`'s L1 I-cache queue holds a
+    /// request"; called wherever that queue changes.
+    #[inline]
+    pub(crate) fn sync_l1i_queued(&mut self, sc: usize) {
+        if self.subcores[sc].l1_queue.is_empty() {
+            self.l1i_queued &= !(1 << sc);
+        } else {
+            self.l1i_queued |= 1 << sc;
+        }
+    }
     pub(crate) fn l1i_arbiter(&mut self, now: u64) {
         // Idle sub-cores have no I-cache request.
         if !self.sc_busy.contains(&true) {
+            return;
+        }
+        debug_assert!(
+            (0..self.subcores.len())
+                .all(|sc| (self.l1i_queued >> sc & 1 == 1) != self.subcores[sc].l1_queue.is_empty()),
+            "l1i_queued mirrors the sub-cores' L1 I-cache queues"
+        );
+        if self.l1i_queued == 0 {
             return;
         }
         let n = self.subcores.len();
@@ -177,13 +197,15 @@ impl<W> Sm<W> {
             }
             // (l1i_rr + k) mod n, without a division: l1i_rr < n.
             let sc = wrap(self.l1i_rr + k, n);
-            // An idle sub-core has no I-cache request.
-            if !self.sc_busy[sc] {
+            // An idle sub-core has no I-cache request; a sub-core whose queue is empty is
+            // not read.
+            if !self.sc_busy[sc] || self.l1i_queued >> sc & 1 == 0 {
                 continue;
             }
             let Some(line) = self.subcores[sc].l1_queue.pop_front() else {
                 continue;
             };
+            self.sync_l1i_queued(sc);
             self.touch_sc(sc);
             granted += 1;
             self.stats.l1i_requests += 1;

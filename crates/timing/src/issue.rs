@@ -606,6 +606,7 @@ impl<W> Sm<W> {
                     self.stats.l0c_misses += 1;
                     let l1line = self.const_l1_line(bank, off);
                     self.subcores[sc].l1_queue.push_back(l1line);
+                    self.l1i_queued |= 1 << sc;
                     self.subcores[sc].const_wait = Some((slot, now, line, u64::MAX));
                     self.sc_busy[sc] = true;
                     self.count_stall(StallReason::ConstCacheMiss);

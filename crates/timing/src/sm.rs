@@ -65,6 +65,9 @@ pub struct Sm<W> {
     /// the `SubCore` record. Set where work enters (issue, fetch, a constant-cache miss),
     /// recomputed by `Sm::tick` after a busy sub-core's cycle (`SubCore::has_work`).
     pub(crate) sc_busy: [bool; MAX_SUBCORES],
+    /// Bit `sc`: sub-core `sc`'s L1 I-cache request queue is not empty (`SubCore::l1_queue`),
+    /// so the L1 I-cache arbiter reads only the sub-cores with requests (`fetch.rs`).
+    pub(crate) l1i_queued: u32,
     /// Per sub-core: asleep until a cycle, or awake (`crate::sleep`).
     pub(crate) sleep: [crate::sleep::SubCoreSleep; MAX_SUBCORES],
     /// While a sub-core's cycle runs: the earliest cycle at which a readiness check found
@@ -218,6 +221,7 @@ impl<W> Sm<W> {
             age_rank: [0; MAX_WARP_SLOTS],
             rank_slot: [[0; MAX_WARP_SLOTS]; MAX_SUBCORES],
             sc_busy: [false; MAX_SUBCORES],
+            l1i_queued: 0,
             sleep: [crate::sleep::SubCoreSleep::AWAKE; MAX_SUBCORES],
             wake_at: crate::sleep::NEVER,
             last_stall: crate::stats::StallReason::Idle,
