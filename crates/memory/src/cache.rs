@@ -312,6 +312,14 @@ impl<W> MshrEntry<W> {
             waiters: Vec::with_capacity(max_merge),
         }
     }
+
+    /// Takes the entry for `line`: nothing requested, arrived or waiting yet.
+    pub fn take_for(&mut self, line: u64) {
+        self.line = line;
+        self.pending = 0;
+        self.arrived = 0;
+        self.waiters.clear();
+    }
 }
 
 /// Fixed-capacity MSHR table; lookups through a map (never iterated), entries in a slab.
@@ -354,11 +362,7 @@ impl<W> MshrTable<W> {
     /// Allocates an entry for `line` (caller checked `free_entries() > 0`).
     pub fn alloc(&mut self, line: u64) -> u32 {
         let i = self.free.pop().expect("MSHR table full");
-        let e = &mut self.entries[i as usize];
-        e.line = line;
-        e.pending = 0;
-        e.arrived = 0;
-        e.waiters.clear();
+        self.entries[i as usize].take_for(line);
         self.index.insert(line, i);
         i
     }

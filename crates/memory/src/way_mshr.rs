@@ -67,11 +67,7 @@ impl<W> WayMshr<W> {
     pub fn alloc(&mut self, way: usize, line: u64) -> u32 {
         debug_assert_eq!(self.by_way[way], NIL, "one MSHR entry per way");
         let i = self.free.pop().expect("MSHR table full");
-        let e = &mut self.entries[i as usize];
-        e.line = line;
-        e.pending = 0;
-        e.arrived = 0;
-        e.waiters.clear();
+        self.entries[i as usize].take_for(line);
         self.way_of[i as usize] = way as u32;
         self.by_way[way] = i;
         i
