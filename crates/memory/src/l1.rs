@@ -1,16 +1,17 @@
 //! Per-SM L1 data cache and shared memory.
 
+mod memo;
 mod shared;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::cache::{MshrTable, SectorCache};
-use crate::coalesce::{coalesce_lines, LineGeometry, LineReq, MAX_LINES};
+use crate::coalesce::{LineReq, MAX_LINES};
 use crate::config::{MemoryConfig, WritePolicy};
 use crate::types::{
-    AccessKind, AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest, ACCESS_OUTCOMES,
-    ACCESS_TYPES, ACC_GLOBAL_R, ACC_GLOBAL_W, ACC_LOCAL_R, ACC_LOCAL_W, OUT_HIT, OUT_HIT_RESERVED, OUT_MISS,
+    AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest, ACCESS_OUTCOMES, ACCESS_TYPES,
+    ACC_GLOBAL_R, ACC_GLOBAL_W, ACC_LOCAL_R, ACC_LOCAL_W, OUT_HIT, OUT_HIT_RESERVED, OUT_MISS,
     OUT_RESERVATION_FAIL, OUT_SECTOR_MISS,
 };
 
@@ -328,192 +329,6 @@ impl SmMemory {
         }
         self.cur = self.coalesce_memo(req);
         self.access_cur(now, req.id)
-    }
-
-    /// The ticket of the last global or local access (its remembered coalescing).
-    pub fn ticket(&self) -> Ticket {
-        Ticket {
-            idx: self.cur as u32,
-            gen: if self.cur < self.coalesced.len() {
-                self.heads[self.cur].gen
-            } else {
-                u64::MAX
-            },
-        }
-    }
-
-    /// The access of `ticket` again (with the caller's `id`), as [`SmMemory::access`] of the
-    /// same request would do it; `None` when the ticket is stale (nothing done).
-    pub fn retry(&mut self, now: u64, ticket: Ticket, id: u64) -> Option<AccessOutcome> {
-        let i = ticket.idx as usize;
-        if !self.ticket_current(ticket) {
-            return None;
-        }
-        self.cur = i;
-        // The common case, kept small: rejected again for the remembered cause.
-        if let Some(out) = self.memo_rejection() {
-            return Some(out);
-        }
-        Some(self.access_cur(now, id))
-    }
-
-    /// The short path of [`SmMemory::retry`]: whether the access of `ticket` is rejected
-    /// again for its remembered cause, which is then counted (as the retry would); `false`
-    /// when the ticket is stale or the rejection may no longer hold (nothing counted: the
-    /// caller retries in full).
-    #[inline]
-    pub fn rejected_again(&mut self, ticket: Ticket) -> bool {
-        if !self.ticket_current(ticket) {
-            return false;
-        }
-        self.cur = ticket.idx as usize;
-        self.memo_rejection().is_some()
-    }
-
-    /// What [`SmMemory::rejected_again`] would answer, without counting anything.
-    pub fn rejection_holds(&self, ticket: Ticket) -> bool {
-        self.ticket_current(ticket)
-            && self.heads[ticket.idx as usize]
-                .rej
-                .is_some_and(|r| self.still_rejected(&r))
-    }
-
-    /// The current access's remembered rejection, counted again, if it still holds.
-    #[inline]
-    fn memo_rejection(&mut self) -> Option<AccessOutcome> {
-        let r = self.heads[self.cur].rej?;
-        if !self.still_rejected(&r) {
-            return None;
-        }
-        debug_assert_eq!(
-            self.check(&self.coalesced[self.cur].req).err(),
-            Some(r.fail),
-            "memoised rejection"
-        );
-        Some(self.reject(r.kind, r.fail))
-    }
-
-    /// Whether `ticket` still names a remembered access ([`SmMemory::retry`] would use it).
-    pub fn ticket_current(&self, ticket: Ticket) -> bool {
-        let i = ticket.idx as usize;
-        i < self.coalesced.len() && self.heads[i].gen == ticket.gen
-    }
-
-    /// Whether `ticket` names the access `req` (a caller's check).
-    pub fn ticket_holds(&self, ticket: Ticket, req: &WarpMemRequest) -> bool {
-        self.ticket_current(ticket) && same_access(&self.coalesced[ticket.idx as usize].req, req)
-    }
-
-    /// [`SmMemory::access`] of the current memo entry's access, with the caller's `id`.
-    #[inline(never)]
-    fn access_cur(&mut self, now: u64, id: u64) -> AccessOutcome {
-        // An access retried while nothing it depends on changed is rejected again, for the
-        // same cause: count it as such without re-probing.
-        if let Some(out) = self.memo_rejection() {
-            return out;
-        }
-        // The memo is moved out while the access reads its lines and changes the L1.
-        let memo = std::mem::take(&mut self.coalesced);
-        let c = &memo[self.cur];
-        let (req, lines) = (&c.req, &c.lines[..c.n]);
-        let out = match req.kind {
-            AccessKind::Load => self.load(now, id, req, lines),
-            AccessKind::Store => self.store(now, req, lines),
-            AccessKind::Atomic => self.atomic(now, id, req, lines),
-        };
-        self.coalesced = memo;
-        match out {
-            Ok(out) => {
-                self.epoch += 1;
-                out
-            }
-            Err((kind, fail)) => self.reject(kind, fail),
-        }
-    }
-
-    /// Whether a rejection still holds. Any accepted global or local access may change
-    /// anything; a read fill of one of the access's lines clears the rejection (in
-    /// `fill`). Otherwise, the state only changed through fills of other lines (MSHR
-    /// entries freed, ways made ready: victims appear, never vanish, and may change), the
-    /// miss queue draining and slots freeing. So the lines' own state (ways, valid and
-    /// pending sectors, MSHR entries and their waiters) is as it was: a full MSHR entry is
-    /// still full, the new entries needed are as many, a set without a victim is re-checked
-    /// alone, and the miss-queue entries needed are as many unless a fill changed a victim
-    /// and some line may be dirty (a dirty victim adds a write-back).
-    #[inline]
-    fn still_rejected(&self, r: &Rejection) -> bool {
-        let victims_same = || r.fill_epoch == self.fill_epoch || !self.cache.any_dirty();
-        r.epoch == self.epoch
-            && match r.fail {
-                Fail::MshrMerge => true,
-                Fail::MshrCount(k) => k > self.mshr.free_entries(),
-                Fail::NoVictim(set) => !self.cache.has_victim_in(set),
-                Fail::MissQueue(m) => !self.mq_fits(m) && victims_same(),
-                Fail::MissQueueWb(m) => !self.mq_fits(m) && r.fill_epoch == self.fill_epoch,
-                Fail::PendingTable => self.free_slots.is_empty() && victims_same(),
-            }
-    }
-
-    /// The decision on the current access's resources, without changing anything (the
-    /// debug check of a memoised rejection).
-    fn check(&self, req: &WarpMemRequest) -> Result<(), Fail> {
-        let c = &self.coalesced[self.cur];
-        let lines = &c.lines[..c.n];
-        match req.kind {
-            AccessKind::Load => self.load_check(lines).map(|_| ()),
-            AccessKind::Store => self.store_check(lines, self.write_back(req.space)),
-            AccessKind::Atomic => self.atomic_check(lines.len()),
-        }
-    }
-
-    // ---------------------------------------------------------------- global / local
-
-    /// The memo entry of `req`'s coalescing ([`Self::coalesce`]), made if needed (the
-    /// last `COALESCE_MEMO` accesses are remembered).
-    fn coalesce_memo(&mut self, req: &WarpMemRequest) -> usize {
-        if let Some(i) = self.coalesced.iter().position(|c| same_access(&c.req, req)) {
-            return i;
-        }
-        // Written in place (the memo is moved out meanwhile): an entry is about 2 KB.
-        let mut memo = std::mem::take(&mut self.coalesced);
-        let i = if memo.len() < COALESCE_MEMO {
-            memo.push(Coalesced {
-                req: req.clone(),
-                n: 0,
-                lines: [LineReq::default(); MAX_LINES],
-            });
-            memo.len() - 1
-        } else {
-            let i = self.coalesced_next;
-            self.coalesced_next = (i + 1) % COALESCE_MEMO;
-            i
-        };
-        let e = &mut memo[i];
-        e.req.clone_from(req);
-        self.memo_gen += 1;
-        self.heads[i].gen = self.memo_gen;
-        e.n = self.coalesce(req, &mut e.lines);
-        for words in &mut self.memo_filters {
-            words[i] = 0;
-        }
-        for l in &e.lines[..e.n] {
-            let (w, b) = filter_bit(l.line);
-            self.memo_filters[w][i] |= b;
-        }
-        self.heads[i].rej = None;
-        self.rejected &= !(1 << i);
-        self.coalesced = memo;
-        i
-    }
-
-    fn coalesce(&self, req: &WarpMemRequest, out: &mut [LineReq; MAX_LINES]) -> usize {
-        let g = LineGeometry {
-            line_shift: self.line_shift,
-            sector_shift: self.sector_shift,
-        };
-        coalesce_lines(&req.addrs, req.active, req.bytes_per_lane, g, out, |line| {
-            self.cache.set_of(line) as u32
-        })
     }
 
     fn mq_fits(&self, needed: usize) -> bool {
