@@ -302,38 +302,23 @@ impl DataMemory for SmDataMemory {
     }
 
     fn rejected_again(&mut self, acc: &MemAccess, warp: u32, kind: MemKind) -> Option<RetryToken> {
-        if acc.space == MemSpace::Const {
-            return None;
-        }
-        let key = Retry::key(acc, warp, kind);
-        let (i, t) = self.retry_slot(&key, acc)?;
-        self.l1.rejected_again(t).then(|| key.token(i))
+        let (token, t) = self.rejected_before(acc, warp, kind)?;
+        self.l1.rejected_again(t).then_some(token)
     }
 
-    // The token: the entry of `retries` and the address of the access's record, which the
-    // entry holds until the access is accepted or the entry is given to another access
-    // (a live record is not reused, so an entry with its address is the access's own).
     fn rejected_again_token(&mut self, token: RetryToken) -> bool {
-        match self.retries.get(token.entry as usize) {
-            Some(r) if r.rec as usize as u64 == token.id => self.l1.rejected_again(r.ticket),
-            _ => false,
-        }
+        self.token_ticket(token)
+            .is_some_and(|t| self.l1.rejected_again(t))
     }
 
     fn would_reject_token(&self, token: RetryToken) -> bool {
-        match self.retries.get(token.entry as usize) {
-            Some(r) if r.rec as usize as u64 == token.id => self.l1.rejection_holds(r.ticket),
-            _ => false,
-        }
+        self.token_ticket(token)
+            .is_some_and(|t| self.l1.rejection_holds(t))
     }
 
     fn would_reject_again(&self, acc: &MemAccess, warp: u32, kind: MemKind) -> Option<RetryToken> {
-        if acc.space == MemSpace::Const {
-            return None;
-        }
-        let key = Retry::key(acc, warp, kind);
-        let (i, t) = self.retry_slot(&key, acc)?;
-        self.l1.rejection_holds(t).then(|| key.token(i))
+        let (token, t) = self.rejected_before(acc, warp, kind)?;
+        self.l1.rejection_holds(t).then_some(token)
     }
 
     #[inline]
@@ -396,6 +381,30 @@ impl SmDataMemory {
         let mut inbox = std::mem::take(&mut self.inbox);
         self.take_responses(self.inbox_cycle, inbox.drain(..));
         self.inbox = inbox;
+    }
+
+    /// The arbiter's token and the L1 ticket of a global or local access the L1 rejected
+    /// before (its entry of `retries`), for the counting and the non-counting check alike.
+    #[inline(always)]
+    fn rejected_before(&self, acc: &MemAccess, warp: u32, kind: MemKind) -> Option<(RetryToken, mm::Ticket)> {
+        if acc.space == MemSpace::Const {
+            return None;
+        }
+        let key = Retry::key(acc, warp, kind);
+        let (i, t) = self.retry_slot(&key, acc)?;
+        Some((key.token(i), t))
+    }
+
+    /// The L1 ticket of the access a token names, while its entry of `retries` still holds
+    /// it. The token is the entry and the address of the access's record, which the entry
+    /// holds until the access is accepted or the entry is given to another access (a live
+    /// record is not reused, so an entry with its address is the access's own).
+    #[inline(always)]
+    fn token_ticket(&self, token: RetryToken) -> Option<mm::Ticket> {
+        self.retries
+            .get(token.entry as usize)
+            .filter(|r| r.rec as usize as u64 == token.id)
+            .map(|r| r.ticket)
     }
 
     /// The L1's request of an access (local addresses translated).
