@@ -43,35 +43,39 @@ pub enum WarpStatus {
     Exited,
 }
 
+/// Laid out in field order: the fields every issue and commit reads (state, path, CTA,
+/// count, register storage, predicates) come first, within two cache lines; the record is
+/// usually cold when its warp issues, and the compiler's order spread them over ~0.8 KB.
+#[repr(C)]
 struct Warp {
-    cta: usize,
-    in_cta: u32,
-    /// [reg * 32 + lane].
-    regs: Vec<u32>,
-    ur: [u32; 64],
-    /// Predicate lane masks P0–P6 (index 7 = PT).
-    p: [u32; 8],
-    /// Uniform predicate bits UP0–UP6.
-    up: u8,
-    cf: Box<dyn ControlFlow>,
-    /// `cf.current()`, kept up to date: the control flow changes only when the warp issues
-    /// (and at its start), while the path is read several times per issue (readiness, next
-    /// PC, fetch redirection) — without a call through `cf` and two pointers each time.
-    cur: Option<PathEntry>,
+    exited: bool,
     /// Hanoi only: `cur.pc` is ahead of `cf`'s top path. An instruction other than control
     /// flow only moves that PC (Hanoi VII-C), so it moves `cur` alone and `cf` gets the PC at
     /// the warp's next control-flow instruction ([`Warp::sync_cf`]): most instructions do
     /// not touch `cf`'s state (two heap blocks, cold cache lines by the warp's next issue).
     cf_behind: bool,
+    /// Uniform predicate bits UP0–UP6.
+    up: u8,
     at_barrier: Option<u32>,
-    /// Cluster barrier: 1 + the phase in which the warp last arrived (0: never).
-    cga_arrived: u32,
-    exited: bool,
-    local: Vec<u8>,
-    tid: [[u32; 3]; 32],
-    trace: Vec<(u64, u32)>,
+    /// `cf.current()`, kept up to date: the control flow changes only when the warp issues
+    /// (and at its start), while the path is read several times per issue (readiness, next
+    /// PC, fetch redirection) — without a call through `cf` and two pointers each time.
+    cur: Option<PathEntry>,
+    cta: usize,
     /// Instructions issued.
     pub issued: u64,
+    /// [reg * 32 + lane].
+    regs: Vec<u32>,
+    /// Predicate lane masks P0–P6 (index 7 = PT).
+    p: [u32; 8],
+    in_cta: u32,
+    /// Cluster barrier: 1 + the phase in which the warp last arrived (0: never).
+    cga_arrived: u32,
+    cf: Box<dyn ControlFlow>,
+    ur: [u32; 64],
+    tid: [[u32; 3]; 32],
+    local: Vec<u8>,
+    trace: Vec<(u64, u32)>,
 }
 
 impl Warp {
@@ -130,7 +134,8 @@ pub struct KernelExec {
     launch: Launch,
     cf_kind: ControlFlowKind,
     opts: ExecOptions,
-    cbank: Vec<u8>,
+    /// Constant bank 0, shared with the kernel's shards (copied only if one changes it).
+    cbank: Arc<Vec<u8>>,
     /// Constant banks 1.. (index = bank number; None = not loaded, reads 0).
     banks: Vec<Option<Arc<Vec<u8>>>>,
     global: GlobalMemory,
@@ -154,6 +159,8 @@ pub struct KernelExec {
     clusters: cluster::Clusters,
     /// TMA copies whose mbarrier completion waits for the timing model (`set_defer_bulk`).
     bulk: hopper::BulkCopies,
+    /// Storage of retired CTAs for the next ones (`exec/cta.rs`).
+    pool: cta::Pool,
     /// A shard of a kernel whose SMs are ticked in parallel: its global-memory effects,
     /// applied at the end of each cycle (`exec/shard.rs`). `None`: global memory is `global`.
     shard: Option<Box<shard::ShardLog>>,
@@ -169,7 +176,7 @@ struct Program {
     launch: Launch,
     cf_kind: ControlFlowKind,
     opts: ExecOptions,
-    cbank: Vec<u8>,
+    cbank: Arc<Vec<u8>>,
     banks: Vec<Option<Arc<Vec<u8>>>>,
     nregs: usize,
 }
@@ -313,7 +320,7 @@ impl KernelExec {
                 launch,
                 cf_kind: cf,
                 opts,
-                cbank,
+                cbank: Arc::new(cbank),
                 banks,
                 nregs,
             },
@@ -346,6 +353,7 @@ impl KernelExec {
             fault: None,
             clusters: cluster::Clusters::default(),
             bulk: hopper::BulkCopies::default(),
+            pool: cta::Pool::default(),
             shard,
         }
     }
@@ -367,7 +375,7 @@ impl KernelExec {
     }
     /// Constant bank 0 (mutable, e.g. to change parameters before the first CTA starts).
     pub fn cbank0(&mut self) -> &mut [u8] {
-        &mut self.cbank
+        Arc::make_mut(&mut self.cbank).as_mut_slice()
     }
     /// Replace the parameter block (written at the arch's parameter offset of bank 0).
     pub fn set_params(&mut self, params: &[u8]) -> Result<(), ExecError> {
@@ -378,7 +386,7 @@ impl KernelExec {
                 params.len()
             )));
         }
-        self.cbank[po..po + params.len()].copy_from_slice(params);
+        Arc::make_mut(&mut self.cbank)[po..po + params.len()].copy_from_slice(params);
         self.launch.params = params.to_vec();
         Ok(())
     }
@@ -408,127 +416,6 @@ impl KernelExec {
     /// is released (used by deadlock detection).
     pub fn progress_counter(&self) -> u64 {
         self.progress + self.global.changes
-    }
-
-    /// Create CTA `cta_linear_id`'s warps (x fastest). Returns their ids: slots of retired
-    /// CTAs' warps are reused first (an id names a warp from its CTA's start to its
-    /// retirement).
-    pub fn start_cta(&mut self, cta_linear_id: u32) -> Vec<WarpId> {
-        let g = self.launch.grid;
-        let ctaid = [
-            cta_linear_id % g[0],
-            (cta_linear_id / g[0]) % g[1],
-            cta_linear_id / (g[0] * g[1]),
-        ];
-        let cidx = self.free_ctas.pop().unwrap_or(self.ctas.len());
-        let shared = FlatMemory::new((self.arch.shared_base + self.launch.shared_bytes) as usize);
-        let b = self.launch.block;
-        let nthreads = self.launch.threads_per_cta();
-        let mut ids = Vec::new();
-        for wi in 0..self.launch.warps_per_cta() {
-            if let Some(a) = &self.opts.active_warps {
-                if !a.contains(&wi) {
-                    continue;
-                }
-            }
-            let mut launched = 0u32;
-            let mut tid = [[0u32; 3]; 32];
-            for (lane, t) in tid.iter_mut().enumerate() {
-                let lin = wi * 32 + lane as u32;
-                if lin < nthreads {
-                    launched |= 1 << lane;
-                    *t = [lin % b[0], (lin / b[0]) % b[1], lin / (b[0] * b[1])];
-                }
-            }
-            let cf: Box<dyn ControlFlow> = match self.cf_kind {
-                ControlFlowKind::Hanoi => Box::new(Hanoi::new(launched, 0, self.opts.yield_release)),
-                ControlFlowKind::SimtStack => Box::new(SimtStack::new(
-                    launched,
-                    0,
-                    self.ipdom.clone().expect("ipdom computed for SIMT stack"),
-                )),
-            };
-            let start_pc = self.kernel.instructions.first().map_or(0, |i| i.pc);
-            let mut cf = cf;
-            cf.advance(start_pc);
-            let cur = cf.current();
-            let warp = Warp {
-                cta: cidx,
-                in_cta: wi,
-                regs: vec![0; self.nregs * 32],
-                ur: [0; 64],
-                p: [0, 0, 0, 0, 0, 0, 0, u32::MAX],
-                up: 0x80,
-                cf,
-                cur,
-                cf_behind: false,
-                at_barrier: None,
-                cga_arrived: 0,
-                exited: false,
-                local: Vec::new(),
-                tid,
-                trace: Vec::new(),
-                issued: 0,
-            };
-            let id = match self.free_warps.pop() {
-                Some(id) => {
-                    self.warps[id.0 as usize] = warp;
-                    id
-                }
-                None => {
-                    self.warps.push(warp);
-                    WarpId(self.warps.len() as u32 - 1)
-                }
-            };
-            ids.push(id);
-        }
-        let (cluster, rank) = self.cluster_position(cta_linear_id);
-        self.cluster_started(cta_linear_id, cidx);
-        let cta = Cta {
-            ctaid,
-            linear: cta_linear_id,
-            rank,
-            cluster,
-            shared,
-            warps: ids.clone(),
-            arrived: [0; 16],
-            expected: [0; 16],
-            retired: false,
-        };
-        if cidx == self.ctas.len() {
-            self.ctas.push(cta);
-        } else {
-            self.ctas[cidx] = cta;
-        }
-        ids
-    }
-
-    /// Retire the CTA of `w` if all its warps exited: free its registers, shared and local
-    /// memory, and make its warp and CTA records free for the next CTAs (their ids must not
-    /// be used after this). The records are kept while the control-flow trace is recorded
-    /// (it is taken by warp id after the run).
-    pub fn retire_cta_of(&mut self, w: WarpId) {
-        let c = self.warps[w.0 as usize].cta;
-        if self.ctas[c].retired || !self.ctas[c].warps.iter().all(|x| self.warps[x.0 as usize].exited) {
-            return;
-        }
-        self.ctas[c].retired = true;
-        self.ctas[c].shared = FlatMemory::default();
-        let linear = self.ctas[c].linear;
-        self.cluster_retired(linear);
-        let ws = std::mem::take(&mut self.ctas[c].warps);
-        for &x in &ws {
-            let wp = &mut self.warps[x.0 as usize];
-            wp.regs = Vec::new();
-            wp.local = Vec::new();
-        }
-        if self.opts.record_cflow_trace {
-            self.ctas[c].warps = ws;
-        } else {
-            // Reversed: the next CTA takes the ids in ascending order.
-            self.free_warps.extend(ws.iter().rev());
-            self.free_ctas.push(c);
-        }
     }
 
     pub fn warp_state(&self, w: WarpId) -> WarpStatus {
@@ -602,11 +489,11 @@ impl KernelExec {
 
     /// Shared memory of the CTA of warp `w` (window offsets; sm_90 starts user data at 0x400).
     pub fn shared(&self, w: WarpId) -> &[u8] {
-        &self.ctas[self.warps[w.0 as usize].cta].shared.bytes
+        self.ctas[self.warps[w.0 as usize].cta].shared.bytes()
     }
     pub fn shared_mut(&mut self, w: WarpId) -> &mut [u8] {
         let c = self.warps[w.0 as usize].cta;
-        &mut self.ctas[c].shared.bytes
+        self.ctas[c].shared.bytes_mut()
     }
 
     /// Called when a warp exits: releases barriers that no longer wait for it.
@@ -899,6 +786,7 @@ impl<'a> Ex<'a> {
 mod arch;
 mod cluster;
 mod control;
+mod cta;
 mod data;
 mod hfloat;
 mod hopper;

@@ -193,15 +193,45 @@ impl GlobalMemory {
     }
 }
 
-/// A flat byte array with bounds-checked little-endian accessors (shared and local memory).
+/// A flat byte array with bounds-checked little-endian accessors (a CTA's shared memory).
+/// It remembers whether it was ever written, so that a cleared copy is reused without
+/// zeroing bytes that are still zero ([`FlatMemory::reset`]).
 #[derive(Debug, Clone, Default)]
 pub struct FlatMemory {
-    pub bytes: Vec<u8>,
+    bytes: Vec<u8>,
+    /// Some byte may be non-zero (set by every mutable access).
+    written: bool,
 }
 
 impl FlatMemory {
     pub fn new(size: usize) -> FlatMemory {
-        FlatMemory { bytes: vec![0; size] }
+        FlatMemory {
+            bytes: vec![0; size],
+            written: false,
+        }
+    }
+    /// Make the memory `size` zero bytes, reusing its storage (only written bytes cleared).
+    pub fn reset(&mut self, size: usize) {
+        if self.written {
+            self.bytes.fill(0);
+            self.written = false;
+        }
+        self.bytes.resize(size, 0);
+    }
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+    /// The bytes, to be written.
+    #[inline]
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.written = true;
+        &mut self.bytes
     }
     pub fn read_into(&self, addr: u64, out: &mut [u8]) -> bool {
         let a = addr as usize;
@@ -218,6 +248,9 @@ impl FlatMemory {
             return None;
         }
         let changed = self.bytes[a..a + data.len()] != *data;
+        if changed {
+            self.written = true;
+        }
         self.bytes[a..a + data.len()].copy_from_slice(data);
         Some(changed)
     }

@@ -268,6 +268,52 @@ impl Warp {
             log: WarpLog::default(),
         }
     }
+    /// Make the record of a freed slot the record of a new warp: every field as
+    /// [`Warp::new`] and `Sm::add_warp` set it, the vectors' storage kept (no allocation per
+    /// warp started). `scoreboards`: the register scoreboards are used (no control bits).
+    pub(crate) fn restart(&mut self, exec_id: u32, subcore: usize, start_pc: u64, scoreboards: bool) {
+        let Warp {
+            used,
+            exec_id: e,
+            subcore: s,
+            exited,
+            finished,
+            ib,
+            inflight_fetch,
+            epoch,
+            fetch_pc,
+            fetch_wait_line,
+            sb_staged,
+            pending,
+            inflight_ops,
+            sb_write,
+            sb_read,
+            sb_read_late,
+            rc,
+            log,
+        } = self;
+        *used = true;
+        *e = exec_id;
+        *s = subcore;
+        *exited = false;
+        *finished = false;
+        *ib = InstBuffer::default();
+        *inflight_fetch = 0;
+        *epoch = 0;
+        *fetch_pc = start_pc;
+        *fetch_wait_line = None;
+        *sb_staged = [0; DEP_COUNTERS];
+        pending.clear();
+        *inflight_ops = 0;
+        for v in [sb_write, sb_read, sb_read_late] {
+            v.clear();
+            if scoreboards {
+                v.resize(SB_REGS, 0);
+            }
+        }
+        *rc = RegCacheState::default();
+        *log = WarpLog::default();
+    }
     /// PC of the oldest instruction fetched or to be fetched.
     pub(crate) fn stream_head(&self, inflight: &VecDeque<Fetch>, slot: usize) -> u64 {
         if let Some(&(pc, _)) = self.ib.front() {

@@ -169,6 +169,35 @@ impl Hanoi {
 }
 
 impl ControlFlow for Hanoi {
+    fn restart(&mut self, launched: u32) {
+        // Every field, as `Hanoi::new(launched, 0, yield_release)` sets it; the stacks keep
+        // their storage.
+        let Hanoi {
+            ws,
+            rec,
+            bx,
+            valid,
+            waiting,
+            wait_b,
+            finished,
+            yielded,
+            launched: l,
+            yield_release: _,
+        } = self;
+        ws.clear();
+        ws.push(PathEntry {
+            pc: 0,
+            mask: launched,
+        });
+        rec.clear();
+        *bx = [0; 16];
+        *valid = 0;
+        *waiting = 0;
+        *wait_b = [0; 32];
+        *finished = 0;
+        *yielded = 0;
+        *l = launched;
+    }
     fn current(&self) -> Option<PathEntry> {
         self.ws.last().copied()
     }

@@ -87,6 +87,10 @@ pub enum CfView {
 
 /// The interface between the execution engine and a control-flow manager.
 pub trait ControlFlow: Send + fmt::Debug {
+    /// Become the manager a new warp of `launched` threads starts with (the state of the
+    /// type's `new` with start PC 0 and the same options), keeping the storage (the warp
+    /// record of a retired CTA reused by the next CTA).
+    fn restart(&mut self, launched: u32);
     /// The path to execute next, or None when every thread finished or is waiting.
     fn current(&self) -> Option<PathEntry>;
     /// Threads that executed EXIT.

@@ -60,6 +60,26 @@ impl SimtStack {
 }
 
 impl ControlFlow for SimtStack {
+    fn restart(&mut self, launched: u32) {
+        // Every field, as `SimtStack::new(launched, 0, ipdom)` sets it (same code: same
+        // post-dominators); the stack keeps its storage.
+        let SimtStack {
+            stack,
+            finished,
+            launched: l,
+            b,
+            ipdom: _,
+        } = self;
+        stack.clear();
+        stack.push(Entry {
+            pc: 0,
+            mask: launched,
+            rpc: None,
+        });
+        *finished = 0;
+        *l = launched;
+        *b = [0; 16];
+    }
     fn current(&self) -> Option<PathEntry> {
         self.stack.last().map(|e| PathEntry {
             pc: e.pc,

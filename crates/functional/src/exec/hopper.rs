@@ -346,7 +346,7 @@ impl Ex<'_> {
         }
         // The box lands in (or comes from) one CTA's shared memory: a larger one is a fault,
         // found before anything is allocated for it.
-        let smem_bytes = self.k.ctas[self.cta].shared.bytes.len() as u64;
+        let smem_bytes = self.k.ctas[self.cta].shared.len() as u64;
         if map.box_bytes() > smem_bytes {
             return Err(self.unsup(&format!(
                 "a TMA box of {} bytes is larger than the CTA's {smem_bytes} bytes of shared memory",

@@ -237,7 +237,7 @@ impl Ex<'_> {
             addr
         };
         let a = usize::try_from(a).ok()?;
-        (a.checked_add(nb)? <= c.shared.bytes.len()).then_some(a)
+        (a.checked_add(nb)? <= c.shared.len()).then_some(a)
     }
 
     /// [`Ex::own_shared`] of a shared::cta access; None for other spaces.
@@ -411,7 +411,7 @@ impl Ex<'_> {
                 if space == MemSpace::Shared {
                     for l in lanes(lm) {
                         match self.own_shared(addrs[l], nb) {
-                            Some(o) => put(&mut words, l, &self.k.ctas[self.cta].shared.bytes[o..o + nb]),
+                            Some(o) => put(&mut words, l, &self.k.ctas[self.cta].shared.bytes()[o..o + nb]),
                             None => {
                                 let mut buf = [0u8; 16];
                                 self.load(space, l, addrs[l], &mut buf[..nb])?;
@@ -527,7 +527,7 @@ impl Ex<'_> {
                 let data = &buf[..nb];
                 match self.own_shared_if(space, a, nb) {
                     Some(o) => {
-                        let mem = &mut self.k.ctas[self.cta].shared.bytes[o..o + nb];
+                        let mem = &mut self.k.ctas[self.cta].shared.bytes_mut()[o..o + nb];
                         if mem != data {
                             mem.copy_from_slice(data);
                             self.k.progress += 1;

@@ -18,8 +18,11 @@ pub struct RegWrite {
 
 /// The register results of one instruction (fixed size, no heap). Only the first `len`
 /// entries are meaningful: [`PendingWrites::clear`] leaves the others as they were, and
-/// equality and `Debug` look at the used entries only.
+/// equality and `Debug` look at the used entries only. Laid out in field order, the count
+/// and ticket first: a commit reads them and then the first entries, from one cache line
+/// (the record is usually cold by then), where the compiler's order put them 0.8 KB apart.
 #[derive(Clone, Copy)]
+#[repr(C)]
 pub struct PendingWrites {
     pub(super) len: u8,
     /// A global atomic whose returned values are written when its shard's memory effects
