@@ -499,7 +499,11 @@ impl KernelExec {
     /// Called when a warp exits: releases barriers that no longer wait for it.
     fn check_barriers(&mut self, cta: usize) {
         for id in 0..16usize {
-            self.try_release(cta, id);
+            // Only a barrier some warp arrived at can be released (`try_release`'s own
+            // first test, done here without the call for the usual idle barriers).
+            if self.ctas[cta].arrived[id] != 0 {
+                self.try_release(cta, id);
+            }
         }
     }
 

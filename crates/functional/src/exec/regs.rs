@@ -127,8 +127,7 @@ impl KernelExec {
             ArchReg::UP(i) => (u32::from(wp.up >> (i & 7) & 1) ^ wr.vals[0]) & 1 != 0,
             ArchReg::P(i) => {
                 let old = wp.p[(i & 7) as usize];
-                let new = (0..32).fold(0u32, |m, l| m | (wr.vals[l] & 1) << l);
-                (old ^ new) & wr.mask != 0
+                (old ^ bit0_mask(&wr.vals)) & wr.mask != 0
             }
             ArchReg::B(_) => self.regs(w, wr.reg)[0] != wr.vals[0],
         }
@@ -151,11 +150,9 @@ impl KernelExec {
             }
             ArchReg::P(i) => {
                 if i < 7 {
-                    let mut m = wp.p[i as usize];
-                    for l in lanes(wr.mask) {
-                        m = (m & !(1 << l)) | ((wr.vals[l] & 1) << l);
-                    }
-                    wp.p[i as usize] = m;
+                    // Bit 0 of each lane of `mask`, the other lanes kept.
+                    let m = wp.p[i as usize];
+                    wp.p[i as usize] = (m & !wr.mask) | (bit0_mask(&wr.vals) & wr.mask);
                 }
             }
             ArchReg::UP(i) => {
@@ -165,6 +162,16 @@ impl KernelExec {
             }
         }
     }
+}
+
+/// Bit 0 of each lane's value, as a lane mask (a predicate's lanes).
+#[inline]
+fn bit0_mask(vals: &[u32; 32]) -> u32 {
+    let mut m = 0u32;
+    for (l, v) in vals.iter().enumerate() {
+        m |= (v & 1) << l;
+    }
+    m
 }
 
 /// Write the lanes of `mask` of `vals` into `row`; returns the bits that changed, OR-ed
@@ -187,4 +194,23 @@ fn merge_row(row: &mut [u32; 32], vals: &[u32; 32], mask: u32) -> u32 {
         diff |= old[l] ^ row[l];
     }
     diff
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bit0_mask;
+
+    /// The packed bit 0 of each lane is the lane-by-lane predicate value, whatever the
+    /// other bits of the lane's value.
+    #[test]
+    fn bit0_mask_packs_lane_bits() {
+        let vals: [u32; 32] = std::array::from_fn(|l| (l as u32).wrapping_mul(0x9e37_79b9) ^ (l as u32 % 3));
+        let want = (0..32).fold(0u32, |m, l| m | (vals[l] & 1) << l);
+        assert_eq!(bit0_mask(&vals), want);
+        assert_eq!(bit0_mask(&[1; 32]), u32::MAX);
+        assert_eq!(bit0_mask(&[2; 32]), 0);
+        let mut one = [0u32; 32];
+        one[31] = 3;
+        assert_eq!(bit0_mask(&one), 1 << 31);
+    }
 }
