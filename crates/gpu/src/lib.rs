@@ -147,6 +147,11 @@ pub struct RunOptions {
     /// Let sub-cores sleep through cycles in which nothing can change them
     /// (`sassim_timing::sleep`; results do not depend on it).
     pub skip_idle_subcores: bool,
+    /// The SMs take their responses from and push their requests at their interconnect
+    /// ports in their own step ([`memsys::SmPorts`]; sources split by SM); off: the serial
+    /// part of each cycle moves them through the SMs' inboxes and outboxes (results do not
+    /// depend on it).
+    pub sm_ports: bool,
 }
 
 impl Default for RunOptions {
@@ -167,6 +172,7 @@ impl Default for RunOptions {
             regs_per_thread: None,
             threads: 1,
             skip_idle_subcores: true,
+            sm_ports: true,
         }
     }
 }
@@ -502,7 +508,7 @@ impl Gpu {
             &mut sms,
             &phys,
             &mut notes,
-            src.ticks_at_ports(),
+            opts.sm_ports && src.ticks_at_ports(),
         );
         let mut launchers = vec![launch::SmLauncher::default(); num_sms];
         // The SMs whose launcher is not empty, a bit each (visited in SM order).
