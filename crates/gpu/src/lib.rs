@@ -147,6 +147,11 @@ pub struct RunOptions {
     /// Let sub-cores sleep through cycles in which nothing can change them
     /// (`sassim_timing::sleep`; results do not depend on it).
     pub skip_idle_subcores: bool,
+    /// The SMs take their responses from and push their requests at their interconnect
+    /// ports in their own step ([`memsys::SmPorts`]; sources split by SM); off: the serial
+    /// part of each cycle moves them through the SMs' inboxes and outboxes (results do not
+    /// depend on it).
+    pub sm_ports: bool,
 }
 
 impl Default for RunOptions {
@@ -167,6 +172,7 @@ impl Default for RunOptions {
             regs_per_thread: None,
             threads: 1,
             skip_idle_subcores: true,
+            sm_ports: true,
         }
     }
 }
@@ -194,6 +200,26 @@ pub trait KernelSource {
         threads: &parallel::Threads,
         cycle: u64,
     ) -> Result<(), String>;
+    /// Whether the source ticks its SMs at their interconnect ports
+    /// ([`KernelSource::tick_sms_at`]) under the memory hierarchy; otherwise the serial part
+    /// of a cycle moves their responses and requests (their inboxes and outboxes).
+    fn ticks_at_ports(&self) -> bool {
+        false
+    }
+    /// [`KernelSource::tick_sms`] with each SM taking its responses from and pushing its
+    /// requests at its interconnect port, `ports.ports[i]` for `sms[i]`
+    /// ([`parallel::tick_sm_at`]). Called only when [`KernelSource::ticks_at_ports`].
+    fn tick_sms_at(
+        &mut self,
+        sms: &mut [Sm<Self::Writes>],
+        notes: &mut [parallel::SmNote],
+        ports: memsys::SmPorts<'_>,
+        threads: &parallel::Threads,
+        cycle: u64,
+    ) -> Result<(), String> {
+        let _ = (sms, notes, ports, threads, cycle);
+        Err("this kernel source does not tick its SMs at their interconnect ports".into())
+    }
     /// All warps of the CTA of `warp` have finished.
     fn retire_cta(&mut self, warp: u32);
     /// Warp instructions issued so far.
@@ -477,8 +503,16 @@ impl Gpu {
         // to the step: responses delivered).
         let mut notes = vec![parallel::SmNote::default(); num_sms];
         notes.iter_mut().for_each(|n| n.busy = true);
-        mem.collect(cycle_before(start), &mut sms, &phys, &mut notes);
+        mem.collect(
+            cycle_before(start),
+            &mut sms,
+            &phys,
+            &mut notes,
+            opts.sm_ports && src.ticks_at_ports(),
+        );
         let mut launchers = vec![launch::SmLauncher::default(); num_sms];
+        // The SMs whose launcher is not empty, a bit each (visited in SM order).
+        let mut waiting = vec![0u64; num_sms.div_ceil(64)];
         let mut sent = Vec::new();
         let mut done_ctas = 0u32;
         let mut cycle: u64 = start;
@@ -494,31 +528,41 @@ impl Gpu {
             disp.step(cycle, &mut sent);
             for d in &sent {
                 launchers[d.sm].arrive(&timing, d);
+                waiting[d.sm / 64] |= 1 << (d.sm % 64);
             }
-            for (s, l) in launchers.iter_mut().enumerate() {
-                if l.is_empty() {
-                    continue;
-                }
-                while let Some(cta) = l.ready_cta(cycle) {
-                    let Some(warps) = cs.start(s, cta, l.warps_pending(), &sms[s], src) else {
-                        break;
-                    };
-                    l.start_cta(&timing, cycle, &warps);
-                }
-                while let Some(w) = l.launch_due(cycle) {
-                    if !sms[s].start_at(cycle) {
-                        return Err(SimError::Exec(format!(
-                            "SM {s} is at cycle {} when a warp is launched at {cycle}",
-                            sms[s].now()
-                        )));
+            for (word, set) in waiting.iter_mut().enumerate() {
+                let mut bits = *set;
+                while bits != 0 {
+                    let s = word * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let l = &mut launchers[s];
+                    while let Some(cta) = l.ready_cta(cycle) {
+                        let Some(warps) = cs.start(s, cta, l.warps_pending(), &sms[s], src) else {
+                            break;
+                        };
+                        l.start_cta(&timing, cycle, &warps);
                     }
-                    cs.add_warp(&mut sms[s], &w)?;
-                    first_warp.get_or_insert(cycle);
+                    while let Some(w) = l.launch_due(cycle) {
+                        if !sms[s].start_at(cycle) {
+                            return Err(SimError::Exec(format!(
+                                "SM {s} is at cycle {} when a warp is launched at {cycle}",
+                                sms[s].now()
+                            )));
+                        }
+                        cs.add_warp(&mut sms[s], &w)?;
+                        first_warp.get_or_insert(cycle);
+                    }
+                    if l.is_empty() {
+                        *set &= !(1 << (s % 64));
+                    }
                 }
             }
             // The memory partitions' share of the last cycle runs alongside the SMs' step.
-            mem.with_partitions(&threads, || src.tick_sms(&mut sms, &mut notes, &threads, cycle))
-                .map_err(SimError::Exec)?;
+            mem.with_partitions(&threads, |ports| match ports {
+                Some(ports) => src.tick_sms_at(&mut sms, &mut notes, ports, &threads, cycle),
+                None => src.tick_sms(&mut sms, &mut notes, &threads, cycle),
+            })
+            .map_err(SimError::Exec)?;
             occ_sum += notes.iter().map(|n| u64::from(n.active)).sum::<u64>();
             for (s, sm) in sms.iter_mut().enumerate() {
                 if !notes[s].finished {
@@ -593,9 +637,7 @@ impl Gpu {
         // The last cycle's responses are still in the SMs' inboxes; its partitions' share
         // has not run.
         mem.finish_partitions();
-        for sm in sms.iter_mut() {
-            memsys::before_tick(sm);
-        }
+        mem.fill_delivered(&mut sms);
         let drain_start = cycle;
         let drain_limit = if opts.deadlock_cycles > 0 {
             opts.deadlock_cycles

@@ -46,15 +46,33 @@ pub struct Hierarchy {
     /// Extra cycles of a distributed-shared-memory access (`mem_pipeline.dsm_extra`).
     dsm_extra: u64,
     /// Per simulated SM: the room of its interconnect input queue as the SM counts it
-    /// (`tick_beyond_sms`).
+    /// (`tick_beyond_sms`, when the SMs do not tick at their ports).
     room: Vec<usize>,
-    /// Per interconnect port: its simulated SM in this kernel (`usize::MAX`: none).
-    sim_of_port: Vec<usize>,
-    /// The ports `tick_beyond_sms` visits (`MemorySystem::watched_sms`; kept to reuse).
+    /// The SMs (`MemorySystem`'s slots, in simulated-SM order) `tick_beyond_sms` visits
+    /// (`MemorySystem::watched_sms`; kept to reuse).
     watched: Vec<usize>,
     /// The partitions' share of the last core cycle has not run yet
     /// ([`MemModel::with_partitions`]).
     parts_due: bool,
+    /// This kernel's SMs take their responses from and push their requests into their
+    /// interconnect ports in their own step ([`SmPorts`]) instead of the serial part's
+    /// inboxes and outboxes.
+    at_ports: bool,
+    /// The core cycle whose interconnect cycles delivered the responses waiting at the
+    /// ports (the last `tick_beyond_sms` or `collect`): their fill cycle.
+    delivered_at: u64,
+}
+
+/// The SMs' interconnect ports during their step, by simulated SM
+/// ([`MemModel::with_partitions`]): each SM's step takes its responses
+/// ([`before_tick_at`]) and pushes its requests ([`after_tick_at`]) at its own port, so the
+/// serial part of the cycle touches neither the SM's records nor its queues (docs/model.md
+/// "Determinism": the ports change only in the SM's own step and in the serial part).
+pub struct SmPorts<'a> {
+    pub ports: &'a mut [mm::SmPort],
+    pub at: mm::PortStep<'a>,
+    /// The fill cycle of the responses waiting at the ports.
+    pub delivered_at: u64,
 }
 
 /// Map a GPU preset onto `sassim-memory`'s configuration (docs/memory.md, mapping table).
@@ -207,9 +225,10 @@ impl MemModel {
             threads_per_sm: cfg.gpu.max_warps_per_sm as u64 * cfg.gpu.warp_size as u64,
             dsm_extra: cfg.mem_pipeline.dsm_extra.unwrap_or(0) as u64,
             room: Vec::new(),
-            sim_of_port: Vec::new(),
             watched: Vec::new(),
             parts_due: false,
+            at_ports: false,
+            delivered_at: 0,
         })))
     }
 
@@ -252,19 +271,28 @@ impl MemModel {
             return Ok(());
         };
         let sys = &mut h.sys;
-        for (i, sm) in sms.iter_mut().enumerate() {
-            if !notes[i].outbox {
-                continue;
+        if h.at_ports {
+            // The SMs pushed their requests at their ports (slot = simulated SM).
+            for (i, n) in notes.iter().enumerate() {
+                if n.outbox {
+                    sys.pushed(i);
+                }
             }
-            if let Some(m) = adapter(sm) {
-                for r in m.outbox.drain(..) {
-                    if !sys.push(cycle, phys[i], r) {
-                        return Err(format!(
-                            "SM {i}: the interconnect refused a request it had room for"
-                        ));
+        } else {
+            for (i, sm) in sms.iter_mut().enumerate() {
+                if !notes[i].outbox {
+                    continue;
+                }
+                if let Some(m) = adapter(sm) {
+                    for r in m.outbox.drain(..) {
+                        if !sys.push(cycle, phys[i], r) {
+                            return Err(format!(
+                                "SM {i}: the interconnect refused a request it had room for"
+                            ));
+                        }
+                        // The SM counted it against its room.
+                        h.room[i] = h.room[i].saturating_sub(1);
                     }
-                    // The SM counted it against its room.
-                    h.room[i] = h.room[i].saturating_sub(1);
                 }
             }
         }
@@ -274,14 +302,20 @@ impl MemModel {
         // responses delivered now came through the response crossbar in `tick_begin`.
         sys.tick_begin(cycle);
         h.parts_due = true;
+        h.delivered_at = cycle;
         // Only the SMs whose room or responses may have changed (the others' records are
         // up to date): the same effects as visiting all of them.
         let mut watched = std::mem::take(&mut h.watched);
         h.sys.watched_sms(&mut watched);
-        for &s in &watched {
-            let i = h.sim_of_port.get(s).copied().unwrap_or(usize::MAX);
-            if i < sms.len() {
-                h.deliver_to(i, s, cycle, &mut sms[i], &mut notes[i]);
+        for &i in &watched {
+            if i >= sms.len() {
+                break;
+            }
+            if h.at_ports {
+                // The SM's step takes them (its room it reads at its port).
+                notes[i].inbox = h.sys.slot_has_response(i);
+            } else {
+                h.deliver_to(i, phys[i], cycle, &mut sms[i], &mut notes[i]);
             }
         }
         h.watched = watched;
@@ -291,23 +325,38 @@ impl MemModel {
     /// Run `body` (the SMs' step of the next cycle) with the memory partitions' share of
     /// the last cycle (`tick_beyond_sms`) alongside it, on the same threads
     /// ([`crate::threads::Threads::with_side`]), then end that cycle
-    /// (`MemorySystem::tick_end`). Neither touches what the other uses: the SMs' step
-    /// reads and writes the SMs (their L1s, inboxes and outboxes) and their kernel parts;
-    /// a partition's tick only its L2 slices, DRAM channels and their crossbar queues
-    /// (docs/model.md "Determinism").
-    pub fn with_partitions<R>(&mut self, threads: &crate::threads::Threads, body: impl FnOnce() -> R) -> R {
+    /// (`MemorySystem::tick_end`). `body` gets the SMs' interconnect ports when this
+    /// kernel's SMs tick at them ([`MemModel::collect`]). Neither touches what the other
+    /// uses: the SMs' step reads and writes the SMs (their L1s, inboxes and outboxes), their
+    /// ports and their kernel parts; a partition's tick only its L2 slices, DRAM channels
+    /// and their crossbar queues (docs/model.md "Determinism").
+    pub fn with_partitions<R>(
+        &mut self,
+        threads: &crate::threads::Threads,
+        body: impl FnOnce(Option<SmPorts<'_>>) -> R,
+    ) -> R {
         let MemModel::Hierarchy(h) = self else {
-            return body();
+            return body(None);
         };
-        if !h.parts_due {
-            return body();
+        let due = h.parts_due;
+        let useful = if due {
+            threads.useful_for_partitions(h.sys.busy_partitions())
+        } else {
+            0
+        };
+        let sp = h.sys.step_parts();
+        let ports = h.at_ports.then_some(SmPorts {
+            ports: sp.ports,
+            at: sp.at,
+            delivered_at: h.delivered_at,
+        });
+        if !due {
+            return body(ports);
         }
-        let sys = &mut h.sys;
-        let useful = threads.useful_for_partitions(sys.busy_partitions());
-        let (parts, step, map) = sys.partitions();
+        let (step, map) = (sp.step, sp.map);
         let r = threads.with_side(
             useful,
-            parts,
+            sp.parts,
             &|ps: &mut [mm::Partition]| {
                 // (Idle partitions are skipped here: a call per partition and cycle costs
                 // more than the check.)
@@ -315,9 +364,9 @@ impl MemModel {
                     p.tick(step, map);
                 }
             },
-            body,
+            || body(ports),
         );
-        sys.tick_end();
+        h.sys.tick_end();
         h.parts_due = false;
         r
     }
@@ -334,28 +383,52 @@ impl MemModel {
         }
     }
 
-    /// Move each SM's responses into its inbox and note its input queue's room (before the
-    /// first cycle of a kernel), marking `notes` of the SMs with responses.
+    /// Before the first cycle of a kernel whose simulated SM `i` is port `phys[i]`: with
+    /// `at_ports`, the SMs' steps take their responses and push their requests at their
+    /// ports ([`SmPorts`]), and `notes` of the SMs with responses waiting are marked;
+    /// without, each SM's responses move into its inbox (marking `notes`) and its input
+    /// queue's room is noted.
     pub fn collect<W>(
         &mut self,
         cycle: u64,
         sms: &mut [Sm<W>],
         phys: &[usize],
         notes: &mut [crate::parallel::SmNote],
+        at_ports: bool,
     ) {
         let MemModel::Hierarchy(h) = self else { return };
+        h.sys.set_port_order(phys);
+        h.at_ports = at_ports;
+        h.delivered_at = cycle;
         // No room is known yet: every SM's is written.
         h.room.clear();
         h.room.resize(sms.len(), usize::MAX);
-        h.sim_of_port.clear();
-        h.sim_of_port.resize(h.sys.num_sms(), usize::MAX);
-        for (i, &s) in phys.iter().enumerate() {
-            if let Some(p) = h.sim_of_port.get_mut(s) {
-                *p = i;
+        for (i, (sm, note)) in sms.iter_mut().zip(notes.iter_mut()).enumerate() {
+            if at_ports {
+                note.inbox = h.sys.slot_has_response(i);
+            } else {
+                h.deliver_to(i, phys[i], cycle, sm, note);
             }
         }
-        for (i, (sm, note)) in sms.iter_mut().zip(notes.iter_mut()).enumerate() {
-            h.deliver_to(i, phys[i], cycle, sm, note);
+    }
+
+    /// After the last cycle of a kernel's loop: the responses the serial part left for
+    /// the SMs' next step (in their inboxes, or at their ports) go into their L1s, as at
+    /// the start of a step.
+    pub fn fill_delivered<W>(&mut self, sms: &mut [Sm<W>]) {
+        match self {
+            MemModel::Hierarchy(h) if h.at_ports => {
+                let at = h.delivered_at;
+                let sp = h.sys.step_parts();
+                for (sm, port) in sms.iter_mut().zip(sp.ports.iter_mut()) {
+                    before_tick_at(sm, port, &sp.at, at);
+                }
+            }
+            _ => {
+                for sm in sms.iter_mut() {
+                    before_tick(sm);
+                }
+            }
         }
     }
 }
@@ -606,6 +679,41 @@ pub fn after_tick<W>(sm: &mut Sm<W>, cycle: u64) -> Sent {
             }
             Sent {
                 any: !outbox.is_empty(),
+                queued: l1.has_queued() || bypass.has_queued(),
+            }
+        }
+        None => Sent::default(),
+    }
+}
+
+/// Before SM `sm` ticks: fill the L1 with the responses waiting at its interconnect port
+/// (delivered by the interconnect's cycles of core cycle `delivered_at`).
+#[inline]
+pub fn before_tick_at<W>(sm: &mut Sm<W>, port: &mut mm::SmPort, at: &mm::PortStep, delivered_at: u64) {
+    if let Some(m) = adapter(sm) {
+        m.take_responses(delivered_at, std::iter::from_fn(|| port.pop_response(at)));
+    }
+}
+
+/// [`after_tick`] with the requests pushed at the SM's interconnect port, as many as its
+/// input queue has room for (`Sent::any`: some were; then `MemorySystem::pushed`).
+#[inline]
+pub fn after_tick_at<W>(sm: &mut Sm<W>, cycle: u64, port: &mut mm::SmPort, at: &mm::PortStep) -> Sent {
+    match adapter(sm) {
+        Some(m) => {
+            let SmDataMemory { l1, bypass, .. } = m;
+            let mut any = false;
+            let mut send = |r| {
+                let ok = port.push(at, r);
+                any |= ok;
+                ok
+            };
+            l1.tick(cycle, &mut send);
+            if bypass.has_queued() {
+                bypass.send(&mut send);
+            }
+            Sent {
+                any,
                 queued: l1.has_queued() || bypass.has_queued(),
             }
         }

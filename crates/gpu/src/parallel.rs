@@ -3,13 +3,15 @@
 //!
 //! Per cycle: (1) every SM ticks — its pipeline, its functional execution (its own shard of
 //! the kernel, `sassim_functional` `exec/shard.rs`) — reading global memory as it was at
-//! the start of the cycle; the SMs are split into contiguous groups, one per thread; the
-//! same threads tick the memory partitions' share of the previous cycle alongside
-//! (`MemModel::with_partitions`: they touch nothing the SMs use); (2) on one thread, in SM
-//! order: each shard's logged global stores and atomics are applied and its `printf` text
-//! appended; then the CTA bookkeeping, the interconnect and the delivery of responses.
-//! Nothing in (1) reads what another SM or a partition writes in (1), so (1) gives the same
-//! state in any order, and (2) has one order (docs/model.md "Determinism").
+//! the start of the cycle, its L1 taking the responses due at its interconnect port and
+//! pushing its requests there (`memsys::SmPorts`); the SMs are split into contiguous
+//! groups, one per thread; the same threads tick the memory partitions' share of the
+//! previous cycle alongside (`MemModel::with_partitions`: they touch nothing the SMs use);
+//! (2) on one thread, in SM order: each shard's logged global stores and atomics are
+//! applied and its `printf` text appended; then the CTA bookkeeping and the interconnect's
+//! cycles, which move the ports' requests and responses. Nothing in (1) reads what another
+//! SM or a partition writes in (1), so (1) gives the same state in any order, and (2) has
+//! one order (docs/model.md "Determinism").
 
 use crate::engine::{copy_issued, describe_warp, warp_blocked};
 use sassim_functional::{GlobalMemory, KernelExec, PendingWrites, WarpId};
@@ -33,10 +35,10 @@ pub struct SmNote {
     pub finished: bool,
     /// The executor part has global effects or output for the serial part.
     pub output: bool,
-    /// The L1 sent requests (`memsys.rs` outbox).
+    /// The L1 sent requests (into its outbox, or at its interconnect port).
     pub outbox: bool,
-    /// The serial part left responses in the L1's inbox ([`crate::memsys::before_tick`]
-    /// has work).
+    /// The serial part left responses for the L1 (in its inbox, or due at its port):
+    /// [`crate::memsys::before_tick`] or [`crate::memsys::before_tick_at`] has work.
     pub inbox: bool,
     /// The L1 or its bypass still has requests queued after the tick: the SM's next
     /// [`crate::memsys::after_tick`] has work even if the SM does not tick.
@@ -55,8 +57,43 @@ pub fn tick_sm<E: Executor>(
     cycle: u64,
     note: &mut SmNote,
 ) -> Result<(), String> {
+    tick_sm_with(sm, e, cycle, note, None)
+}
+
+/// [`tick_sm`] with the SM's responses taken from and its requests pushed at its
+/// interconnect port (`memsys::SmPorts`): `(port, at, delivered_at)`.
+#[inline]
+pub fn tick_sm_at<E: Executor>(
+    sm: &mut Sm<E::Writes>,
+    e: &mut E,
+    cycle: u64,
+    note: &mut SmNote,
+    port: PortOf<'_>,
+) -> Result<(), String> {
+    tick_sm_with(sm, e, cycle, note, Some(port))
+}
+
+/// One SM's interconnect port in its step: the port, what it needs, and the fill cycle of
+/// the responses waiting there (`memsys::SmPorts`).
+pub type PortOf<'p> = (
+    &'p mut sassim_memory::SmPort,
+    &'p sassim_memory::PortStep<'p>,
+    u64,
+);
+
+#[inline(always)]
+fn tick_sm_with<E: Executor>(
+    sm: &mut Sm<E::Writes>,
+    e: &mut E,
+    cycle: u64,
+    note: &mut SmNote,
+    mut port: Option<PortOf<'_>>,
+) -> Result<(), String> {
     if note.inbox {
-        crate::memsys::before_tick(sm);
+        match &mut port {
+            Some((p, at, delivered_at)) => crate::memsys::before_tick_at(sm, p, at, *delivered_at),
+            None => crate::memsys::before_tick(sm),
+        }
         note.inbox = false;
     }
     let idle = sm.is_idle();
@@ -65,7 +102,10 @@ pub fn tick_sm<E: Executor>(
         sm.tick(e)?;
     }
     if !idle || note.queued {
-        let sent = crate::memsys::after_tick(sm, cycle);
+        let sent = match &mut port {
+            Some((p, at, _)) => crate::memsys::after_tick_at(sm, cycle, p, at),
+            None => crate::memsys::after_tick(sm, cycle),
+        };
         note.outbox = sent.any;
         note.queued = sent.queued;
     } else {
@@ -305,33 +345,78 @@ impl crate::KernelSource for ShardedEngine<'_> {
         threads: &Threads,
         cycle: u64,
     ) -> Result<(), String> {
+        self.step(sms, notes, None, threads, cycle)
+    }
+
+    fn ticks_at_ports(&self) -> bool {
+        true
+    }
+
+    fn tick_sms_at(
+        &mut self,
+        sms: &mut [Sm<PendingWrites>],
+        notes: &mut [SmNote],
+        ports: crate::memsys::SmPorts<'_>,
+        threads: &Threads,
+        cycle: u64,
+    ) -> Result<(), String> {
+        self.step(sms, notes, Some(ports), threads, cycle)
+    }
+}
+
+impl ShardedEngine<'_> {
+    /// The SMs' step ([`crate::KernelSource::tick_sms`], or `tick_sms_at` with `ports`),
+    /// then the cycle's global effects in SM order.
+    fn step(
+        &mut self,
+        sms: &mut [Sm<PendingWrites>],
+        notes: &mut [SmNote],
+        ports: Option<crate::memsys::SmPorts<'_>>,
+        threads: &Threads,
+        cycle: u64,
+    ) -> Result<(), String> {
         let global = &self.global;
-        let tick =
-            |first: usize, sms: &mut [Sm<PendingWrites>], shards: &mut [Shard], notes: &mut [SmNote]| {
-                for (i, ((sm, sh), note)) in sms
-                    .iter_mut()
-                    .zip(shards.iter_mut())
-                    .zip(notes.iter_mut())
-                    .enumerate()
-                {
-                    let mut e = ShardExec {
-                        sh,
-                        global,
-                        before: None,
-                    };
-                    tick_sm(sm, &mut e, cycle, note).map_err(|e| (first + i, e))?;
-                    if let Some(before) = e.before {
-                        note.progress = (sh.k.shard_progress() + sh.reg_changes - before) as u32;
-                        note.output = sh.k.shard_has_output();
-                    } else {
-                        note.progress = 0;
-                        note.output = sh.output_left;
-                    }
-                }
-                Ok(())
-            };
         let useful = useful_threads(threads, notes);
-        let r = threads.for_parts3(useful, sms, &mut self.shards[..], notes, &tick);
+        let r = match ports {
+            Some(ps) => {
+                let (at, delivered_at) = (&ps.at, ps.delivered_at);
+                let tick = |first: usize,
+                            sms: &mut [Sm<PendingWrites>],
+                            shards: &mut [Shard],
+                            notes: &mut [SmNote],
+                            ports: &mut [sassim_memory::SmPort]| {
+                    for (i, (((sm, sh), note), port)) in sms
+                        .iter_mut()
+                        .zip(shards.iter_mut())
+                        .zip(notes.iter_mut())
+                        .zip(ports.iter_mut())
+                        .enumerate()
+                    {
+                        tick_shard(sm, sh, global, cycle, note, Some((port, at, delivered_at)))
+                            .map_err(|e| (first + i, e))?;
+                    }
+                    Ok(())
+                };
+                threads.for_parts4(useful, sms, &mut self.shards[..], notes, ps.ports, &tick)
+            }
+            None => {
+                let tick = |first: usize,
+                            sms: &mut [Sm<PendingWrites>],
+                            shards: &mut [Shard],
+                            notes: &mut [SmNote]| {
+                    for (i, ((sm, sh), note)) in sms
+                        .iter_mut()
+                        .zip(shards.iter_mut())
+                        .zip(notes.iter_mut())
+                        .enumerate()
+                    {
+                        tick_shard(sm, sh, global, cycle, note, None).map_err(|e| (first + i, e))?;
+                    }
+                    Ok(())
+                };
+                threads.for_parts3(useful, sms, &mut self.shards[..], notes, &tick)
+            }
+        };
         // The cycle's global effects, in SM order.
         for (sh, note) in self.shards.iter_mut().zip(notes.iter()) {
             self.progress += u64::from(note.progress);
@@ -345,4 +430,31 @@ impl crate::KernelSource for ShardedEngine<'_> {
         }
         r
     }
+}
+
+/// One SM's step with its shard ([`tick_sm`], or [`tick_sm_at`] with `port`), and what the
+/// serial part needs of the shard in its note.
+#[inline(always)]
+fn tick_shard(
+    sm: &mut Sm<PendingWrites>,
+    sh: &mut Shard,
+    global: &GlobalMemory,
+    cycle: u64,
+    note: &mut SmNote,
+    port: Option<PortOf<'_>>,
+) -> Result<(), String> {
+    let mut e = ShardExec {
+        sh,
+        global,
+        before: None,
+    };
+    tick_sm_with(sm, &mut e, cycle, note, port)?;
+    if let Some(before) = e.before {
+        note.progress = (sh.k.shard_progress() + sh.reg_changes - before) as u32;
+        note.output = sh.k.shard_has_output();
+    } else {
+        note.progress = 0;
+        note.output = sh.output_left;
+    }
+    Ok(())
 }

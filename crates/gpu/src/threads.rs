@@ -26,6 +26,10 @@ pub type PartFn<'f, A, B> = dyn Fn(usize, &mut [A], &mut [B]) -> Result<(), Part
 pub type PartFn3<'f, A, B, C> =
     dyn Fn(usize, &mut [A], &mut [B], &mut [C]) -> Result<(), PartError> + Sync + 'f;
 
+/// Work on one part of four slices.
+pub type PartFn4<'f, A, B, C, D> =
+    dyn Fn(usize, &mut [A], &mut [B], &mut [C], &mut [D]) -> Result<(), PartError> + Sync + 'f;
+
 /// Most threads a pool starts (more are not used).
 pub const MAX_THREADS: usize = 1024;
 
@@ -215,13 +219,15 @@ impl Threads {
         b: &mut [B],
         f: &PartFn<'_, A, B>,
     ) -> Result<(), String> {
-        let mut none = vec![(); a.len().min(b.len())];
-        self.run_parts3(
+        let len = a.len().min(b.len());
+        let (mut n3, mut n4) = (vec![(); len], vec![(); len]);
+        self.run_parts(
             self.n,
             a,
             b,
-            &mut none,
-            &|first, pa, pb, _| f(first, pa, pb),
+            &mut n3,
+            &mut n4,
+            &|first, pa, pb, _, _| f(first, pa, pb),
             false,
         )
     }
@@ -281,19 +287,43 @@ impl Threads {
         c: &mut [C],
         f: &PartFn3<'_, A, B, C>,
     ) -> Result<(), String> {
-        self.run_parts3(threads, a, b, c, f, true)
+        let mut none = vec![(); a.len().min(b.len()).min(c.len())];
+        self.run_parts(
+            threads,
+            a,
+            b,
+            c,
+            &mut none,
+            &|first, pa, pb, pc, _| f(first, pa, pb, pc),
+            true,
+        )
     }
 
-    fn run_parts3<A: Send, B: Send, C: Send>(
+    /// [`Threads::for_parts3`] over four slices.
+    pub fn for_parts4<A: Send, B: Send, C: Send, D: Send>(
         &self,
         threads: usize,
         a: &mut [A],
         b: &mut [B],
         c: &mut [C],
-        f: &PartFn3<'_, A, B, C>,
+        d: &mut [D],
+        f: &PartFn4<'_, A, B, C, D>,
+    ) -> Result<(), String> {
+        self.run_parts(threads, a, b, c, d, f, true)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run_parts<A: Send, B: Send, C: Send, D: Send>(
+        &self,
+        threads: usize,
+        a: &mut [A],
+        b: &mut [B],
+        c: &mut [C],
+        d: &mut [D],
+        f: &PartFn4<'_, A, B, C, D>,
         adaptive: bool,
     ) -> Result<(), String> {
-        let len = a.len().min(b.len()).min(c.len());
+        let len = a.len().min(b.len()).min(c.len()).min(d.len());
         let side = self.side.take();
         let mut own = self.n.min(threads).min(len).max(1);
         let mut parts = own.max(side.map_or(1, |s| s.want.min(self.n)));
@@ -311,7 +341,7 @@ impl Threads {
             }
         }
         if parts == 1 {
-            let r = f(0, &mut a[..len], &mut b[..len], &mut c[..len]).map_err(|e| e.1);
+            let r = f(0, &mut a[..len], &mut b[..len], &mut c[..len], &mut d[..len]).map_err(|e| e.1);
             if let Some(s) = side {
                 (s.job)(0, 1);
             }
@@ -325,10 +355,11 @@ impl Threads {
                 *g = Some(e);
             }
         };
-        let (pa, pb, pc) = (
+        let (pa, pb, pc, pd) = (
             RawSlice(a.as_mut_ptr(), len),
             RawSlice(b.as_mut_ptr(), len),
             RawSlice(c.as_mut_ptr(), len),
+            RawSlice(d.as_mut_ptr(), len),
         );
         let part = |k: usize| {
             if k >= parts {
@@ -347,10 +378,17 @@ impl Threads {
                 return;
             }
             let end = len.min(start + size);
-            // SAFETY: parts are disjoint ranges of `a`, `b` and `c`, which this function
+            // SAFETY: parts are disjoint ranges of `a`, `b`, `c` and `d`, which this function
             // borrows mutably and does not touch until every part has finished.
-            let (ca, cb, cc) = unsafe { (pa.range(start, end), pb.range(start, end), pc.range(start, end)) };
-            match catch_unwind(AssertUnwindSafe(|| f(start, ca, cb, cc))) {
+            let (ca, cb, cc, cd) = unsafe {
+                (
+                    pa.range(start, end),
+                    pb.range(start, end),
+                    pc.range(start, end),
+                    pd.range(start, end),
+                )
+            };
+            match catch_unwind(AssertUnwindSafe(|| f(start, ca, cb, cc, cd))) {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => note(e),
                 Err(_) => note((start, format!("a thread ticking SMs {start}.. panicked"))),

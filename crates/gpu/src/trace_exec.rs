@@ -707,6 +707,88 @@ impl TraceKernel {
     }
 }
 
+impl TraceKernel {
+    /// The SMs' step (`KernelSource::tick_sms`, or `tick_sms_at` with `ports`).
+    fn step(
+        &mut self,
+        sms: &mut [sassim_timing::Sm<()>],
+        notes: &mut [crate::parallel::SmNote],
+        ports: Option<crate::memsys::SmPorts<'_>>,
+        threads: &crate::parallel::Threads,
+        cycle: u64,
+    ) -> Result<(), String> {
+        if self.parts.len() < sms.len() {
+            self.parts.resize_with(sms.len(), TracePart::default);
+        }
+        let code = &self.code;
+        let n = sms.len();
+        let useful = crate::parallel::useful_threads(threads, notes);
+        let r = match ports {
+            Some(ps) => {
+                let (at, delivered_at) = (&ps.at, ps.delivered_at);
+                let tick = |first: usize,
+                            sms: &mut [sassim_timing::Sm<()>],
+                            parts: &mut [TracePart],
+                            notes: &mut [crate::parallel::SmNote],
+                            ports: &mut [sassim_memory::SmPort]| {
+                    for (i, (((sm, p), note), port)) in sms
+                        .iter_mut()
+                        .zip(parts.iter_mut())
+                        .zip(notes.iter_mut())
+                        .zip(ports.iter_mut())
+                        .enumerate()
+                    {
+                        tick_part(sm, p, code, cycle, note, Some((port, at, delivered_at)))
+                            .map_err(|e| (first + i, e))?;
+                    }
+                    Ok(())
+                };
+                threads.for_parts4(useful, sms, &mut self.parts[..n], notes, ps.ports, &tick)
+            }
+            None => {
+                let tick = |first: usize,
+                            sms: &mut [sassim_timing::Sm<()>],
+                            parts: &mut [TracePart],
+                            notes: &mut [crate::parallel::SmNote]| {
+                    for (i, ((sm, p), note)) in sms
+                        .iter_mut()
+                        .zip(parts.iter_mut())
+                        .zip(notes.iter_mut())
+                        .enumerate()
+                    {
+                        tick_part(sm, p, code, cycle, note, None).map_err(|e| (first + i, e))?;
+                    }
+                    Ok(())
+                };
+                threads.for_parts3(useful, sms, &mut self.parts[..n], notes, &tick)
+            }
+        };
+        self.issued_total += notes.iter().map(|n| u64::from(n.progress)).sum::<u64>();
+        r
+    }
+}
+
+/// One SM's step with its part of the trace (`parallel::tick_sm`, or `tick_sm_at` with
+/// `port`), its instructions issued in its note.
+#[inline(always)]
+fn tick_part(
+    sm: &mut sassim_timing::Sm<()>,
+    p: &mut TracePart,
+    code: &TraceCode,
+    cycle: u64,
+    note: &mut crate::parallel::SmNote,
+    port: Option<crate::parallel::PortOf<'_>>,
+) -> Result<(), String> {
+    let before = p.issued;
+    let mut e = PartExec { code, p };
+    match port {
+        Some(port) => crate::parallel::tick_sm_at(sm, &mut e, cycle, note, port)?,
+        None => crate::parallel::tick_sm(sm, &mut e, cycle, note)?,
+    }
+    note.progress = (e.p.issued - before) as u32;
+    Ok(())
+}
+
 impl crate::KernelSource for TraceKernel {
     type Writes = ();
 
@@ -717,32 +799,20 @@ impl crate::KernelSource for TraceKernel {
         threads: &crate::parallel::Threads,
         cycle: u64,
     ) -> Result<(), String> {
-        if self.parts.len() < sms.len() {
-            self.parts.resize_with(sms.len(), TracePart::default);
-        }
-        let code = &self.code;
-        let tick = |first: usize,
-                    sms: &mut [sassim_timing::Sm<()>],
-                    parts: &mut [TracePart],
-                    notes: &mut [crate::parallel::SmNote]| {
-            for (i, ((sm, p), note)) in sms
-                .iter_mut()
-                .zip(parts.iter_mut())
-                .zip(notes.iter_mut())
-                .enumerate()
-            {
-                let before = p.issued;
-                crate::parallel::tick_sm(sm, &mut PartExec { code, p }, cycle, note)
-                    .map_err(|e| (first + i, e))?;
-                note.progress = (p.issued - before) as u32;
-            }
-            Ok(())
-        };
-        let n = sms.len();
-        let useful = crate::parallel::useful_threads(threads, notes);
-        let r = threads.for_parts3(useful, sms, &mut self.parts[..n], notes, &tick);
-        self.issued_total += notes.iter().map(|n| u64::from(n.progress)).sum::<u64>();
-        r
+        self.step(sms, notes, None, threads, cycle)
+    }
+    fn ticks_at_ports(&self) -> bool {
+        true
+    }
+    fn tick_sms_at(
+        &mut self,
+        sms: &mut [sassim_timing::Sm<()>],
+        notes: &mut [crate::parallel::SmNote],
+        ports: crate::memsys::SmPorts<'_>,
+        threads: &crate::parallel::Threads,
+        cycle: u64,
+    ) -> Result<(), String> {
+        self.step(sms, notes, Some(ports), threads, cycle)
     }
     fn num_ctas(&self) -> u32 {
         self.num_blocks

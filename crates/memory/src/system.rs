@@ -53,6 +53,80 @@ pub struct MemStats {
     pub dram_avg_read_latency: f64,
 }
 
+/// One SM's end of the crossbars: its request queue (a source of the request crossbar)
+/// and its response queue (a destination of the response crossbar). Handed to the SM's
+/// step by [`MemorySystem::step_parts`]; the crossbars use it only in
+/// [`MemorySystem::tick_begin`].
+#[derive(Debug, Clone)]
+pub struct SmPort {
+    /// The SM's interconnect port (its physical SM).
+    port: u16,
+    req: VecDeque<SrcEntry<InReq>>,
+    resp: VecDeque<DstEntry<L2Response>>,
+}
+
+/// What an SM needs to use its [`SmPort`] during a step (unchanged by the step).
+#[derive(Debug, Clone, Copy)]
+pub struct PortStep<'a> {
+    map: &'a AddressMapping,
+    header_bytes: u32,
+    src_cap: usize,
+    /// The interconnect's last cycle: responses due by then are delivered.
+    icnt_now: u64,
+}
+
+impl SmPort {
+    /// Injects a request; false = the input queue is full ([`MemorySystem::push`]).
+    #[inline]
+    pub fn push(&mut self, at: &PortStep, req: L2Request) -> bool {
+        if self.req.len() >= at.src_cap {
+            return false;
+        }
+        let dst = at.map.slice(req.addr);
+        let bytes = at.header_bytes
+            + match req.kind {
+                L2ReqKind::Read => 0,
+                _ => req.bytes,
+            };
+        self.req.push_back((dst, bytes, InReq { sm: self.port, req }));
+        true
+    }
+
+    /// Next response delivered to the SM by `at`'s interconnect cycle.
+    #[inline]
+    pub fn pop_response(&mut self, at: &PortStep) -> Option<L2Response> {
+        self.pop_response_at(at.icnt_now)
+    }
+
+    #[inline]
+    fn pop_response_at(&mut self, icnt_now: u64) -> Option<L2Response> {
+        match self.resp.front() {
+            Some((t, _)) if *t <= icnt_now => self.resp.pop_front().map(|(_, r)| r),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn has_response(&self, icnt_now: u64) -> bool {
+        matches!(self.resp.front(), Some((t, _)) if *t <= icnt_now)
+    }
+
+    #[inline]
+    fn room(&self, src_cap: usize) -> usize {
+        src_cap.saturating_sub(self.req.len())
+    }
+}
+
+/// [`MemorySystem::step_parts`]: the partitions with their step and the address mapping,
+/// and the SMs' ports by slot with what they need.
+pub struct StepParts<'a> {
+    pub parts: &'a mut [Partition],
+    pub step: &'a PartitionStep,
+    pub map: &'a AddressMapping,
+    pub ports: &'a mut [SmPort],
+    pub at: PortStep<'a>,
+}
+
 /// The memory system below the SMs.
 #[derive(Debug, Clone)]
 pub struct MemorySystem {
@@ -64,11 +138,14 @@ pub struct MemorySystem {
     spp: usize,
     req_net: Crossbar,
     resp_net: Crossbar,
-    /// The SMs' ends of the crossbars: request queues (sources) and response queues
-    /// (destinations).
-    sm_req: Vec<VecDeque<SrcEntry<InReq>>>,
-    sm_resp: Vec<VecDeque<DstEntry<L2Response>>>,
-    /// SMs whose request queue took a request or whose response queue received one since
+    /// The SMs' ends of the crossbars (request queues: sources; response queues:
+    /// destinations), by slot: slot `i` holds port `order[i]` of the last
+    /// [`MemorySystem::set_port_order`] (the GPU's simulated SM `i`), so that the SMs' step
+    /// can take contiguous shares of them ([`MemorySystem::step_parts`]).
+    ports: Vec<SmPort>,
+    /// The slot of each port (the crossbars number the SMs by port).
+    slot_of: Vec<u32>,
+    /// Slots whose request queue took a request or whose response queue received one since
     /// [`MemorySystem::watched_sms`] last listed them, and those whose queues held entries
     /// then: every SM whose room may have changed or that may have a response is a member.
     sm_watch: PortSet,
@@ -109,25 +186,39 @@ impl Ports<DstEntry<InReq>> for ReqIn<'_> {
     }
 }
 
-/// The partitions' side of the response crossbar.
+/// The SMs' side of the request crossbar (port `i`: the request queue of its slot).
+struct ReqOut<'a> {
+    ports: &'a mut [SmPort],
+    slot_of: &'a [u32],
+}
+
+impl Ports<SrcEntry<InReq>> for ReqOut<'_> {
+    #[inline]
+    fn queue(&mut self, i: usize) -> &mut VecDeque<SrcEntry<InReq>> {
+        &mut self.ports[self.slot_of[i] as usize].req
+    }
+}
+
 /// The SMs' side of the response crossbar: an SM that receives a response is watched.
 struct RespIn<'a> {
-    queues: &'a mut [VecDeque<DstEntry<L2Response>>],
+    ports: &'a mut [SmPort],
+    slot_of: &'a [u32],
     watch: &'a mut PortSet,
 }
 
 impl Ports<DstEntry<L2Response>> for RespIn<'_> {
     #[inline]
     fn queue(&mut self, i: usize) -> &mut VecDeque<DstEntry<L2Response>> {
-        &mut self.queues[i]
+        &mut self.ports[self.slot_of[i] as usize].resp
     }
 
     #[inline]
     fn arrived(&mut self, i: usize) {
-        self.watch.insert(i);
+        self.watch.insert(self.slot_of[i] as usize);
     }
 }
 
+/// The partitions' side of the response crossbar.
 struct RespOut<'a> {
     parts: &'a mut [Partition],
     spp: usize,
@@ -177,12 +268,14 @@ impl MemorySystem {
             num_sms,
             header_bytes: ic.header_bytes,
             spp,
-            sm_req: (0..num_sms)
-                .map(|_| VecDeque::with_capacity(req_net.src_cap))
+            ports: (0..num_sms)
+                .map(|p| SmPort {
+                    port: p as u16,
+                    req: VecDeque::with_capacity(req_net.src_cap),
+                    resp: VecDeque::with_capacity(ic.dest_queue_entries.max(1) as usize),
+                })
                 .collect(),
-            sm_resp: (0..num_sms)
-                .map(|_| VecDeque::with_capacity(ic.dest_queue_entries.max(1) as usize))
-                .collect(),
+            slot_of: (0..num_sms as u32).collect(),
             sm_watch: PortSet::new(num_sms),
             req_net,
             resp_net,
@@ -217,46 +310,95 @@ impl MemorySystem {
         self.cfg.theoretical_bandwidth_bytes_per_core_cycle()
     }
 
-    /// Injects a request from SM `sm`; false = the SM's interconnect input queue is full.
+    /// Injects a request from SM `sm` (its port); false = the SM's interconnect input queue
+    /// is full.
     pub fn push(&mut self, _now: u64, sm: usize, req: L2Request) -> bool {
-        let q = &mut self.sm_req[sm];
-        if q.len() >= self.req_net.src_cap {
+        let slot = self.slot_of[sm] as usize;
+        let at = PortStep {
+            map: &self.map,
+            header_bytes: self.header_bytes,
+            src_cap: self.req_net.src_cap,
+            icnt_now: self.icnt.cycle,
+        };
+        if !self.ports[slot].push(&at, req) {
             return false;
         }
-        let dst = self.map.slice(req.addr);
-        let bytes = self.header_bytes
-            + match req.kind {
-                L2ReqKind::Read => 0,
-                _ => req.bytes,
-            };
-        q.push_back((dst, bytes, InReq { sm: sm as u16, req }));
-        self.req_net.has_packets(sm, true);
-        self.sm_watch.insert(sm);
+        self.pushed(slot);
         true
     }
 
-    /// Requests SM `sm` can inject before its interconnect input queue is full.
+    /// Slot `slot`'s SM pushed requests through its [`SmPort`] (a step of
+    /// [`MemorySystem::step_parts`]): the request crossbar visits it and it is watched.
+    #[inline]
+    pub fn pushed(&mut self, slot: usize) {
+        self.req_net.has_packets(self.ports[slot].port as usize, true);
+        self.sm_watch.insert(slot);
+    }
+
+    /// Requests SM `sm` (a port) can inject before its interconnect input queue is full.
     pub fn port_room(&self, sm: usize) -> usize {
-        self.req_net.src_cap.saturating_sub(self.sm_req[sm].len())
+        self.ports[self.slot_of[sm] as usize].room(self.req_net.src_cap)
     }
 
-    /// Whether a response for SM `sm` is waiting ([`MemorySystem::pop_response`]).
+    /// Whether a response for SM `sm` (a port) is waiting ([`MemorySystem::pop_response`]).
     pub fn has_response(&self, sm: usize) -> bool {
-        matches!(self.sm_resp[sm].front(), Some((at, _)) if *at <= self.icnt.cycle)
+        self.ports[self.slot_of[sm] as usize].has_response(self.icnt.cycle)
     }
 
-    /// Next response delivered to SM `sm`.
+    /// Next response delivered to SM `sm` (a port).
     pub fn pop_response(&mut self, sm: usize) -> Option<L2Response> {
-        match self.sm_resp[sm].front() {
-            Some((at, _)) if *at <= self.icnt.cycle => self.sm_resp[sm].pop_front().map(|(_, r)| r),
-            _ => None,
+        let now = self.icnt.cycle;
+        self.ports[self.slot_of[sm] as usize].pop_response_at(now)
+    }
+
+    /// Puts port `order[i]` in slot `i` ([`MemorySystem::step_parts`] hands the SMs' ports
+    /// out by slot); the ports not named follow in increasing order. Queues move with their
+    /// ports; every slot is watched once after a change. Ports out of range or named twice
+    /// are ignored.
+    pub fn set_port_order(&mut self, order: &[usize]) {
+        let n = self.ports.len();
+        let mut new: Vec<usize> = Vec::with_capacity(n);
+        let mut taken = vec![false; n];
+        for p in order.iter().copied().chain(0..n) {
+            if p < n && !taken[p] {
+                taken[p] = true;
+                new.push(p);
+            }
+        }
+        if new
+            .iter()
+            .enumerate()
+            .all(|(i, &p)| self.ports[i].port as usize == p)
+        {
+            return;
+        }
+        let mut old: Vec<Option<SmPort>> = std::mem::take(&mut self.ports).into_iter().map(Some).collect();
+        for (slot, &p) in new.iter().enumerate() {
+            let Some(port) = old[self.slot_of[p] as usize].take() else {
+                continue;
+            };
+            self.ports.push(port);
+            self.slot_of[p] = slot as u32;
+        }
+        for s in 0..n {
+            self.sm_watch.insert(s);
         }
     }
 
-    /// Into `out` (cleared first), in increasing order, the SMs whose
+    /// Whether a response for the SM in slot `slot` is waiting.
+    pub fn slot_has_response(&self, slot: usize) -> bool {
+        self.ports[slot].has_response(self.icnt.cycle)
+    }
+
+    /// The port (physical SM) in slot `slot`.
+    pub fn port_of_slot(&self, slot: usize) -> usize {
+        self.ports[slot].port as usize
+    }
+
+    /// Into `out` (cleared first), in increasing order, the slots whose SM's
     /// [`MemorySystem::port_room`] may have changed or that may have a response
     /// ([`MemorySystem::has_response`]) since the last call: the others have neither (their
-    /// queues stayed empty). SMs whose queues are empty leave the watch.
+    /// queues stayed empty). Slots whose queues are empty leave the watch.
     pub fn watched_sms(&mut self, out: &mut Vec<usize>) {
         out.clear();
         for w in 0..self.sm_watch.words() {
@@ -265,7 +407,8 @@ impl MemorySystem {
                 let s = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 out.push(s);
-                if self.sm_req[s].is_empty() && self.sm_resp[s].is_empty() {
+                let p = &self.ports[s];
+                if p.req.is_empty() && p.resp.is_empty() {
                     self.sm_watch.remove(s);
                 }
             }
@@ -274,8 +417,7 @@ impl MemorySystem {
 
     /// True when no request or response is anywhere in the system.
     pub fn is_idle(&self) -> bool {
-        self.sm_req.iter().all(|q| q.is_empty())
-            && self.sm_resp.iter().all(|q| q.is_empty())
+        self.ports.iter().all(|p| p.req.is_empty() && p.resp.is_empty())
             && self
                 .parts
                 .iter()
@@ -347,6 +489,26 @@ impl MemorySystem {
         (&mut self.parts, &self.step, &self.map)
     }
 
+    /// What the parallel step between [`MemorySystem::tick_begin`] and
+    /// [`MemorySystem::tick_end`] may change: the partitions (their share of the core
+    /// cycle), and the SMs' ports by slot, from which each SM takes its responses and into
+    /// which it pushes its requests ([`SmPort`]; then [`MemorySystem::pushed`]). Neither
+    /// touches the other, nor what the serial part of a cycle reads meanwhile.
+    pub fn step_parts(&mut self) -> StepParts<'_> {
+        StepParts {
+            parts: &mut self.parts,
+            step: &self.step,
+            map: &self.map,
+            ports: &mut self.ports,
+            at: PortStep {
+                map: &self.map,
+                header_bytes: self.header_bytes,
+                src_cap: self.req_net.src_cap,
+                icnt_now: self.icnt.cycle,
+            },
+        }
+    }
+
     /// Partitions that may have work this cycle ([`Partition::tick`] skips the others).
     pub fn busy_partitions(&self) -> usize {
         (0..self.busy_parts.words())
@@ -380,7 +542,10 @@ impl MemorySystem {
         let spp = self.spp;
         self.req_net.cycle(
             c,
-            &mut self.sm_req[..],
+            &mut ReqOut {
+                ports: &mut self.ports,
+                slot_of: &self.slot_of,
+            },
             &mut ReqIn {
                 parts: &mut self.parts,
                 busy: &mut self.busy_parts,
@@ -394,7 +559,8 @@ impl MemorySystem {
                 spp,
             },
             &mut RespIn {
-                queues: &mut self.sm_resp,
+                ports: &mut self.ports,
+                slot_of: &self.slot_of,
                 watch: &mut self.sm_watch,
             },
         );
