@@ -568,7 +568,7 @@ impl Gpu {
                 if !notes[s].finished {
                     continue;
                 }
-                for w in sm.take_finished() {
+                for w in sm.drain_finished() {
                     if cs.warp_finished(s, w) {
                         src.retire_cta(w);
                         done_ctas += 1;

@@ -31,7 +31,7 @@ pub struct SmNote {
     pub progress: u32,
     /// Not idle after the tick.
     pub busy: bool,
-    /// Warps finished ([`Sm::take_finished`]).
+    /// Warps finished ([`Sm::drain_finished`]).
     pub finished: bool,
     /// The executor part has global effects or output for the serial part.
     pub output: bool,

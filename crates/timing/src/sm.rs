@@ -406,17 +406,13 @@ impl<W> Sm<W> {
         ))
     }
 
-    pub fn take_finished(&mut self) -> Vec<u32> {
-        std::mem::take(&mut self.finished)
-    }
-
-    /// [`Sm::take_finished`] without handing the list's storage away: the ids in the same
-    /// order, the list kept for the next ones (no allocation per finished warp).
+    /// The warps finished since the last call, in the order they finished; the list keeps
+    /// its storage for the next ones (no allocation per finished warp).
     pub fn drain_finished(&mut self) -> std::vec::Drain<'_, u32> {
         self.finished.drain(..)
     }
 
-    /// Whether warps finished since the last [`Sm::take_finished`].
+    /// Whether warps finished since the last [`Sm::drain_finished`].
     pub fn has_finished(&self) -> bool {
         !self.finished.is_empty()
     }
