@@ -630,6 +630,8 @@ impl MemModel {
         };
         r.icnt_request_packets = ms.icnt_requests.packets;
         r.icnt_response_packets = ms.icnt_responses.packets;
+        r.icnt_request_blocked = ms.icnt_requests.blocked;
+        r.icnt_response_blocked = ms.icnt_responses.blocked;
         r.core_cycles = ms.core_cycles;
         Some(r)
     }

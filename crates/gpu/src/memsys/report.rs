@@ -113,6 +113,11 @@ pub struct MemReport {
     /// Packets through the request / response crossbars.
     pub icnt_request_packets: u64,
     pub icnt_response_packets: u64,
+    /// Source-cycles in which a crossbar's head packet could not go (its port busy or no
+    /// credit at its destination): SMs for the request crossbar, L2 slices for the
+    /// response crossbar.
+    pub icnt_request_blocked: u64,
+    pub icnt_response_blocked: u64,
     pub core_cycles: u64,
     /// Per-SM L1D summaries (index = SM id): line accesses, misses (incl. sector misses),
     /// pending hits, reservation fails.
@@ -163,6 +168,8 @@ pub fn fill_report(m: &MemReport, k: &mut sassim_report::KernelReport) {
         ("dram_bytes", m.dram.bytes),
         ("icnt_request_packets", m.icnt_request_packets),
         ("icnt_response_packets", m.icnt_response_packets),
+        ("icnt_request_blocked", m.icnt_request_blocked),
+        ("icnt_response_blocked", m.icnt_response_blocked),
     ];
     for (n, v) in extra {
         k.extra.insert(n.to_string(), v);
