@@ -168,8 +168,38 @@ pub(crate) enum Command {
     Activate(usize),
 }
 
+/// (`repr(C)`, aligned to a cache line: the fields that a cycle with nothing to do reads
+/// come first and share one line, those of the scheduler's column times the next.)
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub(crate) struct DramChannel {
+    /// Requests queued (in `queues`) and room for them.
+    len: usize,
+    cap: usize,
+    /// Nothing can issue before this cycle while `quiet_blocked` stays as it is (set when
+    /// the scheduler found nothing to issue, or after a column command; every command's
+    /// condition is a time being reached, and a new request lowers it to its own first
+    /// cycle): `schedule` does nothing until then. 0: evaluate.
+    quiet_until: u64,
+    /// The cycle the head of `inflight` completes (`u64::MAX`: none).
+    inflight_due: u64,
+    /// The round-robin pointer over the partition's slices (the slice whose request is
+    /// looked at first; kept by [`crate::partition::Partition`]).
+    pub rr: usize,
+    /// Bit `b`: bank `b` has queued requests (`busy_banks`), queued reads and writes to its
+    /// open row (`read_hit_banks`, `write_hit_banks`), an open row (`open_banks`).
+    busy_banks: u64,
+    read_hit_banks: u64,
+    quiet_blocked: bool,
+    write_hit_banks: u64,
+    open_banks: u64,
+    next_act_any: u64,
+    next_col_any: u64,
+    next_rd: u64,
+    next_wr: u64,
+    bus_free: u64,
+    t_cl: u64,
+    t_wl: u64,
     t_ccd: u64,
     t_ccdl: u64,
     t_rrd: u64,
@@ -177,21 +207,17 @@ pub(crate) struct DramChannel {
     t_ras: u64,
     t_rp: u64,
     t_rc: u64,
-    t_cl: u64,
-    t_wl: u64,
     t_wtr: u64,
     t_wr: u64,
     t_rtw: u64,
     t_rtp: u64,
     burst: u64,
     burst_bytes: u64,
-    cap: usize,
     /// The scheduler queue, per bank (oldest first in each); the requests are in `slots`,
-    /// the free slots in `free`; `len`: requests queued; `next_seq`: age of the next one.
+    /// the free slots in `free`; `next_seq`: age of the next request.
     queues: Vec<Vec<Queued>>,
     slots: Vec<DramReq>,
     free: Vec<u16>,
-    len: usize,
     /// Queued requests whose row is `CLOSED`'s value (row hits on a closed bank; none with
     /// the usual row counts, so a precharge need not count the bank's hits again).
     closed_rows: usize,
@@ -203,26 +229,7 @@ pub(crate) struct DramChannel {
     col_ready: Vec<u64>,
     group: Vec<u8>,
     rows: Vec<RowState>,
-    /// Bit `b`: bank `b` has queued requests (`busy_banks`), queued reads and writes to its
-    /// open row (`read_hit_banks`, `write_hit_banks`), an open row (`open_banks`).
-    busy_banks: u64,
-    read_hit_banks: u64,
-    write_hit_banks: u64,
-    open_banks: u64,
-    next_act_any: u64,
-    next_col_any: u64,
     next_col_bg: Vec<u64>,
-    next_rd: u64,
-    next_wr: u64,
-    bus_free: u64,
-    /// Nothing can issue before this cycle while `quiet_blocked` stays as it is (set when
-    /// the scheduler found nothing to issue, or after a column command; every command's
-    /// condition is a time being reached, and a new request lowers it to its own first
-    /// cycle): `schedule` does nothing until then. 0: evaluate.
-    quiet_until: u64,
-    quiet_blocked: bool,
-    /// The cycle the head of `inflight` completes (`u64::MAX`: none).
-    inflight_due: u64,
     inflight: VecDeque<(u64, DramDone)>,
     pub stats: DramStats,
 }
@@ -290,6 +297,7 @@ impl DramChannel {
             quiet_until: 0,
             quiet_blocked: false,
             inflight_due: u64::MAX,
+            rr: 0,
             inflight: VecDeque::with_capacity(cap + 8),
             stats: DramStats::default(),
         }

@@ -39,8 +39,6 @@ pub struct Partition {
     /// Per slice: when it must be visited again (see [`SliceWake`]).
     wake: Vec<SliceWake>,
     pub(crate) channels: Vec<DramChannel>,
-    /// Per channel: the round-robin pointer over the partition's slices.
-    chan_rr: Vec<usize>,
     /// Per slice: requests that crossed (or are crossing) the request crossbar.
     pub(crate) req_in: Vec<VecDeque<DstEntry<InReq>>>,
     /// Per slice: responses waiting for the response crossbar.
@@ -62,7 +60,6 @@ impl Partition {
                 .collect(),
             wake: vec![SliceWake::AWAKE; spp],
             channels: (0..cpp).map(|_| DramChannel::new(&cfg.dram)).collect(),
-            chan_rr: vec![0; cpp],
             req_in: (0..spp).map(|_| VecDeque::with_capacity(req_cap)).collect(),
             resp_out: (0..spp).map(|_| VecDeque::with_capacity(resp_cap)).collect(),
             active: false,
@@ -81,6 +78,16 @@ impl Partition {
     #[inline]
     pub fn is_active(&self) -> bool {
         self.active
+    }
+
+    /// Makes the next [`Partition::tick`] visit every slice, as if none could sleep (the
+    /// slices' records are worked out again by those visits). A visit to a slice that
+    /// cannot act changes nothing, so ticks after `wake_all` must give the results of
+    /// ticks without it (`tests/sleep.rs` compares them).
+    pub fn wake_all(&mut self) {
+        for w in &mut self.wake {
+            w.l2_at = 0;
+        }
     }
 
     /// The partition's share of a core cycle (`step`); afterwards `active` says whether it
@@ -154,7 +161,7 @@ impl Partition {
 
     fn dram_cycle(&mut self, now: u64, l2_now: u64) {
         let n = self.slices.len();
-        for (c, ch) in self.channels.iter_mut().enumerate() {
+        for ch in self.channels.iter_mut() {
             // A channel with no completed read, a quiet scheduler and no request ready to
             // enter does nothing (an idle channel whose slices have nothing for it among
             // them; its cycles are counted by the memory system).
@@ -179,8 +186,7 @@ impl Partition {
                 }
             }
             // One request from the channel's slices into the scheduler queue.
-            let rr = &mut self.chan_rr[c];
-            let mut j = *rr;
+            let mut j = ch.rr;
             for _ in 0..n {
                 let k = j;
                 j = if j + 1 == n { 0 } else { j + 1 };
@@ -201,7 +207,7 @@ impl Partition {
                     w.to_dram_ready = s.to_dram_ready();
                 }
                 // The slice after this one goes first next time.
-                *rr = j;
+                ch.rr = j;
                 break;
             }
             ch.schedule(now, reads_blocked);
