@@ -109,45 +109,44 @@ struct Queued {
     write: bool,
 }
 
-/// A bank's share of the scheduler queue.
-#[derive(Debug, Clone)]
-struct BankQueue {
-    /// Its queued requests, oldest first.
-    reqs: Vec<Queued>,
-    /// Queued reads and writes to the bank's open row (row hits; the scans compare rows, so
-    /// a request whose row is `CLOSED`'s value counts on a closed bank).
-    read_hits: u32,
-    write_hits: u32,
-    /// Bank group of the bank (that of its requests: the address mapping derives the bank
-    /// from its group).
-    group: u8,
-}
-
-impl BankQueue {
-    fn hits(&self) -> u32 {
-        self.read_hits + self.write_hits
-    }
-}
-
+/// A bank's state that only its own commands read (the scheduler's passes over the banks
+/// read the compact per-bank arrays of [`DramChannel`]: `col_ready`, `group`, `rows`).
 #[derive(Debug, Clone, Copy)]
 struct Bank {
     open: u32,
     act_ready: u64,
-    col_ready: u64,
     pre_ready: u64,
+    /// The row of its oldest queued request, and whether a precharge or an activate was
+    /// issued for that request (row commands are issued for a bank's oldest request, which
+    /// stays the oldest until its column command).
+    head_row: u32,
+    head_pre: bool,
+    head_act: bool,
+    /// Queued reads and writes to the bank's open row (row hits; the scans compare rows, so
+    /// a request whose row is `CLOSED`'s value counts on a closed bank).
+    read_hits: u32,
+    write_hits: u32,
 }
 
 impl Bank {
-    /// The first cycle a precharge (open bank) or an activate (closed bank) may issue, as
-    /// far as the bank and `next_act_any` go.
+    /// The time a row command's condition reads: `pre_ready` if the bank is open (for a
+    /// precharge), else `act_ready` (for an activate).
     #[inline]
-    fn row_command_time(&self, next_act_any: u64) -> u64 {
+    fn row_ready(&self) -> u64 {
         if self.open != CLOSED {
             self.pre_ready
         } else {
-            self.act_ready.max(next_act_any)
+            self.act_ready
         }
     }
+}
+
+/// What the activate/precharge pass reads of a bank ([`Bank::row_ready`], and the age of
+/// its oldest queued request, `u64::MAX`: none).
+#[derive(Debug, Clone, Copy)]
+struct RowState {
+    ready: u64,
+    head_seq: u64,
 }
 
 /// A request the scheduler may issue a command for: its age, bank and place in the bank's
@@ -169,8 +168,38 @@ pub(crate) enum Command {
     Activate(usize),
 }
 
+/// (`repr(C)`, aligned to a cache line: the fields that a cycle with nothing to do reads
+/// come first and share one line, those of the scheduler's column times the next.)
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub(crate) struct DramChannel {
+    /// Requests queued (in `queues`) and room for them.
+    len: usize,
+    cap: usize,
+    /// Nothing can issue before this cycle while `quiet_blocked` stays as it is (set when
+    /// the scheduler found nothing to issue, or after a column command; every command's
+    /// condition is a time being reached, and a new request lowers it to its own first
+    /// cycle): `schedule` does nothing until then. 0: evaluate.
+    quiet_until: u64,
+    /// The cycle the head of `inflight` completes (`u64::MAX`: none).
+    inflight_due: u64,
+    /// The round-robin pointer over the partition's slices (the slice whose request is
+    /// looked at first; kept by [`crate::partition::Partition`]).
+    pub rr: usize,
+    /// Bit `b`: bank `b` has queued requests (`busy_banks`), queued reads and writes to its
+    /// open row (`read_hit_banks`, `write_hit_banks`), an open row (`open_banks`).
+    busy_banks: u64,
+    read_hit_banks: u64,
+    quiet_blocked: bool,
+    write_hit_banks: u64,
+    open_banks: u64,
+    next_act_any: u64,
+    next_col_any: u64,
+    next_rd: u64,
+    next_wr: u64,
+    bus_free: u64,
+    t_cl: u64,
+    t_wl: u64,
     t_ccd: u64,
     t_ccdl: u64,
     t_rrd: u64,
@@ -178,39 +207,30 @@ pub(crate) struct DramChannel {
     t_ras: u64,
     t_rp: u64,
     t_rc: u64,
-    t_cl: u64,
-    t_wl: u64,
     t_wtr: u64,
     t_wr: u64,
     t_rtw: u64,
     t_rtp: u64,
     burst: u64,
     burst_bytes: u64,
-    cap: usize,
     /// The scheduler queue, per bank (oldest first in each); the requests are in `slots`,
-    /// the free slots in `free`; `len`: requests queued; `next_seq`: age of the next one.
-    queues: Vec<BankQueue>,
+    /// the free slots in `free`; `next_seq`: age of the next request.
+    queues: Vec<Vec<Queued>>,
     slots: Vec<DramReq>,
     free: Vec<u16>,
-    len: usize,
+    /// Queued requests whose row is `CLOSED`'s value (row hits on a closed bank; none with
+    /// the usual row counts, so a precharge need not count the bank's hits again).
+    closed_rows: usize,
     next_seq: u64,
     banks: Vec<Bank>,
-    /// Bit `b`: bank `b` has queued requests (`busy_banks`), row hits (`hit_banks`).
-    busy_banks: u64,
-    hit_banks: u64,
-    next_act_any: u64,
-    next_col_any: u64,
+    /// Per bank: the first cycle of a column command as far as the bank goes, its bank
+    /// group (that of its requests: the address mapping derives the bank from its group),
+    /// and what the activate/precharge pass reads.
+    col_ready: Vec<u64>,
+    group: Vec<u8>,
+    rows: Vec<RowState>,
     next_col_bg: Vec<u64>,
-    next_rd: u64,
-    next_wr: u64,
-    bus_free: u64,
-    /// Nothing can issue before this cycle while `quiet_blocked` stays as it is (set when
-    /// the scheduler found nothing to issue, or after a column command; every command's
-    /// condition is a time being reached, and a new request lowers it to its own first
-    /// cycle): `schedule` does nothing until then. 0: evaluate.
-    quiet_until: u64,
-    quiet_blocked: bool,
-    pub inflight: VecDeque<(u64, DramDone)>,
+    inflight: VecDeque<(u64, DramDone)>,
     pub stats: DramStats,
 }
 
@@ -236,29 +256,38 @@ impl DramChannel {
             burst: cfg.burst_cycles() as u64,
             burst_bytes: cfg.burst_bytes() as u64,
             cap,
-            queues: (0..nbanks)
-                .map(|_| BankQueue {
-                    reqs: Vec::with_capacity(cap),
-                    read_hits: 0,
-                    write_hits: 0,
-                    group: 0,
-                })
-                .collect(),
+            queues: (0..nbanks).map(|_| Vec::with_capacity(cap)).collect(),
             slots: Vec::with_capacity(cap),
             free: Vec::with_capacity(cap),
             len: 0,
+            closed_rows: 0,
             next_seq: 0,
             banks: vec![
                 Bank {
                     open: CLOSED,
                     act_ready: 0,
-                    col_ready: 0,
-                    pre_ready: 0
+                    pre_ready: 0,
+                    head_row: 0,
+                    head_pre: false,
+                    head_act: false,
+                    read_hits: 0,
+                    write_hits: 0,
+                };
+                nbanks
+            ],
+            col_ready: vec![0; nbanks],
+            group: vec![0; nbanks],
+            rows: vec![
+                RowState {
+                    ready: 0,
+                    head_seq: u64::MAX
                 };
                 nbanks
             ],
             busy_banks: 0,
-            hit_banks: 0,
+            read_hit_banks: 0,
+            write_hit_banks: 0,
+            open_banks: 0,
             next_act_any: 0,
             next_col_any: 0,
             next_col_bg: vec![0; cfg.bank_groups.max(1) as usize],
@@ -267,6 +296,8 @@ impl DramChannel {
             bus_free: 0,
             quiet_until: 0,
             quiet_blocked: false,
+            inflight_due: u64::MAX,
+            rr: 0,
             inflight: VecDeque::with_capacity(cap + 8),
             stats: DramStats::default(),
         }
@@ -281,7 +312,7 @@ impl DramChannel {
         let b = r.bank as usize;
         let hit = self.banks[b].open == r.row;
         debug_assert!(
-            self.queues[b].reqs.is_empty() || self.queues[b].group == r.bank_group,
+            self.queues[b].is_empty() || self.group[b] == r.bank_group,
             "a bank's requests share its bank group"
         );
         // Nothing could issue before `quiet_until`; the new request adds its own command,
@@ -300,9 +331,13 @@ impl DramChannel {
                 (self.slots.len() - 1) as u16
             }
         };
-        let q = &mut self.queues[b];
-        q.group = r.bank_group;
-        q.reqs.push(Queued {
+        let bank = &mut self.banks[b];
+        self.group[b] = r.bank_group;
+        if self.rows[b].head_seq == u64::MAX {
+            self.rows[b].head_seq = self.next_seq;
+            bank.head_row = r.row;
+        }
+        self.queues[b].push(Queued {
             seq: self.next_seq,
             row: r.row,
             slot,
@@ -310,29 +345,30 @@ impl DramChannel {
         });
         if hit {
             if r.write {
-                q.write_hits += 1;
+                bank.write_hits += 1;
+                self.write_hit_banks |= 1 << b;
             } else {
-                q.read_hits += 1;
+                bank.read_hits += 1;
+                self.read_hit_banks |= 1 << b;
             }
-            self.hit_banks |= 1 << b;
         }
         self.busy_banks |= 1 << b;
         self.next_seq += 1;
         self.len += 1;
+        self.closed_rows += usize::from(r.row == CLOSED);
     }
 
     /// The first cycle a command for request `r` of bank `b` could issue if it entered the
     /// queue now (`hit`: to the open row), `u64::MAX` if it adds no command: a request
     /// behind others of its bank that is not a row hit waits for their commands.
     fn new_request_time(&self, b: usize, hit: bool, r: &DramReq) -> u64 {
-        let bank = &self.banks[b];
         if hit {
             let (reads, writes) = self.col_times(self.quiet_blocked);
             if r.write { writes } else { reads }
-                .max(bank.col_ready)
+                .max(self.col_ready[b])
                 .max(self.next_col_bg[r.bank_group as usize])
-        } else if self.queues[b].reqs.is_empty() {
-            bank.row_command_time(self.next_act_any)
+        } else if self.rows[b].head_seq == u64::MAX {
+            self.row_command_time(b)
         } else {
             u64::MAX
         }
@@ -340,70 +376,143 @@ impl DramChannel {
 
     /// Counts again the hits of bank `b` (its open row changed).
     fn recount_hits(&mut self, b: usize) {
-        let open = self.banks[b].open;
-        let q = &mut self.queues[b];
+        let bank = &mut self.banks[b];
         let (mut reads, mut writes) = (0, 0);
-        for e in q.reqs.iter().filter(|e| e.row == open) {
+        for e in self.queues[b].iter().filter(|e| e.row == bank.open) {
             if e.write {
                 writes += 1;
             } else {
                 reads += 1;
             }
         }
-        q.read_hits = reads;
-        q.write_hits = writes;
+        bank.read_hits = reads;
+        bank.write_hits = writes;
         self.set_hit_bit(b);
     }
 
     #[inline]
     fn set_hit_bit(&mut self, b: usize) {
-        if self.queues[b].hits() > 0 {
-            self.hit_banks |= 1 << b;
+        let bank = &self.banks[b];
+        let bit = 1u64 << b;
+        self.read_hit_banks = (self.read_hit_banks & !bit) | if bank.read_hits > 0 { bit } else { 0 };
+        self.write_hit_banks = (self.write_hit_banks & !bit) | if bank.write_hits > 0 { bit } else { 0 };
+    }
+
+    /// Banks with row hits.
+    #[inline]
+    fn hit_banks(&self) -> u64 {
+        self.read_hit_banks | self.write_hit_banks
+    }
+
+    /// The first cycle a precharge (open bank) or an activate (closed bank) may issue for
+    /// bank `b`, as far as the bank and `next_act_any` go.
+    #[inline]
+    fn row_command_time(&self, b: usize) -> u64 {
+        let ready = self.rows[b].ready;
+        if self.open_banks >> b & 1 == 1 {
+            ready
         } else {
-            self.hit_banks &= !(1 << b);
+            ready.max(self.next_act_any)
         }
+    }
+
+    /// Bank `b`'s open row or its times for a row command changed.
+    #[inline]
+    fn sync_row(&mut self, b: usize) {
+        let bank = &self.banks[b];
+        self.rows[b].ready = bank.row_ready();
+        let bit = 1u64 << b;
+        self.open_banks = (self.open_banks & !bit) | if bank.open != CLOSED { bit } else { 0 };
     }
 
     /// Whether the per-bank counts and masks match the queues (debug check).
     fn counts_match(&self) -> bool {
         let mut len = 0;
         for (b, q) in self.queues.iter().enumerate() {
-            let open = self.banks[b].open;
-            let hits = |w: bool| q.reqs.iter().filter(|e| e.row == open && e.write == w).count() as u32;
-            len += q.reqs.len();
-            if hits(false) != q.read_hits
-                || hits(true) != q.write_hits
-                || (self.hit_banks >> b & 1 == 1) != (q.hits() > 0)
-                || (self.busy_banks >> b & 1 == 1) == q.reqs.is_empty()
-                || q.reqs.windows(2).any(|w| w[0].seq >= w[1].seq)
+            let bank = &self.banks[b];
+            let hits = |w: bool| q.iter().filter(|e| e.row == bank.open && e.write == w).count() as u32;
+            len += q.len();
+            if hits(false) != bank.read_hits
+                || hits(true) != bank.write_hits
+                || (self.read_hit_banks >> b & 1 == 1) != (bank.read_hits > 0)
+                || (self.write_hit_banks >> b & 1 == 1) != (bank.write_hits > 0)
+                || (self.busy_banks >> b & 1 == 1) == q.is_empty()
+                || (self.open_banks >> b & 1 == 1) != (bank.open != CLOSED)
+                || self.rows[b].ready != bank.row_ready()
+                || q.windows(2).any(|w| w[0].seq >= w[1].seq)
+                || self.rows[b].head_seq != q.first().map_or(u64::MAX, |e| e.seq)
+                || q.first().is_some_and(|e| e.row != bank.head_row)
+                || (q.is_empty() && (bank.head_pre || bank.head_act))
             {
                 return false;
             }
         }
         len == self.len
+            && self.closed_rows
+                == (self.queues.iter())
+                    .map(|q| q.iter().filter(|e| e.row == CLOSED).count())
+                    .sum::<usize>()
     }
 
-    /// Removes request `index` of bank `b` (a row hit, about to issue).
+    /// Removes request `index` of bank `b` (a row hit, about to issue), with the row
+    /// commands issued for it.
     fn take(&mut self, b: usize, index: usize) -> DramReq {
         let q = &mut self.queues[b];
-        let e = q.reqs.remove(index);
-        debug_assert_eq!(self.banks[b].open, e.row);
+        let e = q.remove(index);
+        let bank = &mut self.banks[b];
+        debug_assert_eq!(bank.open, e.row);
         if e.write {
-            q.write_hits -= 1;
+            bank.write_hits -= 1;
         } else {
-            q.read_hits -= 1;
+            bank.read_hits -= 1;
         }
-        if q.reqs.is_empty() {
+        let mut r = self.slots[e.slot as usize];
+        if index == 0 {
+            r.caused_pre = std::mem::take(&mut bank.head_pre);
+            r.caused_act = std::mem::take(&mut bank.head_act);
+            match q.first() {
+                Some(h) => {
+                    self.rows[b].head_seq = h.seq;
+                    bank.head_row = h.row;
+                }
+                None => self.rows[b].head_seq = u64::MAX,
+            }
+        }
+        if q.is_empty() {
             self.busy_banks &= !(1 << b);
         }
         self.set_hit_bit(b);
         self.len -= 1;
+        self.closed_rows -= usize::from(e.row == CLOSED);
         self.free.push(e.slot);
-        self.slots[e.slot as usize]
+        r
     }
 
     pub fn is_idle(&self) -> bool {
         self.len == 0 && self.inflight.is_empty()
+    }
+
+    /// The oldest completed read, if it is done by `now`.
+    #[inline]
+    pub fn done_read(&self, now: u64) -> Option<DramDone> {
+        if self.inflight_due > now {
+            return None;
+        }
+        self.inflight.front().map(|&(_, d)| d)
+    }
+
+    /// The oldest completed read ([`Self::done_read`]) left for its L2 slice.
+    pub fn pop_done(&mut self) {
+        self.inflight.pop_front();
+        self.inflight_due = self.inflight.front().map_or(u64::MAX, |f| f.0);
+    }
+
+    /// Whether DRAM cycle `now` of the channel does nothing when no request waits to enter
+    /// it: no read completes by then, and [`Self::schedule`] would find the scheduler empty
+    /// or quiet.
+    #[inline]
+    pub fn is_quiet(&self, now: u64) -> bool {
+        self.inflight_due > now && (self.len == 0 || (now < self.quiet_until && !self.quiet_blocked))
     }
 
     /// The first cycles from which a column read and a column write may issue as far as
@@ -453,26 +562,30 @@ impl DramChannel {
         // writes, so the oldest issuable hit is the oldest of each bank's first issuable
         // read hit and write hit.
         let mut pick: Option<Pick> = None;
-        let mut bits = self.hit_banks;
+        let mut bits = self.hit_banks();
         while bits != 0 {
             let b = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let (q, bank) = (&self.queues[b], &self.banks[b]);
-            let ready = bank.col_ready.max(self.next_col_bg[q.group as usize]);
+            let ready = self.col_ready[b].max(self.next_col_bg[self.group[b] as usize]);
             let (t_read, t_write) = (reads.max(ready), writes.max(ready));
-            let read_ok = q.read_hits > 0 && now >= t_read;
-            let write_ok = q.write_hits > 0 && now >= t_write;
+            let (has_reads, has_writes) = (
+                self.read_hit_banks >> b & 1 == 1,
+                self.write_hit_banks >> b & 1 == 1,
+            );
+            let read_ok = has_reads && now >= t_read;
+            let write_ok = has_writes && now >= t_write;
             if !read_ok && !write_ok {
-                if q.read_hits > 0 {
+                if has_reads {
                     next = next.min(t_read);
                 }
-                if q.write_hits > 0 {
+                if has_writes {
                     next = next.min(t_write);
                 }
                 continue;
             }
             let older_than = pick.map_or(u64::MAX, |p| p.seq);
-            for (index, e) in q.reqs.iter().enumerate() {
+            let bank = &self.banks[b];
+            for (index, e) in self.queues[b].iter().enumerate() {
                 if e.seq > older_than {
                     break;
                 }
@@ -495,16 +608,16 @@ impl DramChannel {
         // No issuable row hit: the oldest request of each bank with no hits on its open row
         // opens its row (a precharge first if another row is open); the oldest such request
         // whose command may issue goes first.
-        let mut bits = self.busy_banks & !self.hit_banks;
+        let mut bits = self.busy_banks & !self.hit_banks();
         while bits != 0 {
             let b = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let t = self.banks[b].row_command_time(self.next_act_any);
+            let t = self.row_command_time(b);
             if now < t {
                 next = next.min(t);
                 continue;
             }
-            let seq = self.queues[b].reqs[0].seq;
+            let seq = self.rows[b].head_seq;
             if pick.is_none_or(|p| seq < p.seq) {
                 pick = Some(Pick {
                     seq,
@@ -521,22 +634,27 @@ impl DramChannel {
             return Command::None;
         };
         let bi = p.bank;
-        let head = self.queues[bi].reqs[0];
         let b = &mut self.banks[bi];
         if b.open != CLOSED {
             b.open = CLOSED;
             b.act_ready = b.act_ready.max(now + self.t_rp);
-            self.recount_hits(bi);
-            self.slots[head.slot as usize].caused_pre = true;
+            b.head_pre = true;
+            self.sync_row(bi);
+            // The bank had no row hits; on the closed bank, only requests for row `CLOSED`
+            // are.
+            if self.closed_rows > 0 {
+                self.recount_hits(bi);
+            }
             self.stats.precharges += 1;
             Command::Precharge(bi)
         } else {
-            b.open = head.row;
-            b.col_ready = now + self.t_rcd;
+            b.open = b.head_row;
             b.pre_ready = b.pre_ready.max(now + self.t_ras);
             b.act_ready = now + self.t_rc;
+            b.head_act = true;
+            self.col_ready[bi] = now + self.t_rcd;
+            self.sync_row(bi);
             self.next_act_any = now + self.t_rrd;
-            self.slots[head.slot as usize].caused_act = true;
             self.recount_hits(bi);
             self.stats.activates += 1;
             Command::Activate(bi)
@@ -551,11 +669,11 @@ impl DramChannel {
     fn quiet_after_column(&mut self, now: u64, reads_blocked: bool) {
         let (reads, writes) = self.col_times(reads_blocked);
         let mut next = reads.min(writes);
-        let mut bits = self.busy_banks & !self.hit_banks;
+        let mut bits = self.busy_banks & !self.hit_banks();
         while bits != 0 && next > now + 1 {
             let b = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            next = next.min(self.banks[b].row_command_time(self.next_act_any));
+            next = next.min(self.row_command_time(b));
         }
         self.quiet_until = next;
         self.quiet_blocked = reads_blocked;
@@ -573,7 +691,8 @@ impl DramChannel {
         self.next_col_bg[r.bank_group as usize] = now + self.t_ccdl;
         self.stats.busy_cycles += self.burst;
         self.stats.bytes += self.burst_bytes;
-        let bank = &mut self.banks[r.bank as usize];
+        let b = r.bank as usize;
+        let bank = &mut self.banks[b];
         if r.write {
             let end = now + self.t_wl + self.burst;
             self.bus_free = end;
@@ -587,6 +706,9 @@ impl DramChannel {
             bank.pre_ready = bank.pre_ready.max(now + self.t_rtp);
             self.stats.reads += 1;
             self.stats.read_latency_sum += end - r.arrival;
+            if self.inflight.is_empty() {
+                self.inflight_due = end;
+            }
             self.inflight.push_back((
                 end,
                 DramDone {
@@ -598,6 +720,7 @@ impl DramChannel {
                 },
             ));
         }
+        self.sync_row(b);
     }
 }
 
@@ -612,7 +735,7 @@ mod tests {
         /// the precharge or activate for that request when its bank has no row hits.
         fn reference(&self, now: u64, reads_blocked: bool) -> Command {
             let mut all: Vec<(usize, Queued)> = (self.queues.iter().enumerate())
-                .flat_map(|(b, q)| q.reqs.iter().map(move |e| (b, *e)))
+                .flat_map(|(b, q)| q.iter().map(move |e| (b, *e)))
                 .collect();
             all.sort_by_key(|(_, e)| e.seq);
             let (reads, writes) = self.col_times(reads_blocked);
@@ -620,7 +743,7 @@ mod tests {
                 let bank = &self.banks[b];
                 let group = self.slots[e.slot as usize].bank_group as usize;
                 let t = if e.write { writes } else { reads }
-                    .max(bank.col_ready)
+                    .max(self.col_ready[b])
                     .max(self.next_col_bg[group]);
                 if bank.open == e.row && now >= t {
                     return Command::Column(e.seq);
@@ -680,8 +803,8 @@ mod tests {
                 }
                 let blocked = rnd(6) == 0;
                 if !blocked {
-                    while matches!(ch.inflight.front(), Some(&(t, _)) if t <= now) {
-                        ch.inflight.pop_front();
+                    while ch.done_read(now).is_some() {
+                        ch.pop_done();
                     }
                 }
                 let want = ch.reference(now, blocked);

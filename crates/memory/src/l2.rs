@@ -61,6 +61,38 @@ struct RoomStall {
     set: usize,
 }
 
+/// When a slice must be visited again ([`L2Slice::wake_after`]): from L2 cycle `l2_at` or
+/// interconnect cycle `icnt_at` on, or as soon as its request queue is not empty
+/// (`watch_in`) or its response queue has room (`watch_out`). Kept per partition in one
+/// compact array, so that a cycle in which a slice cannot act reads this record only. The
+/// DRAM side wakes a slice (`l2_at = 0`) when it fills it or takes from its `to_dram`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SliceWake {
+    pub l2_at: u64,
+    pub icnt_at: u64,
+    /// The cycle the head of its `to_dram` is ready for the DRAM channel (`u64::MAX`: none).
+    pub to_dram_ready: u64,
+    pub watch_in: bool,
+    pub watch_out: bool,
+    /// While not visited, its head request's memoised stall counts in every L2 cycle.
+    pub stall_counts: bool,
+    /// It may hold requests, responses or fills (false: it is idle).
+    pub busy: bool,
+}
+
+impl SliceWake {
+    /// Visit at once.
+    pub const AWAKE: SliceWake = SliceWake {
+        l2_at: 0,
+        icnt_at: u64::MAX,
+        to_dram_ready: u64::MAX,
+        watch_in: false,
+        watch_out: false,
+        stall_counts: false,
+        busy: true,
+    };
+}
+
 /// A request as it travels through the request network.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct InReq {
@@ -121,6 +153,8 @@ pub(crate) struct L2Slice {
     resp_cap: usize,
     pub to_dram: VecDeque<(u64, DramReq)>,
     to_dram_cap: usize,
+    /// The cycle the head of `to_dram` is ready for the DRAM channel (`u64::MAX`: empty).
+    to_dram_ready: u64,
     pub from_dram: VecDeque<DramDone>,
     pub from_dram_cap: usize,
     /// ROP/tag pipeline: requests wait `latency` cycles before the tag lookup
@@ -174,6 +208,7 @@ impl L2Slice {
             resp_cap,
             to_dram: VecDeque::with_capacity(l2.queue_l2_to_dram.max(1) as usize + 16),
             to_dram_cap: l2.queue_l2_to_dram.max(1) as usize,
+            to_dram_ready: u64::MAX,
             from_dram: VecDeque::with_capacity(cfg.dram.return_queue_entries.max(1) as usize),
             from_dram_cap: cfg.dram.return_queue_entries.max(1) as usize,
             rop: VecDeque::with_capacity((l2.latency + l2.queue_icnt_to_l2.max(1)) as usize),
@@ -213,20 +248,32 @@ impl L2Slice {
             return;
         }
         debug_assert_eq!(self.rop.front().map_or(u64::MAX, |f| f.0), self.rop_due);
+        // A memoised stall reads no queue entry.
+        if self.stall_holds() {
+            debug_assert!(
+                self.rop
+                    .front()
+                    .is_some_and(|&(_, r)| !self.clone().process(now, &r, map)),
+                "memoised L2 stall"
+            );
+            self.stats.reservation_fails += 1;
+            return;
+        }
         if let Some(&(_, r)) = self.rop.front() {
             self.lookup_head(now, r, map);
         }
     }
 
+    /// Whether the head request stalls again for the reason it stalled last time. A stall
+    /// depends on the cache, MSHR and `to_dram` state only (not on the time), which only
+    /// the changes counted in `changes` alter, and requests leaving `to_dram`, which only
+    /// add room.
+    #[inline]
+    pub fn stall_holds(&self) -> bool {
+        self.stalled == self.changes + 1 && self.room_stall.is_none_or(|s| self.dram_room() < s.room)
+    }
+
     fn lookup_head(&mut self, now: u64, r: InReq, map: &AddressMapping) {
-        // A stall depends on the cache, MSHR and `to_dram` state only (not on the time),
-        // which only the changes counted in `changes` alter, and requests leaving
-        // `to_dram`, which only add room.
-        if self.stalled == self.changes + 1 && self.room_stall.is_none_or(|s| self.dram_room() < s.room) {
-            debug_assert!(!self.clone().process(now, &r, map), "memoised L2 stall");
-            self.stats.reservation_fails += 1;
-            return;
-        }
         self.room_stall = None;
         if self.process(now, &r, map) {
             self.rop.pop_front();
@@ -237,9 +284,89 @@ impl L2Slice {
         }
     }
 
-    /// The head of `to_dram` left for its DRAM channel.
-    pub fn pop_to_dram(&mut self) {
+    /// The head of `to_dram` left for its DRAM channel. Returns whether that may change
+    /// what the slice does next ([`SliceWake`]): a stall for room in `to_dram` may end, and
+    /// the slice may have become idle.
+    pub fn pop_to_dram(&mut self) -> bool {
         self.to_dram.pop_front();
+        self.to_dram_ready = self.to_dram.front().map_or(u64::MAX, |f| f.0);
+        self.room_stall.is_some() || self.to_dram.is_empty()
+    }
+
+    /// The cycle the head of `to_dram` is ready for the DRAM channel (`u64::MAX`: empty).
+    #[inline]
+    pub fn to_dram_ready(&self) -> u64 {
+        self.to_dram_ready
+    }
+
+    /// Counts a cycle in which the head request's memoised stall held while the slice was
+    /// not visited ([`SliceWake::stall_counts`]).
+    #[inline]
+    pub fn count_stall(&mut self) {
+        self.stats.reservation_fails += 1;
+    }
+
+    /// What the slice can do in the L2 cycles after `now` (when its cycle `now` is over),
+    /// as long as nothing outside it changes (`out_room`: its response queue to the
+    /// crossbar has room; `req_head`: the interconnect cycle from which the head of its
+    /// request queue may enter, `None`: that queue is empty).
+    pub fn wake_after(&self, now: u64, out_room: bool, req_head: Option<u64>) -> SliceWake {
+        let next = now + 1;
+        let mut w = SliceWake {
+            l2_at: u64::MAX,
+            icnt_at: u64::MAX,
+            to_dram_ready: self.to_dram_ready,
+            watch_in: false,
+            watch_out: false,
+            stall_counts: false,
+            busy: !self.is_idle(),
+        };
+        // Until the slice acts again, `resp` stays as it is.
+        let resp_room = self.resp.len() < self.resp_cap;
+        // 1. A fill (new ones come from the DRAM channel, which wakes the slice).
+        if !self.from_dram.is_empty() && resp_room {
+            w.l2_at = next;
+        }
+        // 2. A response: when it is ready, if the response queue has room; only the
+        // crossbar changes that queue (it takes from it), so wait for room if it is full.
+        if let Some(Reverse(top)) = self.resp.peek() {
+            if out_room {
+                w.l2_at = w.l2_at.min(top.ready.max(next));
+            } else {
+                w.watch_out = true;
+            }
+        }
+        // 3. A tag lookup: the head's memoised stall counts every cycle until something
+        // that can end it (a fill, a request leaving `to_dram`) wakes the slice.
+        if !self.rop.is_empty() && resp_room {
+            let t = self.rop_due.max(self.port_free);
+            if t <= next && self.stall_holds() {
+                w.stall_counts = true;
+            } else {
+                w.l2_at = w.l2_at.min(t.max(next));
+            }
+        }
+        // 4. A request into the ROP pipeline (only the slice's lookups make room in it).
+        if self.rop_has_room() {
+            match req_head {
+                Some(at) => w.icnt_at = at,
+                None => w.watch_in = true,
+            }
+        }
+        w
+    }
+
+    /// Whether the slice's L2 cycle `now` would do anything but count a memoised stall
+    /// (`out_room`, `req_ready`: its response queue has room, the head of its request queue
+    /// may enter), and whether it would count one (debug check of [`SliceWake`]).
+    pub fn would_act(&self, now: u64, out_room: bool, req_ready: bool) -> (bool, bool) {
+        let resp_room = self.resp.len() < self.resp_cap;
+        let lookup = self.rop_due <= now && self.port_free <= now && resp_room;
+        let act = (!self.from_dram.is_empty() && resp_room)
+            || (matches!(self.resp.peek(), Some(Reverse(t)) if t.ready <= now) && out_room)
+            || (lookup && !self.stall_holds())
+            || (self.rop_has_room() && req_ready);
+        (act, lookup && self.stall_holds())
     }
 
     fn respond(&mut self, ready: u64, sm: u16, resp: L2Response, bytes: u32) {
@@ -312,6 +439,9 @@ impl L2Slice {
         for s in 0..8u8 {
             if mask & (1 << s) != 0 {
                 let r = self.dram_req(line, set_line, way, s, write, &loc);
+                if self.to_dram.is_empty() {
+                    self.to_dram_ready = now + self.dram_latency;
+                }
                 self.to_dram.push_back((now + self.dram_latency, r));
                 if write {
                     self.stats.dram_write_sectors += 1;

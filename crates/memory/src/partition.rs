@@ -10,7 +10,7 @@ use crate::config::MemoryConfig;
 use crate::dram::DramChannel;
 use crate::hash::AddressMapping;
 use crate::icnt::{DstEntry, SrcEntry};
-use crate::l2::{InReq, L2Slice, OutResp};
+use crate::l2::{InReq, L2Slice, OutResp, SliceWake};
 use crate::types::L2Response;
 
 /// What the partitions do in one core cycle (decided by the serial part, the same for
@@ -36,9 +36,9 @@ pub struct Partition {
     /// Index of its first slice (slices of partition `p`: `p * spp ..`).
     first_slice: usize,
     pub(crate) slices: Vec<L2Slice>,
+    /// Per slice: when it must be visited again (see [`SliceWake`]).
+    wake: Vec<SliceWake>,
     pub(crate) channels: Vec<DramChannel>,
-    /// Per channel: the round-robin pointer over the partition's slices.
-    chan_rr: Vec<usize>,
     /// Per slice: requests that crossed (or are crossing) the request crossbar.
     pub(crate) req_in: Vec<VecDeque<DstEntry<InReq>>>,
     /// Per slice: responses waiting for the response crossbar.
@@ -58,8 +58,8 @@ impl Partition {
             slices: (first_slice..first_slice + spp)
                 .map(|i| L2Slice::new(cfg, i))
                 .collect(),
+            wake: vec![SliceWake::AWAKE; spp],
             channels: (0..cpp).map(|_| DramChannel::new(&cfg.dram)).collect(),
-            chan_rr: vec![0; cpp],
             req_in: (0..spp).map(|_| VecDeque::with_capacity(req_cap)).collect(),
             resp_out: (0..spp).map(|_| VecDeque::with_capacity(resp_cap)).collect(),
             active: false,
@@ -80,6 +80,16 @@ impl Partition {
         self.active
     }
 
+    /// Makes the next [`Partition::tick`] visit every slice, as if none could sleep (the
+    /// slices' records are worked out again by those visits). A visit to a slice that
+    /// cannot act changes nothing, so ticks after `wake_all` must give the results of
+    /// ticks without it (`tests/sleep.rs` compares them).
+    pub fn wake_all(&mut self) {
+        for w in &mut self.wake {
+            w.l2_at = 0;
+        }
+    }
+
     /// The partition's share of a core cycle (`step`); afterwards `active` says whether it
     /// is still busy.
     pub fn tick(&mut self, step: &PartitionStep, map: &AddressMapping) {
@@ -97,20 +107,39 @@ impl Partition {
             self.dram_cycle(now, step.l2_last);
             now += 1;
         }
-        self.active = !self.is_idle();
+        // (A busy slice keeps the partition active without reading anything else.)
+        self.active = self.wake.iter().any(|w| w.busy) || !self.is_idle();
     }
 
     fn l2_cycle(&mut self, now: u64, step: &PartitionStep, map: &AddressMapping) {
         for (j, s) in self.slices.iter_mut().enumerate() {
             let req_in = &mut self.req_in[j];
-            // An idle slice with nothing arriving does nothing this cycle.
-            if s.is_idle() && req_in.is_empty() {
+            let out = &mut self.resp_out[j];
+            // A slice that cannot act this cycle is not visited (an idle slice with nothing
+            // arriving among them); its head request's memoised stall still counts.
+            let w = &mut self.wake[j];
+            if now < w.l2_at
+                && step.icnt_now < w.icnt_at
+                && (!w.watch_in || req_in.is_empty())
+                && (!w.watch_out || out.len() >= step.resp_cap)
+            {
+                debug_assert_eq!(
+                    s.would_act(
+                        now,
+                        out.len() < step.resp_cap,
+                        matches!(req_in.front(), Some(&(at, _)) if at <= step.icnt_now)
+                    ),
+                    (false, w.stall_counts),
+                    "slice {j} asleep at L2 cycle {now}"
+                );
+                if w.stall_counts {
+                    s.count_stall();
+                }
                 continue;
             }
             // 1. One DRAM fill.
             s.fill(now);
             // 2. One ready response into the response network.
-            let out = &mut self.resp_out[j];
             if matches!(s.resp.peek(), Some(Reverse(top)) if top.ready <= now) && out.len() < step.resp_cap {
                 if let Some(Reverse(OutResp { sm, bytes, resp, .. })) = s.resp.pop() {
                     out.push_back((sm as usize, bytes, resp));
@@ -126,52 +155,60 @@ impl Partition {
                     }
                 }
             }
+            *w = s.wake_after(now, out.len() < step.resp_cap, req_in.front().map(|f| f.0));
         }
     }
 
     fn dram_cycle(&mut self, now: u64, l2_now: u64) {
         let n = self.slices.len();
-        for (c, ch) in self.channels.iter_mut().enumerate() {
-            // An idle channel whose slices have nothing for it does nothing (its cycles are
-            // counted by the memory system).
-            if ch.is_idle() && self.slices.iter().all(|s| s.to_dram.is_empty()) {
+        for ch in self.channels.iter_mut() {
+            // A channel with no completed read, a quiet scheduler and no request ready to
+            // enter does nothing (an idle channel whose slices have nothing for it among
+            // them; its cycles are counted by the memory system).
+            if ch.is_quiet(now) && self.wake.iter().all(|w| w.to_dram_ready > l2_now) {
                 continue;
             }
             // Completed reads back to their slices. A full return queue stalls the channel's
             // reads (the back-pressure reaches the scheduler, as Accel-Sim's returnq does).
             let mut reads_blocked = false;
-            if let Some(&(done, d)) = ch.inflight.front() {
-                if done <= now {
-                    let s = &mut self.slices[d.slice as usize - self.first_slice];
-                    if s.from_dram.len() < s.from_dram_cap {
-                        s.from_dram.push_back(d);
-                        ch.inflight.pop_front();
-                    } else {
-                        ch.stats.return_stall_cycles += 1;
-                        reads_blocked = true;
-                    }
+            if let Some(d) = ch.done_read(now) {
+                let k = d.slice as usize - self.first_slice;
+                let s = &mut self.slices[k];
+                if s.from_dram.len() < s.from_dram_cap {
+                    s.from_dram.push_back(d);
+                    ch.pop_done();
+                    let w = &mut self.wake[k];
+                    w.l2_at = 0;
+                    w.busy = true;
+                } else {
+                    ch.stats.return_stall_cycles += 1;
+                    reads_blocked = true;
                 }
             }
             // One request from the channel's slices into the scheduler queue.
-            let rr = &mut self.chan_rr[c];
-            let mut j = *rr;
+            let mut j = ch.rr;
             for _ in 0..n {
-                let s = &mut self.slices[j];
+                let k = j;
                 j = if j + 1 == n { 0 } else { j + 1 };
-                if let Some(&(ready, r)) = s.to_dram.front() {
-                    if ready > l2_now {
-                        continue;
-                    }
-                    if !ch.has_room() {
-                        ch.stats.queue_full_cycles += 1;
-                        break;
-                    }
-                    ch.enqueue(now, r);
-                    s.pop_to_dram();
-                    // The slice after this one goes first next time.
-                    *rr = j;
+                if self.wake[k].to_dram_ready > l2_now {
+                    continue;
+                }
+                if !ch.has_room() {
+                    ch.stats.queue_full_cycles += 1;
                     break;
                 }
+                let s = &mut self.slices[k];
+                if let Some(&(_, r)) = s.to_dram.front() {
+                    ch.enqueue(now, r);
+                    let w = &mut self.wake[k];
+                    if s.pop_to_dram() {
+                        w.l2_at = 0;
+                    }
+                    w.to_dram_ready = s.to_dram_ready();
+                }
+                // The slice after this one goes first next time.
+                ch.rr = j;
+                break;
             }
             ch.schedule(now, reads_blocked);
         }
