@@ -351,6 +351,19 @@ impl<W> MshrTable<W> {
         self.index.get(&line).copied()
     }
 
+    /// [`Self::get`] of `line`, which is expected in entry `i` (looked up when not). A live
+    /// entry has sectors pending (it is released when none are left; a free entry has none).
+    #[inline]
+    pub fn get_at(&self, i: u32, line: u64) -> Option<u32> {
+        let at = self
+            .entries
+            .get(i as usize)
+            .is_some_and(|e| e.line == line && e.pending != 0);
+        let found = if at { Some(i) } else { self.get(line) };
+        debug_assert_eq!(found, self.get(line), "MSHR entry hint");
+        found
+    }
+
     pub fn entry(&self, i: u32) -> &MshrEntry<W> {
         &self.entries[i as usize]
     }
@@ -370,7 +383,10 @@ impl<W> MshrTable<W> {
     pub fn release(&mut self, i: u32) {
         let line = self.entries[i as usize].line;
         self.index.remove(&line);
-        self.entries[i as usize].waiters.clear();
+        let e = &mut self.entries[i as usize];
+        e.waiters.clear();
+        // A free entry has nothing pending ([`Self::get_at`]).
+        e.pending = 0;
         self.free.push(i);
     }
 
