@@ -323,7 +323,10 @@ impl<W> MshrEntry<W> {
 }
 
 /// Fixed-capacity MSHR table; lookups through a map (never iterated), entries in a slab.
+/// The L1 has its own (`l1/mshr.rs`, waiters inside the entry) and the L2 finds entries by
+/// way (`way_mshr.rs`); this one is the reference of the latter's randomised test.
 #[derive(Debug, Clone)]
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) struct MshrTable<W> {
     entries: Vec<MshrEntry<W>>,
     free: Vec<u32>,
@@ -331,6 +334,7 @@ pub(crate) struct MshrTable<W> {
     pub max_merge: usize,
 }
 
+#[cfg_attr(not(test), allow(dead_code))]
 impl<W> MshrTable<W> {
     pub fn new(entries: usize, max_merge: usize) -> Self {
         let entries = entries.max(1);
@@ -349,19 +353,6 @@ impl<W> MshrTable<W> {
 
     pub fn get(&self, line: u64) -> Option<u32> {
         self.index.get(&line).copied()
-    }
-
-    /// [`Self::get`] of `line`, which is expected in entry `i` (looked up when not). A live
-    /// entry has sectors pending (it is released when none are left; a free entry has none).
-    #[inline]
-    pub fn get_at(&self, i: u32, line: u64) -> Option<u32> {
-        let at = self
-            .entries
-            .get(i as usize)
-            .is_some_and(|e| e.line == line && e.pending != 0);
-        let found = if at { Some(i) } else { self.get(line) };
-        debug_assert_eq!(found, self.get(line), "MSHR entry hint");
-        found
     }
 
     pub fn entry(&self, i: u32) -> &MshrEntry<W> {
@@ -383,10 +374,7 @@ impl<W> MshrTable<W> {
     pub fn release(&mut self, i: u32) {
         let line = self.entries[i as usize].line;
         self.index.remove(&line);
-        let e = &mut self.entries[i as usize];
-        e.waiters.clear();
-        // A free entry has nothing pending ([`Self::get_at`]).
-        e.pending = 0;
+        self.entries[i as usize].waiters.clear();
         self.free.push(i);
     }
 

@@ -1,12 +1,13 @@
 //! Per-SM L1 data cache and shared memory.
 
 mod memo;
+mod mshr;
 mod shared;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::cache::{MshrTable, SectorCache};
+use crate::cache::SectorCache;
 use crate::coalesce::{LineReq, MAX_LINES};
 use crate::config::{MemoryConfig, WritePolicy};
 use crate::types::{
@@ -14,6 +15,7 @@ use crate::types::{
     ACC_GLOBAL_R, ACC_GLOBAL_W, ACC_LOCAL_R, ACC_LOCAL_W, OUT_HIT, OUT_HIT_RESERVED, OUT_MISS,
     OUT_RESERVATION_FAIL, OUT_SECTOR_MISS,
 };
+use mshr::{L1Mshr, L1Waiter};
 
 /// Counters of one SM's L1D and shared memory.
 ///
@@ -79,12 +81,6 @@ pub struct L1Stats {
     pub shared_atomic_conflict_cycles: u64,
     /// Cycles shared accesses waited for an earlier atomic on the same words.
     pub shared_atomic_order_cycles: u64,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct L1Waiter {
-    slot: u32,
-    need: u8,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -276,7 +272,7 @@ pub struct SmMemory {
     heads: [MemoHead; COALESCE_MEMO],
     /// What the rejection checks of some causes read, and what a fill and `pop_completed`
     /// change.
-    mshr: MshrTable<L1Waiter>,
+    mshr: L1Mshr,
     free_slots: Vec<u32>,
     completed: BinaryHeap<Reverse<(u64, u64, u64)>>,
     requests_per_cycle: u32,
@@ -328,6 +324,32 @@ const _: () = {
     );
 };
 
+/// One line of the access in pending-request slot `slot` arrived at `now`: after its last,
+/// the access completes (its ready cycle at least `fill_latency` later) and frees the slot.
+/// (A function of the fields it changes, so that a fill can call it while it walks an MSHR
+/// entry's waiters.)
+fn finish_slot(
+    slots: &mut [Slot],
+    completed: &mut BinaryHeap<Reverse<(u64, u64, u64)>>,
+    free_slots: &mut Vec<u32>,
+    seq: &mut u64,
+    fill_latency: u64,
+    slot: u32,
+    now: u64,
+) {
+    let s = &mut slots[slot as usize];
+    debug_assert!(s.live && s.remaining > 0);
+    s.remaining -= 1;
+    if s.remaining == 0 {
+        let ready = s.ready.max(now + fill_latency);
+        let id = s.id;
+        s.live = false;
+        *seq += 1;
+        completed.push(Reverse((ready, *seq, id)));
+        free_slots.push(slot);
+    }
+}
+
 /// Alias kept for callers that think of it as the L1.
 pub type L1Cache = SmMemory;
 
@@ -349,7 +371,7 @@ impl SmMemory {
             write_policy: l1.write_policy,
             miss_queue_cap: mq,
             cache: SectorCache::new(sets, assoc, l1.hashing),
-            mshr: MshrTable::new(l1.mshr_entries as usize, l1.mshr_max_merge as usize),
+            mshr: L1Mshr::new(l1.mshr_entries as usize, l1.mshr_max_merge as usize),
             miss_queue: VecDeque::with_capacity(mq + 2 * MAX_LINES),
             slots: vec![Slot::default(); slots],
             free_slots: (0..slots as u32).rev().collect(),
@@ -484,11 +506,10 @@ impl SmMemory {
             plan.misses += 1;
             match self.mshr.get(l.line) {
                 Some(e) => {
-                    let e = self.mshr.entry(e);
-                    if e.waiters.len() >= self.mshr.max_merge {
+                    if self.mshr.waiters(e) >= self.mshr.max_merge {
                         return Err(Fail::MshrMerge);
                     }
-                    if missing & !e.pending != 0 {
+                    if missing & !self.mshr.pending(e) != 0 {
                         mq += 1;
                     }
                 }
@@ -574,7 +595,7 @@ impl SmMemory {
             let reserved = self
                 .mshr
                 .get(l.line)
-                .is_some_and(|e| missing & !self.mshr.entry(e).pending == 0);
+                .is_some_and(|e| missing & !self.mshr.pending(e) == 0);
             if reserved {
                 self.stats.hit_reserved += 1;
             } else if way.is_some() {
@@ -614,11 +635,8 @@ impl SmMemory {
                     self.mshr.alloc(l.line)
                 }
             };
-            let entry = self.mshr.entry_mut(e);
-            let new = missing & !entry.pending;
-            entry.pending |= new;
-            entry.arrived &= !new;
-            entry.waiters.push(L1Waiter { slot, need: missing });
+            let new = self.mshr.request(e, missing);
+            self.mshr.push(e, L1Waiter { slot, need: missing });
             if let Some(w) = way {
                 self.cache.add_pending(w, new);
             }
@@ -816,17 +834,15 @@ impl SmMemory {
     }
 
     fn finish_one(&mut self, slot: u32, now: u64) {
-        let s = &mut self.slots[slot as usize];
-        debug_assert!(s.live && s.remaining > 0);
-        s.remaining -= 1;
-        if s.remaining == 0 {
-            let ready = s.ready.max(now + self.fill_latency);
-            let id = s.id;
-            s.live = false;
-            self.seq += 1;
-            self.completed.push(Reverse((ready, self.seq, id)));
-            self.free_slots.push(slot);
-        }
+        finish_slot(
+            &mut self.slots,
+            &mut self.completed,
+            &mut self.free_slots,
+            &mut self.seq,
+            self.fill_latency,
+            slot,
+            now,
+        );
     }
 
     /// An L2 response arriving at the SM at `now`.
@@ -870,24 +886,21 @@ impl SmMemory {
                     None => self.mshr.get(line),
                 };
                 let Some(e) = e else { return };
-                let entry = self.mshr.entry_mut(e);
-                entry.pending &= !resp.sectors;
-                entry.arrived |= resp.sectors;
-                let arrived = entry.arrived;
-                let mut i = 0;
-                while i < self.mshr.entry(e).waiters.len() {
-                    let w = self.mshr.entry(e).waiters[i];
-                    if w.need & !arrived == 0 {
-                        self.mshr.entry_mut(e).waiters.swap_remove(i);
-                        self.finish_one(w.slot, now);
-                    } else {
-                        i += 1;
-                    }
-                }
-                let entry = self.mshr.entry(e);
-                if entry.pending == 0 {
-                    debug_assert!(entry.waiters.is_empty());
-                    self.mshr.release(e);
+                let Self {
+                    mshr,
+                    slots,
+                    completed,
+                    free_slots,
+                    seq,
+                    fill_latency,
+                    ..
+                } = self;
+                let empty = mshr.arrive(e, resp.sectors, |w| {
+                    finish_slot(slots, completed, free_slots, seq, *fill_latency, w.slot, now)
+                });
+                if empty {
+                    debug_assert_eq!(mshr.waiters(e), 0);
+                    mshr.release(e);
                 }
             }
         }
