@@ -267,7 +267,9 @@ pub struct SmMemory {
     rejected: u32,
     /// The memo entry of the current access.
     cur: usize,
-    miss_queue_cap: usize,
+    /// The miss queue's capacity and how many requests `tick` sends per cycle.
+    miss_queue_cap: u32,
+    requests_per_cycle: u32,
     /// Per memo entry, its ticket and last rejection ([`MemoHead`]): the next four lines.
     heads: [MemoHead; COALESCE_MEMO],
     /// What the rejection checks of some causes read, and what a fill and `pop_completed`
@@ -275,7 +277,6 @@ pub struct SmMemory {
     mshr: L1Mshr,
     free_slots: Vec<u32>,
     completed: BinaryHeap<Reverse<(u64, u64, u64)>>,
-    requests_per_cycle: u32,
     line_shift: u32,
     seq: u64,
     fill_latency: u64,
@@ -369,7 +370,7 @@ impl SmMemory {
             miss_latency: l1.miss_latency as u64,
             requests_per_cycle: l1.requests_per_cycle.max(1),
             write_policy: l1.write_policy,
-            miss_queue_cap: mq,
+            miss_queue_cap: mq as u32,
             cache: SectorCache::new(sets, assoc, l1.hashing),
             mshr: L1Mshr::new(l1.mshr_entries as usize, l1.mshr_max_merge as usize),
             miss_queue: VecDeque::with_capacity(mq + 2 * MAX_LINES),
@@ -432,7 +433,9 @@ impl SmMemory {
     }
 
     fn mq_fits(&self, needed: usize) -> bool {
-        needed == 0 || self.miss_queue.is_empty() || self.miss_queue.len() + needed <= self.miss_queue_cap
+        needed == 0
+            || self.miss_queue.is_empty()
+            || self.miss_queue.len() + needed <= self.miss_queue_cap as usize
     }
 
     /// Counts a rejection of the current access and remembers it with the access.

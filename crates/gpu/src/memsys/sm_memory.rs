@@ -28,11 +28,16 @@ struct DoneHint {
 
 /// One SM's data memory: `sassim-memory`'s L1D + shared memory, and the L0 VL constant
 /// cache of the shared memory unit (LDC).
-/// `repr(C)`: what every cycle looks at first (the completion hint, then the retry entries'
-/// records and tickets, which the arbiter's token check reads), then the L1.
+/// `repr(C)`: what every cycle looks at first (the completion hint and the outbox in the
+/// first cache line, then the retry entries' records and tickets, which the arbiter's token
+/// check reads), then the L1.
 #[repr(C)]
 pub struct SmDataMemory {
     done_hint: DoneHint,
+    /// Requests the L1 sent this cycle ([`after_tick`]), injected in SM order after the
+    /// SMs ticked; `room`: how many the SM's interconnect input queue accepts.
+    pub(super) outbox: Vec<mm::L2Request>,
+    pub(super) room: usize,
     /// Accesses rejected by the L1 and not accepted since (a sub-core retries its head
     /// access every cycle): their records and L1 tickets (a retry skips building the
     /// request), two cache lines after the completion hint's; the rest of each entry's key
@@ -58,16 +63,16 @@ pub struct SmDataMemory {
     /// the start of the SM's next tick ([`before_tick`]; the SMs tick in parallel).
     pub(super) inbox: Vec<mm::L2Response>,
     pub(super) inbox_cycle: u64,
-    /// Requests the L1 sent this cycle ([`after_tick`]), injected in SM order after the
-    /// SMs ticked; `room`: how many the SM's interconnect input queue accepts.
-    pub(super) outbox: Vec<mm::L2Request>,
-    pub(super) room: usize,
     /// The rest of each retry entry's key ([`Retry`]).
     retry_keys: [RetryKey; RETRY_ENTRIES],
     retry_next: usize,
     /// The TMA's loads, which do not go through the L1.
     pub(super) bypass: L1Bypass,
 }
+
+// The completion hint and the outbox share the first cache line; the retry ids the next two.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::offset_of!(SmDataMemory, retry_ids) == 64);
 
 /// The L1's kind of an access.
 #[inline]
