@@ -389,7 +389,6 @@ pub(crate) struct MshrTable<W> {
     entries: Vec<MshrEntry<W>>,
     free: Vec<u32>,
     index: FxHashMap<u64, u32>,
-    pub max_merge: usize,
 }
 
 #[cfg_attr(not(test), allow(dead_code))]
@@ -401,7 +400,6 @@ impl<W> MshrTable<W> {
             entries: (0..entries).map(|_| MshrEntry::vacant(max_merge)).collect(),
             free: (0..entries as u32).rev().collect(),
             index: FxHashMap::with_capacity_and_hasher(entries * 2, Default::default()),
-            max_merge,
         }
     }
 

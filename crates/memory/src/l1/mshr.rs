@@ -189,13 +189,22 @@ impl L1Mshr {
 mod tests {
     use super::*;
 
+    /// A taken entry as a `Vec` of waiters would hold it.
+    #[derive(Debug, Clone)]
+    struct Model {
+        line: u64,
+        pending: u8,
+        arrived: u8,
+        waiters: Vec<L1Waiter>,
+    }
+
     /// The table's waiter lists follow a `Vec` with `push` and `swap_remove` step by step,
     /// across the record's room, with entries taken and released.
     #[test]
     fn waiters_follow_a_vec() {
         let mut rnd = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut t = L1Mshr::new(4, 20);
-        let mut model: Vec<Option<(u64, u8, u8, Vec<L1Waiter>)>> = vec![None; 4];
+        let mut model: Vec<Option<Model>> = vec![None; 4];
         let mut most = 0;
         for step in 0..50_000 {
             let line = rnd(8);
@@ -205,11 +214,17 @@ mod tests {
                         let i = t.alloc(line);
                         let s = 1 << rnd(4);
                         assert_eq!(t.request(i, s), s);
-                        model[i as usize] = Some((line, s, 0, Vec::new()));
+                        model[i as usize] = Some(Model {
+                            line,
+                            pending: s,
+                            arrived: 0,
+                            waiters: Vec::new(),
+                        });
                     }
                 }
                 Some(i) => {
                     let m = model[i as usize].as_mut().expect("taken");
+                    assert_eq!(m.line, line);
                     assert_eq!(t.get_at(i, line), Some(i));
                     if rnd(3) == 0 && t.waiters(i) < t.max_merge {
                         let w = L1Waiter {
@@ -217,29 +232,29 @@ mod tests {
                             need: (rnd(15) + 1) as u8,
                         };
                         t.push(i, w);
-                        m.3.push(w);
+                        m.waiters.push(w);
                         let more = rnd(16) as u8;
-                        let new = more & !m.1;
+                        let new = more & !m.pending;
                         assert_eq!(t.request(i, more), new);
-                        m.1 |= new;
-                        m.2 &= !new;
+                        m.pending |= new;
+                        m.arrived &= !new;
                     } else {
-                        let s = m.1 & (rnd(16) as u8 | 1 << m.1.trailing_zeros());
+                        let s = m.pending & (rnd(16) as u8 | 1 << m.pending.trailing_zeros());
                         let mut got = Vec::new();
                         let empty = t.arrive(i, s, |w| got.push(w));
-                        m.1 &= !s;
-                        m.2 |= s;
+                        m.pending &= !s;
+                        m.arrived |= s;
                         let mut want = Vec::new();
                         let mut k = 0;
-                        while k < m.3.len() {
-                            if m.3[k].need & !m.2 == 0 {
-                                want.push(m.3.swap_remove(k));
+                        while k < m.waiters.len() {
+                            if m.waiters[k].need & !m.arrived == 0 {
+                                want.push(m.waiters.swap_remove(k));
                             } else {
                                 k += 1;
                             }
                         }
                         assert_eq!(got, want, "step {step}");
-                        assert_eq!(empty, m.1 == 0);
+                        assert_eq!(empty, m.pending == 0);
                         if empty {
                             t.release(i);
                             model[i as usize] = None;
@@ -248,9 +263,9 @@ mod tests {
                             continue;
                         }
                     }
-                    assert_eq!(t.waiters(i), m.3.len());
-                    assert_eq!(t.pending(i), m.1);
-                    most = most.max(m.3.len());
+                    assert_eq!(t.waiters(i), m.waiters.len());
+                    assert_eq!(t.pending(i), m.pending);
+                    most = most.max(m.waiters.len());
                 }
             }
         }
