@@ -19,27 +19,22 @@ const NIL: u32 = u32::MAX;
 /// fill outstanding, so moving it only passes pending ways; a way before it that becomes
 /// ready (compared by stamp) becomes the cursor. Touch, install, pending changes and victim
 /// choice are O(1) apart from those passes.
+///
+/// A way's state is one 32-byte record ([`Way`], two per cache line): a fill, a touch or
+/// an install reads one line for it instead of one per field.
 #[derive(Debug, Clone)]
 pub(crate) struct SectorCache {
     sets: u64,
     assoc: usize,
     hashing: Hashing,
-    tags: Vec<u64>,
-    pub valid: Vec<u8>,
-    /// Written through `mark_dirty` only, which keeps `any_dirty`.
-    dirty: Vec<u8>,
+    /// The ways' records; indexing it gives a way's valid sectors, which the L1 and the L2
+    /// read and set directly (`cache.valid[w]`).
+    pub valid: Ways,
     /// A line was made dirty since the last `invalidate_all` (it may since be clean).
     any_dirty: bool,
-    /// Sectors with a fill outstanding; written through `add_pending` / `clear_pending`
-    /// only, which keep `first_ready` in step.
-    pending: Vec<u8>,
-    lru: Vec<u64>,
     stamp: u64,
     /// line -> way, for O(1) lookups (a line always maps to the same set).
     index: FxHashMap<u64, usize>,
-    /// Per way: neighbours in its set's recency list (global way indices, `NIL` at the ends).
-    prev: Vec<u32>,
-    next: Vec<u32>,
     /// Per set: ways at and above this index hold no line (ways only become free through
     /// `invalidate_all`, and are filled lowest first, so the free ways are a suffix).
     next_free: Vec<u32>,
@@ -48,6 +43,54 @@ pub(crate) struct SectorCache {
     head: Vec<u32>,
     tail: Vec<u32>,
     first_ready: Vec<u32>,
+}
+
+/// One way's state.
+#[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
+pub(crate) struct Way {
+    tag: u64,
+    lru: u64,
+    /// Neighbours in its set's recency list (global way indices, `NIL` at the ends).
+    prev: u32,
+    next: u32,
+    valid: u8,
+    /// Written through `mark_dirty` only, which keeps `any_dirty`.
+    dirty: u8,
+    /// Sectors with a fill outstanding; written through `add_pending` / `clear_pending`
+    /// only, which keep `first_ready` in step.
+    pending: u8,
+}
+
+impl Way {
+    const EMPTY: Way = Way {
+        tag: INVALID,
+        lru: 0,
+        prev: NIL,
+        next: NIL,
+        valid: 0,
+        dirty: 0,
+        pending: 0,
+    };
+}
+
+/// The ways' records ([`SectorCache::valid`]); `[w]` is way `w`'s valid sectors.
+#[derive(Debug, Clone)]
+pub(crate) struct Ways(Vec<Way>);
+
+impl std::ops::Index<usize> for Ways {
+    type Output = u8;
+    #[inline]
+    fn index(&self, w: usize) -> &u8 {
+        &self.0[w].valid
+    }
+}
+
+impl std::ops::IndexMut<usize> for Ways {
+    #[inline]
+    fn index_mut(&mut self, w: usize) -> &mut u8 {
+        &mut self.0[w].valid
+    }
 }
 
 /// A victim chosen for allocation.
@@ -66,21 +109,25 @@ impl SectorCache {
             sets,
             assoc,
             hashing,
-            tags: vec![INVALID; n],
-            valid: vec![0; n],
-            dirty: vec![0; n],
+            valid: Ways(vec![Way::EMPTY; n]),
             any_dirty: false,
-            pending: vec![0; n],
-            lru: vec![0; n],
             stamp: 0,
             index: FxHashMap::default(),
-            prev: vec![NIL; n],
-            next: vec![NIL; n],
             next_free: vec![0; sets as usize],
             head: vec![NIL; sets as usize],
             tail: vec![NIL; sets as usize],
             first_ready: vec![NIL; sets as usize],
         }
+    }
+
+    #[inline]
+    fn w(&self, way: usize) -> &Way {
+        &self.valid.0[way]
+    }
+
+    #[inline]
+    fn w_mut(&mut self, way: usize) -> &mut Way {
+        &mut self.valid.0[way]
     }
 
     /// Set of a line (`set_line`: the line index used for set selection).
@@ -101,7 +148,7 @@ impl SectorCache {
     /// when not).
     #[inline]
     pub fn find_at(&self, way: usize, line: u64, set_line: u64) -> Option<usize> {
-        if self.tags.get(way) == Some(&line) {
+        if self.valid.0.get(way).is_some_and(|w| w.tag == line) {
             Some(way)
         } else {
             self.find(line, set_line)
@@ -111,16 +158,16 @@ impl SectorCache {
     /// Removes way `w` of `set` from the recency list.
     #[inline]
     fn unlink(&mut self, set: usize, w: usize) {
-        let (p, n) = (self.prev[w], self.next[w]);
+        let (p, n) = (self.w(w).prev, self.w(w).next);
         if p == NIL {
             self.head[set] = n;
         } else {
-            self.next[p as usize] = n;
+            self.w_mut(p as usize).next = n;
         }
         if n == NIL {
             self.tail[set] = p;
         } else {
-            self.prev[n as usize] = p;
+            self.w_mut(n as usize).prev = p;
         }
     }
 
@@ -128,12 +175,13 @@ impl SectorCache {
     #[inline]
     fn push_tail(&mut self, set: usize, w: usize) {
         let t = self.tail[set];
-        self.prev[w] = t;
-        self.next[w] = NIL;
+        let r = self.w_mut(w);
+        r.prev = t;
+        r.next = NIL;
         if t == NIL {
             self.head[set] = w as u32;
         } else {
-            self.next[t as usize] = w as u32;
+            self.w_mut(t as usize).next = w as u32;
         }
         self.tail[set] = w as u32;
     }
@@ -142,23 +190,25 @@ impl SectorCache {
     /// `from` in the recency list (the ways before `from` are all pending).
     #[inline]
     fn advance(&mut self, set: usize, mut from: u32) {
-        while from != NIL && self.pending[from as usize] != 0 {
-            from = self.next[from as usize];
+        while from != NIL && self.w(from as usize).pending != 0 {
+            from = self.w(from as usize).next;
         }
         self.first_ready[set] = from;
     }
 
     pub fn touch(&mut self, way: usize) {
         self.stamp += 1;
-        self.lru[way] = self.stamp;
-        if self.tags[way] == INVALID {
+        let stamp = self.stamp;
+        let r = self.w_mut(way);
+        r.lru = stamp;
+        if r.tag == INVALID {
             return;
         }
+        let nx = r.next;
         let set = way / self.assoc;
         if self.tail[set] == way as u32 {
             return; // already the newest; the cursor stays valid
         }
-        let nx = self.next[way];
         self.unlink(set, way);
         self.push_tail(set, way);
         if self.first_ready[set] == way as u32 {
@@ -171,7 +221,7 @@ impl SectorCache {
     /// Marks `sectors` of `way` dirty.
     #[inline]
     pub fn mark_dirty(&mut self, way: usize, sectors: u8) {
-        self.dirty[way] |= sectors;
+        self.w_mut(way).dirty |= sectors;
         self.any_dirty |= sectors != 0;
     }
 
@@ -184,17 +234,18 @@ impl SectorCache {
 
     /// Sectors of `way` with a fill outstanding.
     pub fn pending(&self, way: usize) -> u8 {
-        self.pending[way]
+        self.w(way).pending
     }
 
     /// Mark `sectors` of `way` as having a fill outstanding.
     pub fn add_pending(&mut self, way: usize, sectors: u8) {
-        let was = self.pending[way];
-        self.pending[way] |= sectors;
-        if was == 0 && self.pending[way] != 0 && self.tags[way] != INVALID {
+        let r = self.w_mut(way);
+        let was = r.pending;
+        r.pending |= sectors;
+        if was == 0 && r.pending != 0 && r.tag != INVALID {
+            let nx = r.next;
             let set = way / self.assoc;
             if self.first_ready[set] == way as u32 {
-                let nx = self.next[way];
                 self.advance(set, nx);
             }
         }
@@ -202,12 +253,14 @@ impl SectorCache {
 
     /// The fill of `sectors` of `way` arrived.
     pub fn clear_pending(&mut self, way: usize, sectors: u8) {
-        let was = self.pending[way];
-        self.pending[way] &= !sectors;
-        if was != 0 && self.pending[way] == 0 && self.tags[way] != INVALID {
+        let r = self.w_mut(way);
+        let was = r.pending;
+        r.pending &= !sectors;
+        if was != 0 && r.pending == 0 && r.tag != INVALID {
+            let lru = r.lru;
             let set = way / self.assoc;
             let fr = self.first_ready[set];
-            if fr == NIL || self.lru[way] < self.lru[fr as usize] {
+            if fr == NIL || lru < self.w(fr as usize).lru {
                 self.first_ready[set] = way as u32;
             }
         }
@@ -234,10 +287,11 @@ impl SectorCache {
             return None;
         }
         let w = w as usize;
+        let r = self.w(w);
         Some(Victim {
             way: w,
-            evicted: if self.valid[w] != 0 {
-                Some((self.tags[w], self.dirty[w]))
+            evicted: if r.valid != 0 {
+                Some((r.tag, r.dirty))
             } else {
                 None
             },
@@ -253,24 +307,26 @@ impl SectorCache {
     /// Installs `line` in `way` (after `pick_victim`), clearing its state.
     pub fn install(&mut self, way: usize, line: u64) {
         let set = way / self.assoc;
-        let old = self.tags[way];
+        let old = self.w(way).tag;
         if old == INVALID {
             self.next_free[set] += 1;
         } else {
             self.index.remove(&old);
-            let nx = self.next[way];
+            let nx = self.w(way).next;
             self.unlink(set, way);
             if self.first_ready[set] == way as u32 {
                 self.advance(set, nx);
             }
         }
-        self.tags[way] = line;
         self.index.insert(line, way);
-        self.valid[way] = 0;
-        self.dirty[way] = 0;
-        self.pending[way] = 0;
         self.stamp += 1;
-        self.lru[way] = self.stamp;
+        let stamp = self.stamp;
+        let r = self.w_mut(way);
+        r.tag = line;
+        r.valid = 0;
+        r.dirty = 0;
+        r.pending = 0;
+        r.lru = stamp;
         self.push_tail(set, way);
         if self.first_ready[set] == NIL {
             self.first_ready[set] = way as u32;
@@ -278,11 +334,13 @@ impl SectorCache {
     }
 
     pub fn invalidate_all(&mut self) {
-        self.tags.fill(INVALID);
-        self.valid.fill(0);
-        self.dirty.fill(0);
+        for r in &mut self.valid.0 {
+            r.tag = INVALID;
+            r.valid = 0;
+            r.dirty = 0;
+            r.pending = 0;
+        }
         self.any_dirty = false;
-        self.pending.fill(0);
         self.index.clear();
         self.next_free.fill(0);
         self.head.fill(NIL);
@@ -323,14 +381,17 @@ impl<W> MshrEntry<W> {
 }
 
 /// Fixed-capacity MSHR table; lookups through a map (never iterated), entries in a slab.
+/// The L1 has its own (`l1/mshr.rs`, waiters inside the entry) and the L2 finds entries by
+/// way (`way_mshr.rs`); this one is the reference of the latter's randomised test.
 #[derive(Debug, Clone)]
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) struct MshrTable<W> {
     entries: Vec<MshrEntry<W>>,
     free: Vec<u32>,
     index: FxHashMap<u64, u32>,
-    pub max_merge: usize,
 }
 
+#[cfg_attr(not(test), allow(dead_code))]
 impl<W> MshrTable<W> {
     pub fn new(entries: usize, max_merge: usize) -> Self {
         let entries = entries.max(1);
@@ -339,7 +400,6 @@ impl<W> MshrTable<W> {
             entries: (0..entries).map(|_| MshrEntry::vacant(max_merge)).collect(),
             free: (0..entries as u32).rev().collect(),
             index: FxHashMap::with_capacity_and_hasher(entries * 2, Default::default()),
-            max_merge,
         }
     }
 
@@ -387,10 +447,10 @@ mod tests {
     /// with the smallest LRU stamp among those holding a line with no fill outstanding.
     fn reference_victim(c: &SectorCache, set: usize) -> Option<usize> {
         let ways = set * c.assoc..(set + 1) * c.assoc;
-        if let Some(w) = ways.clone().find(|&w| c.tags[w] == INVALID) {
+        if let Some(w) = ways.clone().find(|&w| c.w(w).tag == INVALID) {
             return Some(w);
         }
-        ways.filter(|&w| c.pending[w] == 0).min_by_key(|&w| c.lru[w])
+        ways.filter(|&w| c.w(w).pending == 0).min_by_key(|&w| c.w(w).lru)
     }
 
     #[test]
@@ -437,9 +497,9 @@ mod tests {
                         }
                     }
                 }
-                let held = c.tags.iter().position(|&t| t == line);
+                let held = c.valid.0.iter().position(|r| r.tag == line);
                 assert_eq!(c.find(line, line), held, "step {step}: find");
-                assert_eq!(c.find_at(rnd(c.tags.len() as u64) as usize, line, line), held);
+                assert_eq!(c.find_at(rnd(c.valid.0.len() as u64) as usize, line, line), held);
                 if let Some(w) = held {
                     assert_eq!(c.find_at(w, line, line), held);
                 }

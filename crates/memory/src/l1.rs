@@ -1,12 +1,13 @@
 //! Per-SM L1 data cache and shared memory.
 
 mod memo;
+mod mshr;
 mod shared;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::cache::{MshrTable, SectorCache};
+use crate::cache::SectorCache;
 use crate::coalesce::{LineReq, MAX_LINES};
 use crate::config::{MemoryConfig, WritePolicy};
 use crate::types::{
@@ -14,10 +15,25 @@ use crate::types::{
     ACC_GLOBAL_R, ACC_GLOBAL_W, ACC_LOCAL_R, ACC_LOCAL_W, OUT_HIT, OUT_HIT_RESERVED, OUT_MISS,
     OUT_RESERVATION_FAIL, OUT_SECTOR_MISS,
 };
+use mshr::{L1Mshr, L1Waiter};
 
 /// Counters of one SM's L1D and shared memory.
+///
+/// `repr(C, align(64))`: what a rejection counts (a rejected access is retried every cycle)
+/// comes first: the total, three of the causes and `by_kind`, whose global-read rejections
+/// (`by_kind[ACC_GLOBAL_R][OUT_RESERVATION_FAIL]`) end the first cache line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[repr(C, align(64))]
 pub struct L1Stats {
+    /// Rejected accesses, total and by cause (`fail_pending_table` below).
+    pub reservation_fails: u64,
+    pub fail_mshr: u64,
+    pub fail_no_victim: u64,
+    pub fail_miss_queue: u64,
+    /// Accel-Sim-style per-line counters: `by_kind[AccessType][AccessOutcome]`
+    /// (see [`crate::types::ACCESS_TYPE_NAMES`], [`crate::types::ACCESS_OUTCOME_NAMES`]).
+    pub by_kind: [[u64; ACCESS_OUTCOMES]; ACCESS_TYPES],
+    pub fail_pending_table: u64,
     /// Warp accesses accepted (global/local/shared).
     pub accesses: u64,
     pub global_loads: u64,
@@ -39,12 +55,6 @@ pub struct L1Stats {
     pub sectors_missed: u64,
     /// Missing lines merged into an outstanding MSHR entry.
     pub mshr_merges: u64,
-    /// Rejected accesses, total and by cause.
-    pub reservation_fails: u64,
-    pub fail_mshr: u64,
-    pub fail_miss_queue: u64,
-    pub fail_pending_table: u64,
-    pub fail_no_victim: u64,
     /// Requests handed to the interconnect, by kind.
     pub l2_reads: u64,
     pub l2_writes: u64,
@@ -71,15 +81,6 @@ pub struct L1Stats {
     pub shared_atomic_conflict_cycles: u64,
     /// Cycles shared accesses waited for an earlier atomic on the same words.
     pub shared_atomic_order_cycles: u64,
-    /// Accel-Sim-style per-line counters: `by_kind[AccessType][AccessOutcome]`
-    /// (see [`crate::types::ACCESS_TYPE_NAMES`], [`crate::types::ACCESS_OUTCOME_NAMES`]).
-    pub by_kind: [[u64; ACCESS_OUTCOMES]; ACCESS_TYPES],
-}
-
-#[derive(Debug, Clone, Copy)]
-struct L1Waiter {
-    slot: u32,
-    need: u8,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -94,23 +95,53 @@ struct Slot {
 const COALESCE_MEMO: usize = 8;
 const _: () = assert!(COALESCE_MEMO <= 32, "SmMemory::rejected has a bit per memo entry");
 const NO_TAG: u32 = u32::MAX;
+/// A read request's tag names its MSHR entry (low bits) and its line's way plus one (high
+/// bits, 0: no way), so that its fill finds both without a hash lookup ([`read_tag`]). Bit
+/// 31 stays clear: the SM's L1 bypass (`sassim-gpu`) marks its own reads with it.
+const READ_TAG_WAY_SHIFT: u32 = 16;
+const READ_TAG_ENTRY_MASK: u32 = (1 << READ_TAG_WAY_SHIFT) - 1;
+/// Ways plus one that fit a read tag's high bits (below bit 31).
+const READ_TAG_WAYS: usize = 1 << (31 - READ_TAG_WAY_SHIFT);
+
+/// The tag of a read request for MSHR entry `entry` and way `way` (`NO_TAG` when they do
+/// not fit: the fill then looks both up).
+#[inline]
+fn read_tag(entry: u32, way: Option<usize>) -> u32 {
+    let w = way.map_or(0, |w| w + 1);
+    if entry > READ_TAG_ENTRY_MASK || w >= READ_TAG_WAYS {
+        return NO_TAG;
+    }
+    entry | (w as u32) << READ_TAG_WAY_SHIFT
+}
+
+/// The MSHR entry and way a read response's tag names ([`read_tag`]); hints, checked by the
+/// fill against the line.
+#[inline]
+fn read_tag_parts(tag: u32) -> Option<(u32, Option<usize>)> {
+    if tag == NO_TAG {
+        return None;
+    }
+    let w = (tag >> READ_TAG_WAY_SHIFT) as usize;
+    Some((tag & READ_TAG_ENTRY_MASK, w.checked_sub(1)))
+}
 /// A line with no way in a [`LoadPlan`].
 const NO_WAY: u32 = u32::MAX;
 
-/// Why a global/local access was rejected (what its retry waits for).
+/// Why a global/local access was rejected (what its retry waits for). The counts are an
+/// access's lines or miss-queue entries, the set an L1 set index (all far below `u32::MAX`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fail {
     /// A missing line's MSHR entry has no room for another waiter.
     MshrMerge,
     /// The access needs this many new MSHR entries, more than are free.
-    MshrCount(usize),
+    MshrCount(u32),
     /// A missing line's set (this one) has no way without a fill outstanding.
-    NoVictim(usize),
+    NoVictim(u32),
     /// The access needs this many miss-queue entries, and they do not fit.
-    MissQueue(usize),
+    MissQueue(u32),
     /// The same for a write-back store, whose need depends on whether its lines' sets have
     /// a victim (a line without one is written through).
-    MissQueueWb(usize),
+    MissQueueWb(u32),
     /// No pending-request slot for an access that misses.
     PendingTable,
 }
@@ -118,12 +149,16 @@ enum Fail {
 /// A rejection remembered with the access, and the state counters it was decided under.
 /// It holds, without recomputation, while none of what could change it happened (see
 /// [`SmMemory::still_rejected`]).
+/// 24 bytes, so that a [`MemoHead`] is 32.
 #[derive(Debug, Clone, Copy)]
 struct Rejection {
-    kind: usize,
-    fail: Fail,
     epoch: u64,
-    fill_epoch: u64,
+    /// Wraps: it is compared only while `epoch` is unchanged, and an L1 receives fewer read
+    /// fills than that between two accepted accesses (only accepted accesses send reads).
+    fill_epoch: u32,
+    fail: Fail,
+    /// The access kind counted (`by_kind`'s first index).
+    kind: u8,
 }
 
 /// Words of a coalesced access's line filter (512 bits; [`SmMemory::memo_filters`]).
@@ -139,17 +174,23 @@ struct Coalesced {
 }
 
 /// What a retry of a memo entry's access looks at first, kept apart from the entry (about
-/// 2 KB: a cache miss or two every cycle a sub-core's rejected access is retried).
+/// 2 KB: a cache miss or two every cycle a sub-core's rejected access is retried); 32 bytes,
+/// half a cache line.
 #[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
 struct MemoHead {
-    /// Changes whenever the entry is given to another access ([`Ticket`]).
-    gen: u64,
+    /// The ticket of the entry's access; changes whenever the entry is given to another
+    /// access ([`Ticket`]; `Ticket::NONE`'s key never matches).
+    gen: Ticket,
     /// The access's last rejection.
     rej: Option<Rejection>,
 }
 
 impl MemoHead {
-    const NONE: MemoHead = MemoHead { gen: 0, rej: None };
+    const NONE: MemoHead = MemoHead {
+        gen: Ticket { key: 0 },
+        rej: None,
+    };
 }
 
 /// Word and bit of `line` in a line filter ([`SmMemory::memo_filters`]).
@@ -174,18 +215,30 @@ fn same_access(a: &WarpMemRequest, b: &WarpMemRequest) -> bool {
 /// Names the remembered coalescing of a global or local access ([`SmMemory::ticket`]), so
 /// that a caller retrying the same access can skip building and comparing it
 /// ([`SmMemory::retry`]). It goes stale when the entry is reused for another access.
+/// One word: the generation the entry got with the access, times `COALESCE_MEMO`, plus the
+/// entry's index ([`MemoHead::gen`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ticket {
-    idx: u32,
-    gen: u64,
+    key: u64,
 }
 
 impl Ticket {
     /// A ticket of no access (always stale).
-    pub const NONE: Ticket = Ticket {
-        idx: u32::MAX,
-        gen: u64::MAX,
-    };
+    pub const NONE: Ticket = Ticket { key: u64::MAX };
+
+    /// The ticket of memo entry `idx` given to an access with generation `gen`.
+    #[inline]
+    fn of(gen: u64, idx: usize) -> Ticket {
+        Ticket {
+            key: gen * COALESCE_MEMO as u64 + idx as u64,
+        }
+    }
+
+    /// The memo entry the ticket names.
+    #[inline]
+    fn idx(self) -> usize {
+        (self.key % COALESCE_MEMO as u64) as usize
+    }
 }
 
 /// What pass 1 of a load found: the lines' ways and how many lines miss.
@@ -198,29 +251,46 @@ struct LoadPlan {
 /// L1 data cache + shared memory of one SM.
 
 #[derive(Debug, Clone)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct SmMemory {
-    // `repr(C)`: what the per-cycle calls (`tick`, `pop_completed`) read comes first.
+    // `repr(C)`: what the per-cycle calls read comes first. The first cache line: the miss
+    // queue (`tick`) and what a retry of a rejected access compares (`still_rejected`).
     miss_queue: VecDeque<(u64, L2Request)>,
-    completed: BinaryHeap<Reverse<(u64, u64, u64)>>,
-    requests_per_cycle: u32,
     /// A rejected access is decided without changing state, so its retry gives the same
     /// rejection until the state it depends on changes. `epoch` changes with any global or
-    /// local access accepted (and an invalidation), `fill_epoch` with every read fill.
+    /// local access accepted (and an invalidation), `fill_epoch` with every read fill
+    /// (wrapping; see [`Rejection::fill_epoch`]).
     epoch: u64,
-    fill_epoch: u64,
-    seq: u64,
+    fill_epoch: u32,
+    /// Bit `i`: `coalesced[i]` holds a rejection (what a read fill looks at, so that it does
+    /// not read the filters of the entries without one: an entry is ~2 KB, a cache miss each).
+    rejected: u32,
+    /// The memo entry of the current access.
+    cur: usize,
+    /// The miss queue's capacity and how many requests `tick` sends per cycle.
+    miss_queue_cap: u32,
+    requests_per_cycle: u32,
+    /// Per memo entry, its ticket and last rejection ([`MemoHead`]): the next four lines.
+    heads: [MemoHead; COALESCE_MEMO],
+    /// What the rejection checks of some causes read, and what a fill and `pop_completed`
+    /// change.
+    mshr: L1Mshr,
+    free_slots: Vec<u32>,
+    completed: BinaryHeap<Reverse<(u64, u64, u64)>>,
     line_shift: u32,
+    seq: u64,
+    fill_latency: u64,
+    /// Counters; what a rejection counts is in their first cache line.
+    stats: L1Stats,
     sector_shift: u32,
     latency: u64,
-    fill_latency: u64,
     miss_latency: u64,
     write_policy: WritePolicy,
-    miss_queue_cap: usize,
     cache: SectorCache,
-    mshr: MshrTable<L1Waiter>,
     slots: Vec<Slot>,
-    free_slots: Vec<u32>,
+    /// Per memo entry, a filter of its lines (for "does a fill touch this access?", false
+    /// positives allowed), word-major: a fill reads one word of every entry, one cache line.
+    memo_filters: [[u64; COALESCE_MEMO]; FILTER_WORDS],
     // Shared memory.
     sh_banks: u32,
     sh_width: u64,
@@ -232,22 +302,53 @@ pub struct SmMemory {
     /// back in the banks: a later access to one of them waits (same-address ordering).
     sh_atomic_words: Vec<u64>,
     sh_atomic_until: u64,
-    stats: L1Stats,
     /// The last coalesced accesses (a rejected access is retried unchanged), looked up by
-    /// comparing the access, with their rejections; `cur`: the entry of the current access.
+    /// comparing the access, with their rejections.
     coalesced: Vec<Coalesced>,
     coalesced_next: usize,
-    /// Bit `i`: `coalesced[i]` holds a rejection (what a read fill looks at, so that it does
-    /// not read the filters of the entries without one: an entry is ~2 KB, a cache miss each).
-    rejected: u32,
-    /// Per memo entry, a filter of its lines (for "does a fill touch this access?", false
-    /// positives allowed), word-major: a fill reads one word of every entry, one cache line.
-    memo_filters: [[u64; COALESCE_MEMO]; FILTER_WORDS],
-    cur: usize,
-    /// Per memo entry, its generation and last rejection ([`MemoHead`]).
-    heads: [MemoHead; COALESCE_MEMO],
     /// Generations handed out to memo entries ([`Ticket`]).
     memo_gen: u64,
+}
+
+// The layout the comments above describe (on 64-bit hosts): a memo head is half a cache
+// line, the heads start at the second line of the L1, and a global read's rejection counts
+// fall in the first line of the counters.
+#[cfg(target_pointer_width = "64")]
+const _: () = {
+    assert!(std::mem::size_of::<MemoHead>() == 32);
+    assert!(std::mem::offset_of!(SmMemory, heads) == 64);
+    assert!(std::mem::offset_of!(L1Stats, fail_miss_queue) < 64);
+    assert!(
+        std::mem::offset_of!(L1Stats, by_kind)
+            + (ACC_GLOBAL_R * ACCESS_OUTCOMES + OUT_RESERVATION_FAIL + 1) * 8
+            <= 64
+    );
+};
+
+/// One line of the access in pending-request slot `slot` arrived at `now`: after its last,
+/// the access completes (its ready cycle at least `fill_latency` later) and frees the slot.
+/// (A function of the fields it changes, so that a fill can call it while it walks an MSHR
+/// entry's waiters.)
+fn finish_slot(
+    slots: &mut [Slot],
+    completed: &mut BinaryHeap<Reverse<(u64, u64, u64)>>,
+    free_slots: &mut Vec<u32>,
+    seq: &mut u64,
+    fill_latency: u64,
+    slot: u32,
+    now: u64,
+) {
+    let s = &mut slots[slot as usize];
+    debug_assert!(s.live && s.remaining > 0);
+    s.remaining -= 1;
+    if s.remaining == 0 {
+        let ready = s.ready.max(now + fill_latency);
+        let id = s.id;
+        s.live = false;
+        *seq += 1;
+        completed.push(Reverse((ready, *seq, id)));
+        free_slots.push(slot);
+    }
 }
 
 /// Alias kept for callers that think of it as the L1.
@@ -269,9 +370,9 @@ impl SmMemory {
             miss_latency: l1.miss_latency as u64,
             requests_per_cycle: l1.requests_per_cycle.max(1),
             write_policy: l1.write_policy,
-            miss_queue_cap: mq,
+            miss_queue_cap: mq as u32,
             cache: SectorCache::new(sets, assoc, l1.hashing),
-            mshr: MshrTable::new(l1.mshr_entries as usize, l1.mshr_max_merge as usize),
+            mshr: L1Mshr::new(l1.mshr_entries as usize, l1.mshr_max_merge as usize),
             miss_queue: VecDeque::with_capacity(mq + 2 * MAX_LINES),
             slots: vec![Slot::default(); slots],
             free_slots: (0..slots as u32).rev().collect(),
@@ -332,16 +433,18 @@ impl SmMemory {
     }
 
     fn mq_fits(&self, needed: usize) -> bool {
-        needed == 0 || self.miss_queue.is_empty() || self.miss_queue.len() + needed <= self.miss_queue_cap
+        needed == 0
+            || self.miss_queue.is_empty()
+            || self.miss_queue.len() + needed <= self.miss_queue_cap as usize
     }
 
     /// Counts a rejection of the current access and remembers it with the access.
     fn reject(&mut self, kind: usize, fail: Fail) -> AccessOutcome {
         self.heads[self.cur].rej = Some(Rejection {
-            kind,
-            fail,
             epoch: self.epoch,
             fill_epoch: self.fill_epoch,
+            fail,
+            kind: kind as u8,
         });
         self.rejected |= 1 << self.cur;
         self.stats.reservation_fails += 1;
@@ -406,11 +509,10 @@ impl SmMemory {
             plan.misses += 1;
             match self.mshr.get(l.line) {
                 Some(e) => {
-                    let e = self.mshr.entry(e);
-                    if e.waiters.len() >= self.mshr.max_merge {
+                    if self.mshr.waiters(e) >= self.mshr.max_merge {
                         return Err(Fail::MshrMerge);
                     }
-                    if missing & !e.pending != 0 {
+                    if missing & !self.mshr.pending(e) != 0 {
                         mq += 1;
                     }
                 }
@@ -419,7 +521,7 @@ impl SmMemory {
                     mq += 1;
                     if way.is_none() {
                         if !self.cache.has_victim_in(l.set as usize) {
-                            return Err(Fail::NoVictim(l.set as usize));
+                            return Err(Fail::NoVictim(l.set));
                         }
                         need_victim[nv] = i as u8;
                         nv += 1;
@@ -428,7 +530,7 @@ impl SmMemory {
             }
         }
         if new_mshr > self.mshr.free_entries() {
-            return Err(Fail::MshrCount(new_mshr));
+            return Err(Fail::MshrCount(new_mshr as u32));
         }
         for &i in &need_victim[..nv] {
             let v = self.cache.pick_victim_in(lines[i as usize].set as usize);
@@ -437,7 +539,7 @@ impl SmMemory {
             }
         }
         if !self.mq_fits(mq) {
-            return Err(Fail::MissQueue(mq));
+            return Err(Fail::MissQueue(mq as u32));
         }
         if plan.misses > 0 && self.free_slots.is_empty() {
             return Err(Fail::PendingTable);
@@ -496,7 +598,7 @@ impl SmMemory {
             let reserved = self
                 .mshr
                 .get(l.line)
-                .is_some_and(|e| missing & !self.mshr.entry(e).pending == 0);
+                .is_some_and(|e| missing & !self.mshr.pending(e) == 0);
             if reserved {
                 self.stats.hit_reserved += 1;
             } else if way.is_some() {
@@ -536,16 +638,13 @@ impl SmMemory {
                     self.mshr.alloc(l.line)
                 }
             };
-            let entry = self.mshr.entry_mut(e);
-            let new = missing & !entry.pending;
-            entry.pending |= new;
-            entry.arrived &= !new;
-            entry.waiters.push(L1Waiter { slot, need: missing });
+            let new = self.mshr.request(e, missing);
+            self.mshr.push(e, L1Waiter { slot, need: missing });
             if let Some(w) = way {
                 self.cache.add_pending(w, new);
             }
             if new != 0 {
-                let r = self.l2req(l.line, new, L2ReqKind::Read, 0, NO_TAG);
+                let r = self.l2req(l.line, new, L2ReqKind::Read, 0, read_tag(e, way));
                 self.enqueue(now, r);
             }
         }
@@ -578,9 +677,9 @@ impl SmMemory {
         }
         if !self.mq_fits(mq) {
             return Err(if write_back {
-                Fail::MissQueueWb(mq)
+                Fail::MissQueueWb(mq as u32)
             } else {
-                Fail::MissQueue(mq)
+                Fail::MissQueue(mq as u32)
             });
         }
         Ok(())
@@ -640,7 +739,7 @@ impl SmMemory {
 
     fn atomic_check(&self, n: usize) -> Result<(), Fail> {
         if !self.mq_fits(n) {
-            return Err(Fail::MissQueue(n));
+            return Err(Fail::MissQueue(n as u32));
         }
         if self.free_slots.is_empty() {
             return Err(Fail::PendingTable);
@@ -738,17 +837,15 @@ impl SmMemory {
     }
 
     fn finish_one(&mut self, slot: u32, now: u64) {
-        let s = &mut self.slots[slot as usize];
-        debug_assert!(s.live && s.remaining > 0);
-        s.remaining -= 1;
-        if s.remaining == 0 {
-            let ready = s.ready.max(now + self.fill_latency);
-            let id = s.id;
-            s.live = false;
-            self.seq += 1;
-            self.completed.push(Reverse((ready, self.seq, id)));
-            self.free_slots.push(slot);
-        }
+        finish_slot(
+            &mut self.slots,
+            &mut self.completed,
+            &mut self.free_slots,
+            &mut self.seq,
+            self.fill_latency,
+            slot,
+            now,
+        );
     }
 
     /// An L2 response arriving at the SM at `now`.
@@ -764,7 +861,7 @@ impl SmMemory {
             L2ReqKind::Read => {
                 self.stats.fills += 1;
                 let line = resp.addr >> self.line_shift;
-                self.fill_epoch += 1;
+                self.fill_epoch = self.fill_epoch.wrapping_add(1);
                 let (fw, fb) = filter_bit(line);
                 let mut live = self.rejected;
                 while live != 0 {
@@ -775,30 +872,38 @@ impl SmMemory {
                         self.rejected &= !(1 << i);
                     }
                 }
-                if let Some(w) = self.cache.find(line, line) {
+                // The tag names the way and MSHR entry the request was sent for (each checked
+                // against the line: an invalidation may have given the way to another line).
+                let hint = read_tag_parts(resp.tag);
+                let way = match hint {
+                    Some((_, Some(w))) => self.cache.find_at(w, line, line),
+                    _ => self.cache.find(line, line),
+                };
+                if let Some(w) = way {
                     let arrived = resp.sectors & self.cache.pending(w);
                     self.cache.valid[w] |= arrived;
                     self.cache.clear_pending(w, resp.sectors);
                 }
-                let Some(e) = self.mshr.get(line) else { return };
-                let entry = self.mshr.entry_mut(e);
-                entry.pending &= !resp.sectors;
-                entry.arrived |= resp.sectors;
-                let arrived = entry.arrived;
-                let mut i = 0;
-                while i < self.mshr.entry(e).waiters.len() {
-                    let w = self.mshr.entry(e).waiters[i];
-                    if w.need & !arrived == 0 {
-                        self.mshr.entry_mut(e).waiters.swap_remove(i);
-                        self.finish_one(w.slot, now);
-                    } else {
-                        i += 1;
-                    }
-                }
-                let entry = self.mshr.entry(e);
-                if entry.pending == 0 {
-                    debug_assert!(entry.waiters.is_empty());
-                    self.mshr.release(e);
+                let e = match hint {
+                    Some((e, _)) => self.mshr.get_at(e, line),
+                    None => self.mshr.get(line),
+                };
+                let Some(e) = e else { return };
+                let Self {
+                    mshr,
+                    slots,
+                    completed,
+                    free_slots,
+                    seq,
+                    fill_latency,
+                    ..
+                } = self;
+                let empty = mshr.arrive(e, resp.sectors, |w| {
+                    finish_slot(slots, completed, free_slots, seq, *fill_latency, w.slot, now)
+                });
+                if empty {
+                    debug_assert_eq!(mshr.waiters(e), 0);
+                    mshr.release(e);
                 }
             }
         }

@@ -28,10 +28,21 @@ struct DoneHint {
 
 /// One SM's data memory: `sassim-memory`'s L1D + shared memory, and the L0 VL constant
 /// cache of the shared memory unit (LDC).
-/// `repr(C)`: what every cycle looks at first (the completion hint, the L1's queues).
+/// `repr(C)`: what every cycle looks at first (the completion hint and the outbox in the
+/// first cache line, then the retry entries' records and tickets, which the arbiter's token
+/// check reads), then the L1.
 #[repr(C)]
 pub struct SmDataMemory {
     done_hint: DoneHint,
+    /// Requests the L1 sent this cycle ([`after_tick`]), injected in SM order after the
+    /// SMs ticked; `room`: how many the SM's interconnect input queue accepts.
+    pub(super) outbox: Vec<mm::L2Request>,
+    pub(super) room: usize,
+    /// Accesses rejected by the L1 and not accepted since (a sub-core retries its head
+    /// access every cycle): their records and L1 tickets (a retry skips building the
+    /// request), two cache lines after the completion hint's; the rest of each entry's key
+    /// is in `retry_keys`.
+    retry_ids: RetryIds,
     pub l1: mm::SmMemory,
     lat: HitLatencies,
     consts: ConstGeom,
@@ -52,17 +63,16 @@ pub struct SmDataMemory {
     /// the start of the SM's next tick ([`before_tick`]; the SMs tick in parallel).
     pub(super) inbox: Vec<mm::L2Response>,
     pub(super) inbox_cycle: u64,
-    /// Requests the L1 sent this cycle ([`after_tick`]), injected in SM order after the
-    /// SMs ticked; `room`: how many the SM's interconnect input queue accepts.
-    pub(super) outbox: Vec<mm::L2Request>,
-    pub(super) room: usize,
-    /// Accesses rejected by the L1 and not accepted since (a sub-core retries its head
-    /// access every cycle), with their L1 tickets: a retry skips building the request.
-    retries: [Retry; RETRY_ENTRIES],
+    /// The rest of each retry entry's key ([`Retry`]).
+    retry_keys: [RetryKey; RETRY_ENTRIES],
     retry_next: usize,
     /// The TMA's loads, which do not go through the L1.
     pub(super) bypass: L1Bypass,
 }
+
+// The completion hint and the outbox share the first cache line; the retry ids the next two.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::offset_of!(SmDataMemory, retry_ids) == 64);
 
 /// The L1's kind of an access.
 #[inline]
@@ -87,40 +97,67 @@ fn l1_space(s: MemSpace) -> mm::MemSpace {
 /// Rejected accesses remembered per SM (one per sub-core is the common case).
 const RETRY_ENTRIES: usize = 8;
 
-/// A rejected access: the SM's access record it was read from (the record lives, unchanged,
-/// until the access is accepted), a few of its fields as a check, and its L1 ticket.
+/// A rejected access: the address of the SM's access record it was read from (the record
+/// lives, unchanged, until the access is accepted) and a few of its fields as a check. Kept
+/// in two parts: the record's address with the L1 ticket ([`RetryId`]) and the rest
+/// ([`RetryKey`]).
 #[derive(Debug, Clone, Copy)]
 struct Retry {
-    rec: *const MemAccess,
+    rec: u64,
+    key: RetryKey,
+}
+
+/// The fields of a rejected access besides its record's address ([`Retry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RetryKey {
     active: u32,
-    first: u64,
     warp: u32,
+    first: u64,
     kind: MemKind,
+}
+
+impl RetryKey {
+    const NONE: RetryKey = RetryKey {
+        active: 0,
+        warp: 0,
+        first: 0,
+        kind: MemKind::Load,
+    };
+}
+
+/// A retry entry's record address (`0`: free; the token's id) and its access's L1 ticket.
+#[derive(Debug, Clone, Copy)]
+struct RetryId {
+    rec: u64,
     ticket: mm::Ticket,
 }
 
-impl Retry {
-    const NONE: Retry = Retry {
-        rec: std::ptr::null(),
-        active: 0,
-        first: 0,
-        warp: 0,
-        kind: MemKind::Load,
+impl RetryId {
+    const NONE: RetryId = RetryId {
+        rec: 0,
         ticket: mm::Ticket::NONE,
     };
+}
 
+/// The retry entries' [`RetryId`]s, on cache lines of their own.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+struct RetryIds([RetryId; RETRY_ENTRIES]);
+
+impl Retry {
     fn of(a: &MemAccess, req: &MemReq) -> Retry {
         Retry::key(a, req.warp, req.kind)
     }
 
     fn key(a: &MemAccess, warp: u32, kind: MemKind) -> Retry {
         Retry {
-            rec: a,
-            active: a.active,
-            first: a.addrs[(a.active.trailing_zeros() & 31) as usize],
-            warp,
-            kind,
-            ticket: mm::Ticket::NONE,
+            rec: a as *const MemAccess as usize as u64,
+            key: RetryKey {
+                active: a.active,
+                warp,
+                first: a.addrs[(a.active.trailing_zeros() & 31) as usize],
+                kind,
+            },
         }
     }
 
@@ -128,21 +165,10 @@ impl Retry {
     fn token(&self, i: usize) -> RetryToken {
         RetryToken {
             entry: i as u32,
-            id: self.rec as usize as u64,
+            id: self.rec,
         }
     }
-
-    fn same(&self, o: &Retry) -> bool {
-        std::ptr::eq(self.rec, o.rec)
-            && self.active == o.active
-            && self.first == o.first
-            && self.warp == o.warp
-            && self.kind == o.kind
-    }
 }
-
-// SAFETY: `rec` is only compared, never dereferenced.
-unsafe impl Send for Retry {}
 
 impl SmDataMemory {
     pub(super) fn new(h: &Hierarchy, sm: usize) -> Self {
@@ -155,6 +181,7 @@ impl SmDataMemory {
                 l1_from: u64::MAX,
                 bypass: false,
             },
+            retry_ids: RetryIds([RetryId::NONE; RETRY_ENTRIES]),
             l1: mm::SmMemory::new(&h.cfg),
             lat: h.lat,
             consts: h.consts,
@@ -182,7 +209,7 @@ impl SmDataMemory {
             inbox_cycle: 0,
             outbox: Vec::with_capacity(h.cfg.icnt.input_queue_entries.max(1) as usize),
             room: 0,
-            retries: [Retry::NONE; RETRY_ENTRIES],
+            retry_keys: [RetryKey::NONE; RETRY_ENTRIES],
             retry_next: 0,
             bypass: L1Bypass::new(h.cfg.l1d.line_bytes, h.cfg.l1d.sector_bytes),
         }
@@ -384,7 +411,7 @@ impl SmDataMemory {
     }
 
     /// The arbiter's token and the L1 ticket of a global or local access the L1 rejected
-    /// before (its entry of `retries`), for the counting and the non-counting check alike.
+    /// before (its retry entry), for the counting and the non-counting check alike.
     #[inline(always)]
     fn rejected_before(&self, acc: &MemAccess, warp: u32, kind: MemKind) -> Option<(RetryToken, mm::Ticket)> {
         if acc.space == MemSpace::Const {
@@ -395,45 +422,44 @@ impl SmDataMemory {
         Some((key.token(i), t))
     }
 
-    /// The L1 ticket of the access a token names, while its entry of `retries` still holds
+    /// The L1 ticket of the access a token names, while its retry entry still holds
     /// it. The token is the entry and the address of the access's record, which the entry
     /// holds until the access is accepted or the entry is given to another access (a live
     /// record is not reused, so an entry with its address is the access's own).
     #[inline(always)]
     fn token_ticket(&self, token: RetryToken) -> Option<mm::Ticket> {
-        self.retries
+        self.retry_ids
+            .0
             .get(token.entry as usize)
-            .filter(|r| r.rec as usize as u64 == token.id)
+            .filter(|r| r.rec == token.id)
             .map(|r| r.ticket)
     }
 
     /// The L1's request of an access (local addresses translated).
-    /// The entry of `retries` that remembers the access `key` (of `acc`), if it was rejected
+    /// The retry entry that remembers the access `key` (of `acc`), if it was rejected
     /// before. Debug builds check that the entry's L1 ticket, while current, still names this
     /// access (its record is unchanged until it is accepted). Returns the entry's index and
     /// ticket.
     #[inline(always)]
     fn retry_slot(&self, key: &Retry, acc: &MemAccess) -> Option<(usize, mm::Ticket)> {
-        let (i, t) = self
-            .retries
-            .iter()
-            .enumerate()
-            .find_map(|(i, r)| r.same(key).then_some((i, r.ticket)))?;
+        let i = (0..RETRY_ENTRIES)
+            .find(|&i| self.retry_ids.0[i].rec == key.rec && self.retry_keys[i] == key.key)?;
+        let t = self.retry_ids.0[i].ticket;
         debug_assert!(
             {
                 !self.l1.ticket_current(t) || {
                     let req = MemReq {
                         id: 0,
                         space: acc.space,
-                        kind: key.kind,
+                        kind: key.key.kind,
                         bits: 0,
                         access: Some(acc),
-                        warp: key.warp,
+                        warp: key.key.warp,
                         const_addr: None,
                         const_l1_extra: 0,
                     };
                     let bytes = acc.bytes_per_lane.clamp(1, 16);
-                    let w = self.request(&req, acc, l1_space(acc.space), mem_kind(key.kind), bytes);
+                    let w = self.request(&req, acc, l1_space(acc.space), mem_kind(key.key.kind), bytes);
                     self.l1.ticket_holds(t, &w)
                 }
             },
@@ -488,12 +514,13 @@ impl SmDataMemory {
                 self.retry_next = (i + 1) % RETRY_ENTRIES;
                 i
             });
-            self.retries[i] = Retry {
+            self.retry_ids.0[i] = RetryId {
+                rec: key.rec,
                 ticket: self.l1.ticket(),
-                ..key
             };
+            self.retry_keys[i] = key.key;
         } else if let Some(i) = slot {
-            self.retries[i] = Retry::NONE;
+            self.retry_ids.0[i] = RetryId::NONE;
         }
         self.outcome(now, space, bytes, o)
     }

@@ -10,20 +10,17 @@ use crate::types::{AccessKind, AccessOutcome, WarpMemRequest};
 impl SmMemory {
     /// The ticket of the last global or local access (its remembered coalescing).
     pub fn ticket(&self) -> Ticket {
-        Ticket {
-            idx: self.cur as u32,
-            gen: if self.cur < self.coalesced.len() {
-                self.heads[self.cur].gen
-            } else {
-                u64::MAX
-            },
+        if self.cur < self.coalesced.len() {
+            self.heads[self.cur].gen
+        } else {
+            Ticket::NONE
         }
     }
 
     /// The access of `ticket` again (with the caller's `id`), as [`SmMemory::access`] of the
     /// same request would do it; `None` when the ticket is stale (nothing done).
     pub fn retry(&mut self, now: u64, ticket: Ticket, id: u64) -> Option<AccessOutcome> {
-        let i = ticket.idx as usize;
+        let i = ticket.idx();
         if !self.ticket_current(ticket) {
             return None;
         }
@@ -44,14 +41,14 @@ impl SmMemory {
         if !self.ticket_current(ticket) {
             return false;
         }
-        self.cur = ticket.idx as usize;
+        self.cur = ticket.idx();
         self.memo_rejection().is_some()
     }
 
     /// What [`SmMemory::rejected_again`] would answer, without counting anything.
     pub fn rejection_holds(&self, ticket: Ticket) -> bool {
         self.ticket_current(ticket)
-            && self.heads[ticket.idx as usize]
+            && self.heads[ticket.idx()]
                 .rej
                 .is_some_and(|r| self.still_rejected(&r))
     }
@@ -68,18 +65,20 @@ impl SmMemory {
             Some(r.fail),
             "memoised rejection"
         );
-        Some(self.reject(r.kind, r.fail))
+        Some(self.reject(r.kind as usize, r.fail))
     }
 
     /// Whether `ticket` still names a remembered access ([`SmMemory::retry`] would use it).
     pub fn ticket_current(&self, ticket: Ticket) -> bool {
-        let i = ticket.idx as usize;
-        i < self.coalesced.len() && self.heads[i].gen == ticket.gen
+        // An entry not made yet has key 0, which no ticket has.
+        let current = self.heads[ticket.idx()].gen == ticket;
+        debug_assert!(!current || ticket.idx() < self.coalesced.len());
+        current
     }
 
     /// Whether `ticket` names the access `req` (a caller's check).
     pub fn ticket_holds(&self, ticket: Ticket, req: &WarpMemRequest) -> bool {
-        self.ticket_current(ticket) && same_access(&self.coalesced[ticket.idx as usize].req, req)
+        self.ticket_current(ticket) && same_access(&self.coalesced[ticket.idx()].req, req)
     }
 
     /// [`SmMemory::access`] of the current memo entry's access, with the caller's `id`.
@@ -124,10 +123,10 @@ impl SmMemory {
         r.epoch == self.epoch
             && match r.fail {
                 Fail::MshrMerge => true,
-                Fail::MshrCount(k) => k > self.mshr.free_entries(),
-                Fail::NoVictim(set) => !self.cache.has_victim_in(set),
-                Fail::MissQueue(m) => !self.mq_fits(m) && victims_same(),
-                Fail::MissQueueWb(m) => !self.mq_fits(m) && r.fill_epoch == self.fill_epoch,
+                Fail::MshrCount(k) => k as usize > self.mshr.free_entries(),
+                Fail::NoVictim(set) => !self.cache.has_victim_in(set as usize),
+                Fail::MissQueue(m) => !self.mq_fits(m as usize) && victims_same(),
+                Fail::MissQueueWb(m) => !self.mq_fits(m as usize) && r.fill_epoch == self.fill_epoch,
                 Fail::PendingTable => self.free_slots.is_empty() && victims_same(),
             }
     }
@@ -169,7 +168,7 @@ impl SmMemory {
         let e = &mut memo[i];
         e.req.clone_from(req);
         self.memo_gen += 1;
-        self.heads[i].gen = self.memo_gen;
+        self.heads[i].gen = Ticket::of(self.memo_gen, i);
         e.n = self.coalesce(req, &mut e.lines);
         for words in &mut self.memo_filters {
             words[i] = 0;
