@@ -579,6 +579,14 @@ impl MemoryConfig {
         if self.l1d.line_bytes != self.l2.line_bytes || self.l1d.sector_bytes != self.l2.sector_bytes {
             return Err(ConfigError::Invalid("L1 and L2 line/sector sizes must match"));
         }
+        // A miss of a whole line and the write-back of the dirty line it evicts enter the
+        // slice's DRAM queue together; a smaller queue could never take them (the slice's
+        // head request would stall for ever).
+        if self.l2.queue_l2_to_dram < 2 * (self.l2.line_bytes / self.l2.sector_bytes) {
+            return Err(ConfigError::Invalid(
+                "l2.queue_l2_to_dram must hold two lines' sectors (a miss and the dirty line it evicts)",
+            ));
+        }
         if self.l2.interleave_bytes < self.l2.line_bytes {
             return Err(ConfigError::Invalid("l2.interleave_bytes must hold a whole line"));
         }
@@ -619,5 +627,21 @@ impl MemoryConfig {
             return Err(ConfigError::Invalid("l2 needs partitions"));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_l2_to_dram_queue_must_take_a_miss_and_its_write_back() {
+        let mut c = MemoryConfig::default();
+        let sectors = c.l2.line_bytes / c.l2.sector_bytes;
+        c.l2.queue_l2_to_dram = 2 * sectors;
+        assert_eq!(c.validate(), Ok(()));
+        c.l2.queue_l2_to_dram = 2 * sectors - 1;
+        let e = c.validate().expect_err("too small a queue");
+        assert!(e.to_string().contains("l2.queue_l2_to_dram"), "{e}");
     }
 }
