@@ -658,7 +658,7 @@ pub struct Sent {
 /// many as its interconnect input queue has room for.
 #[inline]
 pub fn after_tick<W>(sm: &mut Sm<W>, cycle: u64) -> Sent {
-    match adapter(sm) {
+    match adapter_to_send(sm) {
         Some(m) => {
             let SmDataMemory {
                 l1,
@@ -701,7 +701,7 @@ pub fn before_tick_at<W>(sm: &mut Sm<W>, port: &mut mm::SmPort, at: &mm::PortSte
 /// input queue has room for (`Sent::any`: some were; then `MemorySystem::pushed`).
 #[inline]
 pub fn after_tick_at<W>(sm: &mut Sm<W>, cycle: u64, port: &mut mm::SmPort, at: &mm::PortStep) -> Sent {
-    match adapter(sm) {
+    match adapter_to_send(sm) {
         Some(m) => {
             let SmDataMemory { l1, bypass, .. } = m;
             let mut any = false;
@@ -725,6 +725,14 @@ pub fn after_tick_at<W>(sm: &mut Sm<W>, cycle: u64, port: &mut mm::SmPort, at: &
 
 fn adapter<W>(sm: &mut Sm<W>) -> Option<&mut SmDataMemory> {
     sm.data_memory().as_any_mut().downcast_mut::<SmDataMemory>()
+}
+
+/// [`adapter`] for sending the L1's and the bypass's queued requests only
+/// ([`Sm::data_memory_to_send`]).
+fn adapter_to_send<W>(sm: &mut Sm<W>) -> Option<&mut SmDataMemory> {
+    sm.data_memory_to_send()
+        .as_any_mut()
+        .downcast_mut::<SmDataMemory>()
 }
 
 fn add_l1(a: &mut mm::L1Stats, b: &mm::L1Stats) {

@@ -82,6 +82,13 @@ pub trait DataMemory: Send {
     fn tick(&mut self, _now: u64) {}
     /// Ids of pending accesses that completed by `now`.
     fn completed(&mut self, _now: u64, _out: &mut Vec<u64>) {}
+    /// The first cycle at which [`DataMemory::completed`] may return an id, as the memory
+    /// stands (0: any cycle). It changes only through `completed`, `access_bypassing_l1`
+    /// and what the GPU's memory system does through [`crate::Sm::data_memory`], so the SM
+    /// keeps it and calls `completed` from that cycle on only.
+    fn done_from(&self) -> u64 {
+        0
+    }
     /// Whether an LDC of constant address `addr` (`bank << 32 | offset`) would miss the L0
     /// VL constant cache and fetch its line from the L1 I/C (not present, not in flight).
     fn const_line_absent(&self, _addr: u64) -> bool {

@@ -108,6 +108,10 @@ pub struct Sm<W> {
     /// Scratch list of the memory operations completed this cycle ([`DataMemory::completed`]),
     /// kept so that the per-cycle path does not allocate.
     done_scratch: Vec<u64>,
+    /// The first cycle at which the data memory may complete an access
+    /// ([`DataMemory::done_from`], kept here so that a cycle without completions does not
+    /// touch the data memory); 0 after anything that may change it.
+    pub(crate) mem_done_from: u64,
     /// The kernel's static code, shared by every SM of the launch (not copied per SM).
     pub(crate) code: std::sync::Arc<[StaticInst]>,
     /// (pc, index) of `code` sorted by pc, for code whose instruction i is not at pc 16·i
@@ -252,6 +256,7 @@ impl<W> Sm<W> {
             record: false,
             finished: Vec::new(),
             done_scratch: Vec::new(),
+            mem_done_from: 0,
             uses_control_bits: true,
             now: 0,
             clock_origin: 0,
@@ -327,8 +332,16 @@ impl<W> Sm<W> {
         self.clock_origin
     }
 
-    /// The SM's data memories (L1/shared), for the GPU-level memory system.
+    /// The SM's data memories (L1/shared), for the GPU-level memory system (which may
+    /// change what completes when: the SM asks the memory again at its next cycle).
     pub fn data_memory(&mut self) -> &mut dyn DataMemory {
+        self.mem_done_from = 0;
+        self.mem.as_mut()
+    }
+
+    /// [`Sm::data_memory`] for sending the memory's queued requests only, which changes
+    /// nothing [`DataMemory::completed`] returns (debug builds check it at the next cycle).
+    pub fn data_memory_to_send(&mut self) -> &mut dyn DataMemory {
         self.mem.as_mut()
     }
 
@@ -499,19 +512,27 @@ impl<W> Sm<W> {
         let now = self.now;
         self.process_events(ex, now);
         self.mem.tick(now);
-        let mut done = std::mem::take(&mut self.done_scratch);
-        self.mem.completed(now, &mut done);
-        for &id in &done {
-            if !self.tma.is_empty() && self.tma.completed(id) {
-                continue;
+        if now >= self.mem_done_from {
+            let mut done = std::mem::take(&mut self.done_scratch);
+            self.mem.completed(now, &mut done);
+            self.mem_done_from = self.mem.done_from();
+            for &id in &done {
+                if !self.tma.is_empty() && self.tma.completed(id) {
+                    continue;
+                }
+                if let Some((slot, sidx, writes)) = self.mem_pending.remove(&id) {
+                    self.touch_slot(slot);
+                    self.finish_mem(slot, sidx, writes, now);
+                }
             }
-            if let Some((slot, sidx, writes)) = self.mem_pending.remove(&id) {
-                self.touch_slot(slot);
-                self.finish_mem(slot, sidx, writes, now);
-            }
+            done.clear();
+            self.done_scratch = done;
+        } else {
+            debug_assert!(
+                self.mem.done_from() > now,
+                "memory completion hint kept by the SM"
+            );
         }
-        done.clear();
-        self.done_scratch = done;
         if self.quiet() {
             // Nothing can move this cycle: the issue stage of each sub-core finds what its
             // fast path finds (no warp that is live and not waiting), and every other stage,

@@ -111,6 +111,7 @@ impl<W> Sm<W> {
                 let outcome = if store {
                     self.mem.access(now, &req)
                 } else {
+                    self.mem_done_from = 0;
                     self.mem.access_bypassing_l1(now, &req)
                 };
                 let seq = self.tma.first_job + k as u64;

@@ -367,6 +367,15 @@ impl DataMemory for SmDataMemory {
         };
     }
 
+    #[inline]
+    fn done_from(&self) -> u64 {
+        if self.done_hint.bypass {
+            0
+        } else {
+            self.done_hint.l1_from
+        }
+    }
+
     fn access_bypassing_l1(&mut self, now: u64, req: &MemReq) -> Access {
         match req.access {
             Some(a) if a.space == MemSpace::Global && req.kind == MemKind::Load => {
