@@ -380,65 +380,6 @@ impl<W> MshrEntry<W> {
     }
 }
 
-/// Fixed-capacity MSHR table; lookups through a map (never iterated), entries in a slab.
-/// The L1 has its own (`l1/mshr.rs`, waiters inside the entry) and the L2 finds entries by
-/// way (`way_mshr.rs`); this one is the reference of the latter's randomised test.
-#[derive(Debug, Clone)]
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) struct MshrTable<W> {
-    entries: Vec<MshrEntry<W>>,
-    free: Vec<u32>,
-    index: FxHashMap<u64, u32>,
-}
-
-#[cfg_attr(not(test), allow(dead_code))]
-impl<W> MshrTable<W> {
-    pub fn new(entries: usize, max_merge: usize) -> Self {
-        let entries = entries.max(1);
-        let max_merge = max_merge.max(1);
-        Self {
-            entries: (0..entries).map(|_| MshrEntry::vacant(max_merge)).collect(),
-            free: (0..entries as u32).rev().collect(),
-            index: FxHashMap::with_capacity_and_hasher(entries * 2, Default::default()),
-        }
-    }
-
-    pub fn free_entries(&self) -> usize {
-        self.free.len()
-    }
-
-    pub fn get(&self, line: u64) -> Option<u32> {
-        self.index.get(&line).copied()
-    }
-
-    pub fn entry(&self, i: u32) -> &MshrEntry<W> {
-        &self.entries[i as usize]
-    }
-
-    pub fn entry_mut(&mut self, i: u32) -> &mut MshrEntry<W> {
-        &mut self.entries[i as usize]
-    }
-
-    /// Allocates an entry for `line` (caller checked `free_entries() > 0`).
-    pub fn alloc(&mut self, line: u64) -> u32 {
-        let i = self.free.pop().expect("MSHR table full");
-        self.entries[i as usize].take_for(line);
-        self.index.insert(line, i);
-        i
-    }
-
-    pub fn release(&mut self, i: u32) {
-        let line = self.entries[i as usize].line;
-        self.index.remove(&line);
-        self.entries[i as usize].waiters.clear();
-        self.free.push(i);
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

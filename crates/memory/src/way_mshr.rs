@@ -95,7 +95,62 @@ impl<W> WayMshr<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::MshrTable;
+    use rustc_hash::FxHashMap;
+
+    /// The reference: a fixed-capacity MSHR table whose entries are found through a map
+    /// keyed by line, entries in a slab (what the L2 used before entries were found by way).
+    struct MshrTable<W> {
+        entries: Vec<MshrEntry<W>>,
+        free: Vec<u32>,
+        index: FxHashMap<u64, u32>,
+    }
+
+    impl<W> MshrTable<W> {
+        pub fn new(entries: usize, max_merge: usize) -> Self {
+            let entries = entries.max(1);
+            let max_merge = max_merge.max(1);
+            Self {
+                entries: (0..entries).map(|_| MshrEntry::vacant(max_merge)).collect(),
+                free: (0..entries as u32).rev().collect(),
+                index: FxHashMap::with_capacity_and_hasher(entries * 2, Default::default()),
+            }
+        }
+
+        pub fn free_entries(&self) -> usize {
+            self.free.len()
+        }
+
+        pub fn get(&self, line: u64) -> Option<u32> {
+            self.index.get(&line).copied()
+        }
+
+        pub fn entry(&self, i: u32) -> &MshrEntry<W> {
+            &self.entries[i as usize]
+        }
+
+        pub fn entry_mut(&mut self, i: u32) -> &mut MshrEntry<W> {
+            &mut self.entries[i as usize]
+        }
+
+        /// Allocates an entry for `line` (caller checked `free_entries() > 0`).
+        pub fn alloc(&mut self, line: u64) -> u32 {
+            let i = self.free.pop().expect("MSHR table full");
+            self.entries[i as usize].take_for(line);
+            self.index.insert(line, i);
+            i
+        }
+
+        pub fn release(&mut self, i: u32) {
+            let line = self.entries[i as usize].line;
+            self.index.remove(&line);
+            self.entries[i as usize].waiters.clear();
+            self.free.push(i);
+        }
+
+        pub fn is_empty(&self) -> bool {
+            self.index.is_empty()
+        }
+    }
 
     /// Lines come and go in the ways of a small cache, with misses allocating entries and
     /// fills releasing them as the L2 does; the table found through the ways answers as the

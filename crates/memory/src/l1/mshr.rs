@@ -1,8 +1,8 @@
-//! The L1's MSHR table: like [`crate::cache::MshrTable`], but each entry is one 64-byte
+//! The L1's MSHR table: entries found through a map keyed by line, each entry one 64-byte
 //! record holding its line, sectors and first waiters, so that a fill reads one cache line
-//! for the entry and its waiters (the shared table keeps the waiters in a `Vec` of their
-//! own, a second miss). Waiters beyond the record's room go to a per-entry overflow list,
-//! allocated with the table.
+//! for the entry and its waiters (a [`crate::cache::MshrEntry`] keeps them in a `Vec` of
+//! their own, a second miss). Waiters beyond the record's room go to a per-entry overflow
+//! list, allocated with the table.
 
 use rustc_hash::FxHashMap;
 
