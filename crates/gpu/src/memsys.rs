@@ -675,13 +675,10 @@ pub fn after_tick<W>(sm: &mut Sm<W>, cycle: u64) -> Sent {
                 outbox.push(r);
                 true
             };
-            l1.tick(cycle, &mut send);
-            if bypass.has_queued() {
-                bypass.send(&mut send);
-            }
+            let queued = send_due(l1, bypass, cycle, &mut send);
             Sent {
                 any: !outbox.is_empty(),
-                queued: l1.has_queued() || bypass.has_queued(),
+                queued,
             }
         }
         None => Sent::default(),
@@ -710,17 +707,28 @@ pub fn after_tick_at<W>(sm: &mut Sm<W>, cycle: u64, port: &mut mm::SmPort, at: &
                 any |= ok;
                 ok
             };
-            l1.tick(cycle, &mut send);
-            if bypass.has_queued() {
-                bypass.send(&mut send);
-            }
-            Sent {
-                any,
-                queued: l1.has_queued() || bypass.has_queued(),
-            }
+            let queued = send_due(l1, bypass, cycle, &mut send);
+            Sent { any, queued }
         }
         None => Sent::default(),
     }
+}
+
+/// The L1's due requests, then the bypass's queued ones, through `send` (false: no room), in
+/// the order [`after_tick`] and [`after_tick_at`] share; whether either still has requests
+/// queued.
+#[inline(always)]
+fn send_due(
+    l1: &mut mm::SmMemory,
+    bypass: &mut crate::l1_bypass::L1Bypass,
+    cycle: u64,
+    send: &mut dyn FnMut(mm::L2Request) -> bool,
+) -> bool {
+    l1.tick(cycle, send);
+    if bypass.has_queued() {
+        bypass.send(send);
+    }
+    l1.has_queued() || bypass.has_queued()
 }
 
 fn adapter<W>(sm: &mut Sm<W>) -> Option<&mut SmDataMemory> {
