@@ -144,8 +144,9 @@ pub struct RunOptions {
     pub regs_per_thread: Option<u32>,
     /// Threads that tick the SMs of one kernel (`--threads`; results do not depend on it).
     pub threads: usize,
-    /// Let sub-cores sleep through cycles in which nothing can change them
-    /// (`sassim_timing::sleep`; results do not depend on it).
+    /// Let sub-cores sleep through cycles in which nothing can change them, and leave quiet
+    /// SMs unticked until their next event (`sassim_timing::sleep`; results do not depend
+    /// on it).
     pub skip_idle_subcores: bool,
     /// The SMs take their responses from and push their requests at their interconnect
     /// ports in their own step ([`memsys::SmPorts`]; sources split by SM); off: the serial
@@ -274,6 +275,10 @@ pub struct KernelRun {
     /// Why the kernel was stopped before it finished (cycle or wall-clock limit); the
     /// statistics cover the cycles simulated until then.
     pub stopped: Option<String>,
+    /// SM-cycles the engine did not tick because the SM was quiet (`sassim_timing`
+    /// `sleep.rs`): a measure of the simulator's work, not a statistic of the GPU (the
+    /// results are the same with `RunOptions::skip_idle_subcores` off, which turns it off).
+    pub quiet_sm_cycles_skipped: u64,
 }
 
 /// The simulated GPU.
@@ -537,12 +542,15 @@ impl Gpu {
                     bits &= bits - 1;
                     let l = &mut launchers[s];
                     while let Some(cta) = l.ready_cta(cycle) {
+                        // An SM skipping quiet cycles is brought to this one first.
+                        parallel::catch_up(&mut sms[s], &mut notes[s], cycle);
                         let Some(warps) = cs.start(s, cta, l.warps_pending(), &sms[s], src) else {
                             break;
                         };
                         l.start_cta(&timing, cycle, &warps);
                     }
                     while let Some(w) = l.launch_due(cycle) {
+                        parallel::catch_up(&mut sms[s], &mut notes[s], cycle);
                         if !sms[s].start_at(cycle) {
                             return Err(SimError::Exec(format!(
                                 "SM {s} is at cycle {} when a warp is launched at {cycle}",
@@ -630,6 +638,11 @@ impl Gpu {
                 }
             }
         }
+        // SMs that skipped quiet cycles count them (none is left quiet when every CTA has
+        // finished; a run stopped by a limit may leave some).
+        for (sm, note) in sms.iter_mut().zip(notes.iter_mut()) {
+            parallel::catch_up(sm, note, cycle);
+        }
         // A kernel is complete when its memory operations are (HW: the membar at kernel
         // end): requests still in flight (stores, their acknowledgements) drain before the
         // next kernel starts, so that none of them reaches the next kernel's L1s. (A kernel
@@ -670,6 +683,7 @@ impl Gpu {
         self.now = end;
         for (s, sm) in sms.iter_mut().enumerate() {
             run.stats.add(&sm.stats);
+            run.quiet_sm_cycles_skipped += sm.quiet_skipped();
             if opts.record {
                 for (slot, id, log) in sm.take_logs_with_ids() {
                     run.logs.push((s, slot, id, log));

@@ -43,10 +43,26 @@ pub struct SmNote {
     /// The L1 or its bypass still has requests queued after the tick: the SM's next
     /// [`crate::memsys::after_tick`] has work even if the SM does not tick.
     pub queued: bool,
+    /// The SM was left quiet by its last tick ([`Sm::quiet_until`]): it is not ticked
+    /// before this cycle unless its L1 gets responses or a warp is launched on it (0: it
+    /// ticks). While this is not 0 the SM's clock may be behind the GPU's
+    /// ([`catch_up`]).
+    pub quiet_until: u64,
+}
+
+/// Bring SM `sm`, whose note is `note`, to cycle `cycle` if it skipped quiet cycles
+/// ([`SmNote::quiet_until`]), before anything but its step reads or changes it.
+#[inline]
+pub fn catch_up<W>(sm: &mut Sm<W>, note: &mut SmNote, cycle: u64) {
+    if note.quiet_until != 0 {
+        sm.skip_quiet_to(cycle);
+        note.quiet_until = 0;
+    }
 }
 
 /// One SM's cycle `cycle`: its L1 takes the previous cycle's responses, the SM ticks with
-/// executor `e` unless it is idle, its L1 sends its due requests (`memsys.rs`); `note`
+/// executor `e` unless it is idle or skips a quiet cycle ([`SmNote::quiet_until`]), its L1
+/// sends its due requests (`memsys.rs`); `note`
 /// records the outcome. The L1 is not looked at when it has nothing to do: no responses
 /// came (`note.inbox`), and the SM neither ticked (only a tick makes requests) nor has
 /// requests queued (`note.queued`); its fills make none.
@@ -90,18 +106,47 @@ fn tick_sm_with<E: Executor>(
     mut port: Option<PortOf<'_>>,
 ) -> Result<(), String> {
     if note.inbox {
+        // Fills may complete memory accesses: the SM ticks.
+        catch_up(sm, note, cycle);
         match &mut port {
             Some((p, at, delivered_at)) => crate::memsys::before_tick_at(sm, p, at, *delivered_at),
             None => crate::memsys::before_tick(sm),
         }
         note.inbox = false;
     }
-    let idle = sm.is_idle();
-    note.active = if idle { 0 } else { sm.active_warps() as u32 };
-    if !idle {
-        sm.tick(e)?;
-    }
-    if !idle || note.queued {
+    // Quiet cycles (`Sm::quiet_until`) are skipped without reading the SM's record: its
+    // warps, and so `note.active` and `note.busy`, stay as they are.
+    let skip = note.quiet_until > cycle;
+    let ticked = if skip {
+        if cfg!(debug_assertions) {
+            // Debug builds tick it and check that the tick was quiet.
+            debug_assert_eq!(note.active, sm.active_warps() as u32, "cycle {cycle}");
+            sm.skip_quiet_to(cycle);
+            sm.tick(e)?;
+            #[cfg(debug_assertions)]
+            debug_assert!(
+                sm.checked_quiet_tick(),
+                "SM skipped a cycle that was not quiet ({cycle})"
+            );
+            debug_assert_eq!(sm.quiet_until(), note.quiet_until, "cycle {cycle}");
+        }
+        false
+    } else {
+        catch_up(sm, note, cycle);
+        let idle = sm.is_idle();
+        note.active = if idle { 0 } else { sm.active_warps() as u32 };
+        if !idle {
+            sm.tick(e)?;
+            note.quiet_until = sm.quiet_until();
+            if note.quiet_until != 0 && sm.active_warps() as u32 != note.active {
+                // The tick retired warps: `note.active` (this cycle's occupancy) is not
+                // what the skipped cycles would count. The next cycle ticks.
+                note.quiet_until = 0;
+            }
+        }
+        !idle
+    };
+    if ticked || note.queued {
         let sent = match &mut port {
             Some((p, at, _)) => crate::memsys::after_tick_at(sm, cycle, p, at),
             None => crate::memsys::after_tick(sm, cycle),
@@ -110,6 +155,11 @@ fn tick_sm_with<E: Executor>(
         note.queued = sent.queued;
     } else {
         note.outbox = false;
+    }
+    if skip {
+        // Its finished warps were taken when it last ticked.
+        note.finished = false;
+        return Ok(());
     }
     note.finished = sm.has_finished();
     note.busy = !sm.is_idle();

@@ -44,6 +44,13 @@ impl EventQueue {
         self.heap.is_empty()
     }
 
+    /// A cycle not after the earliest queued event's (`u64::MAX`: none queued): no event
+    /// is due before it.
+    #[inline]
+    pub(crate) fn next_at(&self) -> u64 {
+        self.next_at
+    }
+
     /// Queue `event` for cycle `at` with sequence number `seq` (larger than any queued).
     pub(crate) fn push(&mut self, at: u64, seq: u64, event: Event) {
         self.next_at = self.next_at.min(at);

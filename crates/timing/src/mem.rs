@@ -79,7 +79,6 @@ pub trait DataMemory: Send {
     }
     /// For the GPU's memory system to reach its own implementation.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
-    fn tick(&mut self, _now: u64) {}
     /// Ids of pending accesses that completed by `now`.
     fn completed(&mut self, _now: u64, _out: &mut Vec<u64>) {}
     /// The first cycle at which [`DataMemory::completed`] may return an id, as the memory

@@ -25,6 +25,17 @@
 //! per-cycle checks look at more state), and with `Sm::skip_idle_subcores` false. Debug
 //! builds evaluate the sleeping cycles all the same and assert that they change nothing and
 //! count the sleep's reason.
+//!
+//! **Quiet SMs.** A whole SM is quiet in a cycle when none of its warps can issue or fetch,
+//! no sub-core's pipeline holds work and nothing else is pending (`Sm::quiet`): its tick
+//! only counts each sub-core's blocked stall. After a tick that leaves the SM quiet, it stays
+//! so until its next event or memory completion is due (`Sm::quiet_until`), unless
+//! something from outside changes it: responses for its L1, a warp launched on it. The
+//! engines (`sassim_gpu` `parallel.rs`) do not call `tick` in those cycles, without reading
+//! the SM's record, and catch up before its next tick or at the end of the kernel
+//! (`Sm::skip_quiet_to`: the same stall counts and cycle count as the quiet ticks). On the
+//! loaded vector add, half of the SM-cycles are quiet. Debug builds tick anyway and assert
+//! that each such tick was quiet.
 
 use crate::exec::Executor;
 use crate::sm::Sm;
@@ -82,6 +93,59 @@ impl<W> Sm<W> {
     pub(crate) fn count_stall(&mut self, reason: StallReason) {
         self.stats.stall_slots[reason as usize] += 1;
         self.last_stall = reason;
+    }
+
+    /// Count `k` quiet cycles (see [`Sm::quiet_until`]): each sub-core's blocked stall,
+    /// and the SM's clock.
+    #[inline]
+    pub(crate) fn quiet_cycles(&mut self, k: u64) {
+        for sc in 0..self.subcores.len() {
+            let reason = self.blocked_reason(sc);
+            self.stats.stall_slots[reason as usize] += k;
+            self.last_stall = reason;
+        }
+        self.now += k;
+        self.stats.cycles = self.now - self.clock_origin;
+    }
+
+    /// After a tick: the first cycle whose tick may be more than a quiet tick if nothing
+    /// from outside changes the SM (its L1's responses, a warp launched on it): its next
+    /// event or memory completion. 0 when its next tick may act, when it is idle (then it is
+    /// not ticked), or when skipping idle work is off (`Sm::skip_idle_subcores`). The ticks of the cycles before would each count
+    /// what [`Sm::skip_quiet_to`] counts for them, and change nothing else.
+    #[inline]
+    pub fn quiet_until(&self) -> u64 {
+        // An idle SM is not ticked at all (and counts nothing).
+        if !self.skip_idle_subcores || !self.quiet() || self.is_idle() {
+            return 0;
+        }
+        self.events.next_at().min(self.mem_done_from)
+    }
+
+    /// Bring an SM that was not ticked since it was left quiet (see
+    /// [`Sm::quiet_until`]) to cycle `cycle`: the stall counts and cycles of the quiet ticks
+    /// it skipped. Nothing when it is at `cycle` already.
+    pub fn skip_quiet_to(&mut self, cycle: u64) {
+        if cycle > self.now {
+            debug_assert!(self.quiet(), "an SM that is not quiet skipped cycles");
+            let k = cycle - self.now;
+            self.quiet_skipped += k;
+            self.quiet_cycles(k);
+        }
+    }
+
+    /// Quiet cycles in which the engine did not tick the SM (see [`Sm::quiet_until`]). A
+    /// measure of the simulator's work, not of the GPU: results are the same either way.
+    pub fn quiet_skipped(&self) -> u64 {
+        self.quiet_skipped
+    }
+
+    /// Debug builds, where the engine ticks the quiet cycles it would skip (to check them):
+    /// whether the last tick took the quiet path, and count such a tick as skipped.
+    #[cfg(debug_assertions)]
+    pub fn checked_quiet_tick(&mut self) -> bool {
+        self.quiet_skipped += 1;
+        self.last_tick_quiet
     }
 
     /// Whether the configuration lets sub-cores sleep (see the module).

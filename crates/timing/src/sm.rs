@@ -83,6 +83,12 @@ pub struct Sm<W> {
     pub skip_idle_subcores: bool,
     /// Sub-core cycles skipped asleep (`crate::sleep`).
     pub(crate) slept_cycles: u64,
+    /// Quiet cycles the engine did not tick (`Sm::skip_quiet_to`; in debug builds, quiet
+    /// ticks it would have skipped).
+    pub(crate) quiet_skipped: u64,
+    /// Debug builds: whether the last tick took the quiet path (checks `Sm::quiet_until`).
+    #[cfg(debug_assertions)]
+    pub(crate) last_tick_quiet: bool,
     pub(crate) l1i_rr: usize,
     pub(crate) arb_rr: usize,
     pub(crate) events: crate::events::EventQueue,
@@ -235,6 +241,9 @@ impl<W> Sm<W> {
             slot_sc: [0; MAX_WARP_SLOTS],
             skip_idle_subcores: true,
             slept_cycles: 0,
+            quiet_skipped: 0,
+            #[cfg(debug_assertions)]
+            last_tick_quiet: false,
             subcores,
             // Room for the instructions in flight of a loaded SM without regrowing (a record
             // holds a warp's addresses and results: copying them on growth was 1 % of a
@@ -511,7 +520,6 @@ impl<W> Sm<W> {
     pub fn tick<E: Executor<Writes = W>>(&mut self, ex: &mut E) -> Result<(), String> {
         let now = self.now;
         self.process_events(ex, now);
-        self.mem.tick(now);
         if now >= self.mem_done_from {
             let mut done = std::mem::take(&mut self.done_scratch);
             self.mem.completed(now, &mut done);
@@ -536,13 +544,18 @@ impl<W> Sm<W> {
         if self.quiet() {
             // Nothing can move this cycle: the issue stage of each sub-core finds what its
             // fast path finds (no warp that is live and not waiting), and every other stage,
-            // the arbiters and retirement have nothing to do (see `quiet`).
-            for sc in 0..self.subcores.len() {
-                self.count_blocked(sc);
+            // the arbiters and retirement have nothing to do (see `quiet`). The engines skip
+            // runs of such cycles without calling `tick` (`Sm::quiet_until`).
+            self.quiet_cycles(1);
+            #[cfg(debug_assertions)]
+            {
+                self.last_tick_quiet = true;
             }
-            self.now += 1;
-            self.stats.cycles = self.now - self.clock_origin;
             return Ok(());
+        }
+        #[cfg(debug_assertions)]
+        {
+            self.last_tick_quiet = false;
         }
         for sc in 0..self.subcores.len() {
             self.subcore_cycle(ex, sc, now)?;
@@ -587,12 +600,18 @@ impl<W> Sm<W> {
     /// counters, or it has no live warp.
     #[inline]
     pub(crate) fn count_blocked(&mut self, sc: usize) {
-        let reason = if self.waiting & self.sc_mask[sc] != 0 {
+        let reason = self.blocked_reason(sc);
+        self.count_stall(reason);
+    }
+
+    /// What [`Sm::count_blocked`] counts for sub-core `sc`.
+    #[inline]
+    pub(crate) fn blocked_reason(&self, sc: usize) -> crate::stats::StallReason {
+        if self.waiting & self.sc_mask[sc] != 0 {
             crate::stats::StallReason::DependenceCounters
         } else {
             crate::stats::StallReason::Idle
-        };
-        self.count_stall(reason);
+        }
     }
 
     /// Whether nothing in the SM can move in the rest of this cycle (asked after its due
@@ -605,7 +624,7 @@ impl<W> Sm<W> {
     /// SM cycles are such cycles (every warp waits for memory, or has exited and waits for its
     /// stores).
     #[inline]
-    fn quiet(&self) -> bool {
+    pub(crate) fn quiet(&self) -> bool {
         self.go == 0
             && self.room == 0
             && !self.sc_busy.contains(&true)
