@@ -1,7 +1,8 @@
-//! Quiet SMs (`sassim_timing` `sleep.rs`, issue 15): an SM whose warps all wait (on memory,
-//! on their dependence counters) and whose pipelines are empty is not ticked until its next
-//! event or memory completion, its L1's responses or a warp launched on it; it counts the
-//! skipped cycles' stalls when it next ticks, or when the kernel ends. These tests check that
+//! SMs in which nothing can act (`sassim_timing` `sleep.rs`, issue 15): an SM whose warps all
+//! wait (on memory, on their dependence counters) with empty pipelines, or whose sub-cores
+//! all sleep while its arbiters have nothing to do, is not ticked until its next event,
+//! memory completion, sub-core wake-up or memory grant, its L1's responses or a warp launched
+//! on it; it counts the skipped cycles' stalls when it next ticks, or when the kernel ends. These tests check that
 //! cycles are skipped and that nothing a run reports changes: whole runs, runs cut short by
 //! a cycle limit (SMs left in the middle of a skip), execution-driven and trace-driven,
 //! on one and two threads. (`subcore_sleep.rs` compares every built-in workload with

@@ -214,6 +214,27 @@ impl<W> Sm<W> {
             return;
         }
     }
+    /// The first cycle at which the memory arbiter may grant or retry a request, as the
+    /// sub-cores' memory queues stand (`u64::MAX`: none is waiting for it). A front the
+    /// memory rejected is retried (and its rejection counted) every cycle from
+    /// `arb_free`.
+    pub(crate) fn arbiter_next(&self) -> u64 {
+        let mut next = u64::MAX;
+        for sc in 0..self.subcores.len() {
+            if !self.sc_busy[sc] {
+                continue;
+            }
+            if self.arb_front[sc].live {
+                return self.arb_free;
+            }
+            let ready = self.subcores[sc].mem_q.front().and_then(|e| e.arb_ready);
+            if let Some(r) = ready {
+                next = next.min(r.max(self.arb_free));
+            }
+        }
+        next
+    }
+
     /// Debug check of the arbiter's shortcut: the remembered rejection is of sub-core
     /// `sc`'s ready memory-queue front, and the memory's full check of it gives the same
     /// token and answer as the token alone.

@@ -108,44 +108,115 @@ impl<W> Sm<W> {
         self.stats.cycles = self.now - self.clock_origin;
     }
 
-    /// After a tick: the first cycle whose tick may be more than a quiet tick if nothing
-    /// from outside changes the SM (its L1's responses, a warp launched on it): its next
-    /// event or memory completion. 0 when its next tick may act, when it is idle (then it is
-    /// not ticked), or when skipping idle work is off (`Sm::skip_idle_subcores`). The ticks of the cycles before would each count
-    /// what [`Sm::skip_quiet_to`] counts for them, and change nothing else.
+    /// Count `k` cycles in which every sub-core sleeps and nothing else acts (see
+    /// [`Sm::quiet_until`]): what each sleeping sub-core counts, and the SM's clock.
+    fn asleep_cycles(&mut self, k: u64) {
+        for sc in 0..self.subcores.len() {
+            debug_assert!(
+                self.now + k <= self.sleep[sc].until,
+                "sub-core {sc} woke while skipped"
+            );
+            self.stats.stall_slots[self.sleep[sc].reason as usize] += k;
+            self.slept_cycles += k;
+        }
+        self.now += k;
+        self.stats.cycles = self.now - self.clock_origin;
+    }
+
+    /// After a tick: the first cycle whose tick may act if nothing from outside changes the
+    /// SM (its L1's responses, a warp launched on it), when its ticks until then would do
+    /// nothing but count stalls. That holds when it is quiet (`Sm::quiet`: no warp can issue
+    /// or fetch, empty pipelines; until its next event or memory completion), or when every
+    /// sub-core sleeps and neither arbiter, retirement nor the TMA has work (until the
+    /// earliest of those, its sub-cores' wake-ups and the memory arbiter's next grant).
+    /// 0 when its next tick may act, when it is idle (then it is not ticked), or when
+    /// skipping idle work is off (`Sm::skip_idle_subcores`). [`Sm::skip_quiet_to`] counts
+    /// the skipped cycles as their ticks would.
     #[inline]
     pub fn quiet_until(&self) -> u64 {
         // An idle SM is not ticked at all (and counts nothing).
-        if !self.skip_idle_subcores || !self.quiet() || self.is_idle() {
+        if !self.skip_idle_subcores || self.is_idle() {
             return 0;
         }
-        self.events.next_at().min(self.mem_done_from)
+        let until = self.events.next_at().min(self.mem_done_from);
+        if self.quiet() {
+            return until;
+        }
+        if !self.may_sleep()
+            || self.l1i_queued != 0
+            || !self.staged.is_empty()
+            || self.drained != 0
+            || !self.tma.is_empty()
+        {
+            return 0;
+        }
+        // An awake sub-core's `until` is 0.
+        let subcores = self.sleep[..self.subcores.len()]
+            .iter()
+            .fold(until, |u, s| u.min(s.until));
+        if subcores <= self.now {
+            return 0;
+        }
+        subcores.min(self.arbiter_next())
     }
 
-    /// Bring an SM that was not ticked since it was left quiet (see
-    /// [`Sm::quiet_until`]) to cycle `cycle`: the stall counts and cycles of the quiet ticks
-    /// it skipped. Nothing when it is at `cycle` already.
+    /// Bring an SM that was not ticked since [`Sm::quiet_until`] let it skip cycles to
+    /// cycle `cycle`: the stall counts and cycles of the ticks it skipped. Nothing when it
+    /// is at `cycle` already.
     pub fn skip_quiet_to(&mut self, cycle: u64) {
         if cycle > self.now {
-            debug_assert!(self.quiet(), "an SM that is not quiet skipped cycles");
             let k = cycle - self.now;
             self.quiet_skipped += k;
-            self.quiet_cycles(k);
+            if self.quiet() {
+                self.quiet_cycles(k);
+            } else {
+                self.asleep_cycles(k);
+            }
         }
     }
 
-    /// Quiet cycles in which the engine did not tick the SM (see [`Sm::quiet_until`]). A
-    /// measure of the simulator's work, not of the GPU: results are the same either way.
+    /// Cycles in which the engine did not tick the SM (see [`Sm::quiet_until`]). A measure
+    /// of the simulator's work, not of the GPU: results are the same either way.
     pub fn quiet_skipped(&self) -> u64 {
         self.quiet_skipped
     }
 
-    /// Debug builds, where the engine ticks the quiet cycles it would skip (to check them):
-    /// whether the last tick took the quiet path, and count such a tick as skipped.
+    /// Debug builds, where the engine ticks the cycles it would skip (to check them): what
+    /// such a tick must leave unchanged (everything but the stall counts, the SM's clock
+    /// and the sleep counters).
     #[cfg(debug_assertions)]
-    pub fn checked_quiet_tick(&mut self) -> bool {
+    pub fn skip_digest(&self) -> String {
+        use std::fmt::Write;
+        let mut d = String::new();
+        for sc in 0..self.subcores.len() {
+            d += &self.sleep_digest(sc);
+            let _ = write!(d, "|sleep {} {:?}", self.sleep[sc].until, self.sleep[sc].reason);
+        }
+        let _ = write!(
+            d,
+            "|{} {} {} {} {} {} {} {:?} {} {} {} {} {} {}",
+            self.go,
+            self.waiting,
+            self.room,
+            self.mem_head,
+            self.exited,
+            self.drained,
+            self.arb_free,
+            self.arb_front,
+            self.arb_rr,
+            self.l1i_rr,
+            self.l1i_queued,
+            self.used_warps,
+            self.next_age,
+            self.mem_done_from
+        );
+        d
+    }
+
+    /// Debug builds: count a checked tick (see [`Sm::skip_digest`]) as skipped.
+    #[cfg(debug_assertions)]
+    pub fn count_checked_skip(&mut self) {
         self.quiet_skipped += 1;
-        self.last_tick_quiet
     }
 
     /// Whether the configuration lets sub-cores sleep (see the module).
@@ -255,6 +326,7 @@ impl<W> Sm<W> {
         }
         let mut stats = self.stats.clone();
         stats.stall_slots = Default::default();
+        stats.cycles = 0;
         let _ = write!(
             d,
             "|{} {} {} {} {:?} {:?}",

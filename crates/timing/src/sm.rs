@@ -83,12 +83,9 @@ pub struct Sm<W> {
     pub skip_idle_subcores: bool,
     /// Sub-core cycles skipped asleep (`crate::sleep`).
     pub(crate) slept_cycles: u64,
-    /// Quiet cycles the engine did not tick (`Sm::skip_quiet_to`; in debug builds, quiet
-    /// ticks it would have skipped).
+    /// Cycles the engine did not tick because nothing could act (`Sm::skip_quiet_to`; in
+    /// debug builds, the ticks it would have skipped).
     pub(crate) quiet_skipped: u64,
-    /// Debug builds: whether the last tick took the quiet path (checks `Sm::quiet_until`).
-    #[cfg(debug_assertions)]
-    pub(crate) last_tick_quiet: bool,
     pub(crate) l1i_rr: usize,
     pub(crate) arb_rr: usize,
     pub(crate) events: crate::events::EventQueue,
@@ -242,8 +239,6 @@ impl<W> Sm<W> {
             skip_idle_subcores: true,
             slept_cycles: 0,
             quiet_skipped: 0,
-            #[cfg(debug_assertions)]
-            last_tick_quiet: false,
             subcores,
             // Room for the instructions in flight of a loaded SM without regrowing (a record
             // holds a warp's addresses and results: copying them on growth was 1 % of a
@@ -547,15 +542,7 @@ impl<W> Sm<W> {
             // the arbiters and retirement have nothing to do (see `quiet`). The engines skip
             // runs of such cycles without calling `tick` (`Sm::quiet_until`).
             self.quiet_cycles(1);
-            #[cfg(debug_assertions)]
-            {
-                self.last_tick_quiet = true;
-            }
             return Ok(());
-        }
-        #[cfg(debug_assertions)]
-        {
-            self.last_tick_quiet = false;
         }
         for sc in 0..self.subcores.len() {
             self.subcore_cycle(ex, sc, now)?;
