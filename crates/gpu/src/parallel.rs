@@ -46,8 +46,12 @@ pub struct SmNote {
     /// The SM was left quiet by its last tick ([`Sm::quiet_until`]): it is not ticked
     /// before this cycle unless its L1 gets responses or a warp is launched on it (0: it
     /// ticks). While this is not 0 the SM's clock may be behind the GPU's
-    /// ([`catch_up`]).
+    /// ([`catch_up`]); when it is 0 the SM's clock is the GPU's.
     pub quiet_until: u64,
+    /// With `quiet_until`: the SM has a memory-queue front its L1 rejected
+    /// ([`Sm::has_rejected_front`]), whose retries in the skipped cycles are counted when
+    /// it catches up; once its L1 sends a request, it ticks again.
+    pub quiet_retries: bool,
 }
 
 /// Bring SM `sm`, whose note is `note`, to cycle `cycle` if it skipped quiet cycles
@@ -124,6 +128,10 @@ fn tick_sm_with<E: Executor>(
             // skipping it counts.
             debug_assert_eq!(note.active, sm.active_warps() as u32, "cycle {cycle}");
             let before = sm.skip_digest();
+            debug_assert!(
+                sm.rejected_fronts_hold(),
+                "cycle {cycle}: a skipped retry would go"
+            );
             sm.tick(e)?;
             let after = sm.skip_digest();
             debug_assert!(
@@ -148,6 +156,7 @@ fn tick_sm_with<E: Executor>(
                 // what the skipped cycles would count. The next cycle ticks.
                 note.quiet_until = 0;
             }
+            note.quiet_retries = note.quiet_until != 0 && sm.has_rejected_front();
         }
         !idle
     };
@@ -158,6 +167,11 @@ fn tick_sm_with<E: Executor>(
         };
         note.outbox = sent.any;
         note.queued = sent.queued;
+        if sent.any && note.quiet_retries && note.quiet_until != 0 {
+            // The L1 changed after this cycle's retries (made or skipped): a rejected
+            // front may go next cycle, which ticks (a skipping SM catches up first: not 0).
+            note.quiet_until = if skip { cycle + 1 } else { 0 };
+        }
     } else {
         note.outbox = false;
     }

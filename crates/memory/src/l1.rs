@@ -440,6 +440,11 @@ impl SmMemory {
 
     /// Counts a rejection of the current access and remembers it with the access.
     fn reject(&mut self, kind: usize, fail: Fail) -> AccessOutcome {
+        self.reject_n(kind, fail, 1)
+    }
+
+    /// [`SmMemory::reject`] counted `k` times (the same record, `k` times the counters).
+    fn reject_n(&mut self, kind: usize, fail: Fail, k: u64) -> AccessOutcome {
         self.heads[self.cur].rej = Some(Rejection {
             epoch: self.epoch,
             fill_epoch: self.fill_epoch,
@@ -447,13 +452,13 @@ impl SmMemory {
             kind: kind as u8,
         });
         self.rejected |= 1 << self.cur;
-        self.stats.reservation_fails += 1;
-        self.stats.by_kind[kind][OUT_RESERVATION_FAIL] += 1;
+        self.stats.reservation_fails += k;
+        self.stats.by_kind[kind][OUT_RESERVATION_FAIL] += k;
         match fail {
-            Fail::MshrMerge | Fail::MshrCount(_) => self.stats.fail_mshr += 1,
-            Fail::NoVictim(_) => self.stats.fail_no_victim += 1,
-            Fail::MissQueue(_) | Fail::MissQueueWb(_) => self.stats.fail_miss_queue += 1,
-            Fail::PendingTable => self.stats.fail_pending_table += 1,
+            Fail::MshrMerge | Fail::MshrCount(_) => self.stats.fail_mshr += k,
+            Fail::NoVictim(_) => self.stats.fail_no_victim += k,
+            Fail::MissQueue(_) | Fail::MissQueueWb(_) => self.stats.fail_miss_queue += k,
+            Fail::PendingTable => self.stats.fail_pending_table += k,
         }
         AccessOutcome::Rejected
     }

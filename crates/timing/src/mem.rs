@@ -68,6 +68,17 @@ pub trait DataMemory: Send {
     fn rejected_again_token(&mut self, _token: RetryToken) -> bool {
         false
     }
+    /// Count `k` more retries of the access that `token` names as rejected again for their
+    /// remembered cause, as `k` calls of [`DataMemory::rejected_again_token`] that each
+    /// answered true would (the cycles an SM skipped, `Sm::skip_quiet_to`). The caller
+    /// knows that the rejection held through them: nothing the memory's answer depends on
+    /// changed (no fill, completion, send or access).
+    fn count_rejected_again(&mut self, token: RetryToken, k: u64) {
+        for _ in 0..k {
+            let again = self.rejected_again_token(token);
+            debug_assert!(again, "a skipped retry would not have been rejected");
+        }
+    }
     /// What [`DataMemory::rejected_again_token`] would answer now, without counting anything.
     fn would_reject_token(&self, _token: RetryToken) -> bool {
         false

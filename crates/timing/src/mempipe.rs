@@ -214,18 +214,24 @@ impl<W> Sm<W> {
             return;
         }
     }
-    /// The first cycle at which the memory arbiter may grant or retry a request, as the
-    /// sub-cores' memory queues stand (`u64::MAX`: none is waiting for it). A front the
-    /// memory rejected is retried (and its rejection counted) every cycle from
-    /// `arb_free`.
+    /// The first cycle at which the memory arbiter may grant a request, as the sub-cores'
+    /// memory queues and the memory stand (`u64::MAX`: none is waiting for it; the next
+    /// cycle when it must retry in full). A front the memory rejected does not count while
+    /// the memory would reject it again: it is rejected, and counted, every cycle from
+    /// `arb_free` until the memory changes ([`Sm::count_skipped_retries`]).
     pub(crate) fn arbiter_next(&self) -> u64 {
         let mut next = u64::MAX;
         for sc in 0..self.subcores.len() {
             if !self.sc_busy[sc] {
                 continue;
             }
-            if self.arb_front[sc].live {
-                return self.arb_free;
+            let front = self.arb_front[sc];
+            if front.live {
+                if !self.mem.would_reject_token(front.token) {
+                    // Its next retry is a full one (a stale token, or the cause is gone).
+                    return self.arb_free;
+                }
+                continue;
             }
             let ready = self.subcores[sc].mem_q.front().and_then(|e| e.arb_ready);
             if let Some(r) = ready {
@@ -233,6 +239,40 @@ impl<W> Sm<W> {
             }
         }
         next
+    }
+
+    /// Debug builds: whether every rejected front would be rejected again now (what the
+    /// retries counted for skipped cycles assume, [`Sm::count_skipped_retries`]).
+    #[cfg(debug_assertions)]
+    pub fn rejected_fronts_hold(&self) -> bool {
+        (0..self.subcores.len()).all(|sc| {
+            !self.sc_busy[sc]
+                || !self.arb_front[sc].live
+                || self.mem.would_reject_token(self.arb_front[sc].token)
+        })
+    }
+
+    /// Whether a sub-core's memory-queue front is one the memory rejected (retried every
+    /// cycle: an SM skipping cycles must tick again once its L1 changes).
+    pub fn has_rejected_front(&self) -> bool {
+        (0..self.subcores.len()).any(|sc| self.sc_busy[sc] && self.arb_front[sc].live)
+    }
+
+    /// The retries of the rejected fronts in the cycles `from..to` the SM skipped, counted
+    /// as the arbiter would have made them (each front once a cycle from `arb_free` on, in
+    /// the arbiter's order).
+    pub(crate) fn count_skipped_retries(&mut self, from: u64, to: u64) {
+        let k = to.saturating_sub(from.max(self.arb_free));
+        if k == 0 {
+            return;
+        }
+        let n = self.subcores.len();
+        for i in 0..n {
+            let sc = wrap(self.arb_rr + i, n);
+            if self.sc_busy[sc] && self.arb_front[sc].live {
+                self.mem.count_rejected_again(self.arb_front[sc].token, k);
+            }
+        }
     }
 
     /// Debug check of the arbiter's shortcut: the remembered rejection is of sub-core

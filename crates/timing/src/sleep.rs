@@ -26,16 +26,22 @@
 //! builds evaluate the sleeping cycles all the same and assert that they change nothing and
 //! count the sleep's reason.
 //!
-//! **Quiet SMs.** A whole SM is quiet in a cycle when none of its warps can issue or fetch,
-//! no sub-core's pipeline holds work and nothing else is pending (`Sm::quiet`): its tick
-//! only counts each sub-core's blocked stall. After a tick that leaves the SM quiet, it stays
-//! so until its next event or memory completion is due (`Sm::quiet_until`), unless
-//! something from outside changes it: responses for its L1, a warp launched on it. The
-//! engines (`sassim_gpu` `parallel.rs`) do not call `tick` in those cycles, without reading
-//! the SM's record, and catch up before its next tick or at the end of the kernel
-//! (`Sm::skip_quiet_to`: the same stall counts and cycle count as the quiet ticks). On the
-//! loaded vector add, half of the SM-cycles are quiet. Debug builds tick anyway and assert
-//! that each such tick was quiet.
+//! **SMs that skip cycles.** A whole SM is quiet in a cycle when none of its warps can issue
+//! or fetch, no sub-core's pipeline holds work and nothing else is pending (`Sm::quiet`): its
+//! tick only counts each sub-core's blocked stall. Its cycles are as empty when every
+//! sub-core sleeps and neither arbiter, retirement nor the TMA has work: its tick only counts
+//! the sleeping sub-cores' stalls, and the memory arbiter's retries of fronts the L1 rejected
+//! (each counted again). After a tick that leaves the SM so, it stays so until its next
+//! event, memory completion, sub-core wake-up or memory grant (`Sm::quiet_until`), unless
+//! something from outside changes it: responses for its L1, a warp launched on it, or (with
+//! a rejected front) its L1 sending a request. The engines (`sassim_gpu` `parallel.rs`) do
+//! not call `tick` in those cycles, without reading the SM's record, and catch up before its
+//! next tick or at the end of the kernel (`Sm::skip_quiet_to`: the same stall counts, sleep
+//! counts, retries and cycle count as the skipped ticks). On the loaded vector add half of
+//! the SM-cycles are quiet and a third of the rest asleep; on the memory-bound gather most
+//! SM-cycles are asleep with rejected fronts. Debug builds tick every such cycle and assert
+//! that it changed nothing else (`Sm::skip_digest`) and that the rejected fronts would be
+//! rejected again.
 
 use crate::exec::Executor;
 use crate::sm::Sm;
@@ -128,7 +134,10 @@ impl<W> Sm<W> {
     /// nothing but count stalls. That holds when it is quiet (`Sm::quiet`: no warp can issue
     /// or fetch, empty pipelines; until its next event or memory completion), or when every
     /// sub-core sleeps and neither arbiter, retirement nor the TMA has work (until the
-    /// earliest of those, its sub-cores' wake-ups and the memory arbiter's next grant).
+    /// earliest of those, its sub-cores' wake-ups and the memory arbiter's next grant); a
+    /// memory-queue front the memory rejected is retried every cycle, and those retries
+    /// are counted when the SM catches up, so the SM must tick again once its L1 sends a
+    /// request ([`Sm::has_rejected_front`]) or takes a response.
     /// 0 when its next tick may act, when it is idle (then it is not ticked), or when
     /// skipping idle work is off (`Sm::skip_idle_subcores`). [`Sm::skip_quiet_to`] counts
     /// the skipped cycles as their ticks would.
@@ -170,6 +179,7 @@ impl<W> Sm<W> {
             if self.quiet() {
                 self.quiet_cycles(k);
             } else {
+                self.count_skipped_retries(self.now, cycle);
                 self.asleep_cycles(k);
             }
         }

@@ -338,6 +338,14 @@ impl DataMemory for SmDataMemory {
             .is_some_and(|t| self.l1.rejected_again(t))
     }
 
+    fn count_rejected_again(&mut self, token: RetryToken, k: u64) {
+        if let Some(t) = self.token_ticket(token) {
+            self.l1.count_rejected_again(t, k);
+        } else {
+            debug_assert!(k == 0, "skipped retries of a stale token");
+        }
+    }
+
     fn would_reject_token(&self, token: RetryToken) -> bool {
         self.token_ticket(token)
             .is_some_and(|t| self.l1.rejection_holds(t))

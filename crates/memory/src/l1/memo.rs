@@ -45,6 +45,25 @@ impl SmMemory {
         self.memo_rejection().is_some()
     }
 
+    /// Count `k` more [`SmMemory::rejected_again`] calls of `ticket` that answered true:
+    /// the retries of cycles in which its SM was not ticked, whose caller knows the
+    /// rejection held through them (nothing it depends on changed until, at the latest,
+    /// the end of the last of those cycles). Not checked again here: a send at the end of
+    /// that cycle may have ended it for the next one.
+    pub fn count_rejected_again(&mut self, ticket: Ticket, k: u64) {
+        if k == 0 || !self.ticket_current(ticket) {
+            debug_assert!(k == 0, "skipped retries of a stale ticket");
+            return;
+        }
+        self.cur = ticket.idx();
+        match self.heads[self.cur].rej {
+            Some(r) => {
+                self.reject_n(r.kind as usize, r.fail, k);
+            }
+            None => debug_assert!(false, "skipped retries of an access with no rejection"),
+        }
+    }
+
     /// What [`SmMemory::rejected_again`] would answer, without counting anything.
     pub fn rejection_holds(&self, ticket: Ticket) -> bool {
         self.ticket_current(ticket)
