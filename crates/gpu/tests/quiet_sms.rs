@@ -11,25 +11,11 @@
 mod common;
 
 use sassim_config::GpuConfig;
-use sassim_functional::ControlFlowKind;
-use sassim_gpu::workload::{load_builtin, run_workload_timed};
 use sassim_gpu::{Gpu, KernelRun, RunOptions};
 
 /// Built-in workload `name` on the RTX A6000 preset with `opts`.
 fn run(name: &str, opts: &RunOptions) -> KernelRun {
-    let b = sassim_workload::builtin_named(name).expect("built-in workload");
-    let (w, listing, smem) = load_builtin(&b, "sm_86").expect("load");
-    let mut gpu = Gpu::new(GpuConfig::preset("rtx-a6000").expect("preset"));
-    let r = run_workload_timed(
-        &mut gpu,
-        &w,
-        &listing,
-        "sm_86",
-        smem,
-        ControlFlowKind::Hanoi,
-        opts,
-    )
-    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let r = common::run_builtin_a6000(name, None, opts, name);
     if opts.max_cycles == 0 {
         assert!(r.check.is_ok(), "{name}: {:?}", r.check);
     }

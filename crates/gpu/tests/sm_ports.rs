@@ -5,32 +5,11 @@
 
 mod common;
 
-use sassim_config::GpuConfig;
-use sassim_functional::ControlFlowKind;
-use sassim_gpu::workload::{load_builtin, run_workload_timed};
-use sassim_gpu::{Gpu, RunOptions};
+use sassim_gpu::RunOptions;
 
 /// Everything a run of built-in workload `name` reports, as text.
 fn run_text(name: &str, grid: Option<u32>, opts: &RunOptions) -> String {
-    let b = sassim_workload::builtin()
-        .into_iter()
-        .find(|b| b.name == name)
-        .expect("built-in workload");
-    let (mut w, listing, smem) = load_builtin(&b, "sm_86").expect("load");
-    if let Some(g) = grid {
-        w.grid = [g, 1, 1];
-    }
-    let mut gpu = Gpu::new(GpuConfig::preset("rtx-a6000").expect("preset"));
-    let r = run_workload_timed(
-        &mut gpu,
-        &w,
-        &listing,
-        "sm_86",
-        smem,
-        ControlFlowKind::Hanoi,
-        opts,
-    )
-    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let r = common::run_builtin_a6000(name, grid, opts, name);
     assert!(r.check.is_ok(), "{name}: {:?}", r.check);
     common::kernel_run_text(&r.run)
 }

@@ -63,3 +63,31 @@ pub fn kernel_run_text(k: &sassim_gpu::KernelRun) -> String {
         k.cycles, k.bare_cycles, k.first_warp_cycle, k.ctas, k.sms_used, k.occupancy, k.stats, k.mem, k.dispatch, k.ipc_timeline
     )
 }
+
+/// Built-in workload `name` (with `grid` CTAs instead of its own when given) on the RTX
+/// A6000 preset, sm_86 code and Hanoi control flow, under `opts`; panics with `what` on an
+/// error.
+#[allow(dead_code)]
+pub fn run_builtin_a6000(
+    name: &str,
+    grid: Option<u32>,
+    opts: &sassim_gpu::RunOptions,
+    what: &str,
+) -> sassim_gpu::workload::WorkloadRun {
+    let b = sassim_workload::builtin_named(name).expect("built-in workload");
+    let (mut w, listing, smem) = sassim_gpu::workload::load_builtin(&b, "sm_86").expect("load");
+    if let Some(g) = grid {
+        w.grid = [g, 1, 1];
+    }
+    let mut gpu = sassim_gpu::Gpu::new(sassim_config::GpuConfig::preset("rtx-a6000").expect("preset"));
+    sassim_gpu::workload::run_workload_timed(
+        &mut gpu,
+        &w,
+        &listing,
+        "sm_86",
+        smem,
+        sassim_functional::ControlFlowKind::Hanoi,
+        opts,
+    )
+    .unwrap_or_else(|e| panic!("{what}: {e}"))
+}
