@@ -4,14 +4,20 @@
 //! `cargo bench -p sassim-gpu --bench loaded` runs:
 //! * `vecadd-1344x256`: the built-in vecadd resized to 1,344 CTAs of 256 threads (344,064
 //!   elements, every one of the RTX A6000's 84 SMs busy), execution-driven;
+//! * `sgemm-1024`: the register-blocked SGEMM of `bench/sgemm-1024.toml` (1024 x 1024 x 64, its
+//!   sm_86 SASS from `workloads/sgemm`), execution-driven;
+//! * `gather-40k`: a generated memory-bound random-gather trace with every SM busy (1,344 CTAs
+//!   of 8 warps, one 32-address gather each from a 256 MB table; `sassim_trace::synthetic`),
+//!   its first 40,000 cycles;
+//! * `bfs-trace`: every kernel of the BFS Accel-Sim trace (`fixtures/traces/bfs-sm80-v3`);
 //! * `matmul-1024`: the built-in shared-memory tiled matmul resized to 1024 x 1024 (4,096 CTAs;
-//!   minutes of simulation on a laptop core);
-//! * `bfs-trace`: every kernel of the BFS Accel-Sim trace (`fixtures/traces/bfs-sm80-v3`).
+//!   minutes of simulation), only when `SASSIM_BENCH_ONLY` names it.
 //!
 //! Each runs with one thread and with `SASSIM_BENCH_THREADS` threads ticking the SMs (default:
 //! all cores; `--threads`). `SASSIM_BENCH_ONLY=vecadd-1344x256,bfs-trace` chooses benchmarks.
-//! Results and the method are in docs/performance.md (`scripts/bench.sh` also runs the SGEMM and
-//! a generated memory-bound gather trace).
+//! Traces run with control bits inferred, as `sassim run --trace` does. Results and the method
+//! are in docs/performance.md (`scripts/bench.sh` runs the same set through the `sassim`
+//! binary).
 
 use sassim_config::GpuConfig;
 use sassim_functional::ControlFlowKind;
@@ -100,6 +106,67 @@ fn resized(cfg: &GpuConfig, name: &str, grid: Vec<u32>, elems: usize, size: u32,
     }
 }
 
+/// The SGEMM benchmark spec (`bench/sgemm-1024.toml`) with its sm_86 listing, as `sassim run
+/// bench/sgemm-1024.toml --listing workloads/sgemm/sgemm_sm86.cuobjdump-sass.txt` runs it.
+fn sgemm(cfg: &GpuConfig, threads: usize) -> Measured {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let w = sassim_workload::Workload::load_checked(repo.join("bench/sgemm-1024.toml"), |s| {
+        s.check_sizes().map(|_| ())
+    })
+    .expect("bench/sgemm-1024.toml");
+    let listing =
+        sassim_sass::parse_listing_file(&repo.join("workloads/sgemm/sgemm_sm86.cuobjdump-sass.txt"))
+            .expect("SGEMM listing");
+    let ptxas = std::fs::read_to_string(repo.join("bench/sgemm-1024.ptxas-v.txt")).expect("ptxas -v output");
+    let smem = sassim_gpu::workload::ptxas_usage(&ptxas, w.kernel(), "sm_86").map_or(0, |u| u.1);
+    let mut gpu = Gpu::new(cfg.clone());
+    let t = Instant::now();
+    let r = run_workload_timed(
+        &mut gpu,
+        &w,
+        &listing,
+        "sm_86",
+        smem,
+        ControlFlowKind::Hanoi,
+        &RunOptions {
+            threads,
+            ..RunOptions::default()
+        },
+    )
+    .expect("run");
+    let wall = t.elapsed().as_secs_f64();
+    if let Err(e) = &r.check {
+        panic!("sgemm-1024: outputs differ from the reference: {e}");
+    }
+    Measured {
+        cycles: r.run.cycles,
+        warp_insts: r.run.stats.warp_insts,
+        sms: u64::from(r.run.sms_used),
+        wall,
+    }
+}
+
+/// The first `cycles` cycles of the generated gather trace (`list`).
+fn gather(cfg: &GpuConfig, list: &Path, cycles: u64, threads: usize) -> Measured {
+    let mut gpu = Gpu::new(cfg.clone());
+    let opts = RunOptions {
+        threads,
+        infer_control_bits: true,
+        max_cycles: cycles,
+        ..RunOptions::default()
+    };
+    let t = Instant::now();
+    let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, list, &[], &opts).expect("gather trace");
+    let wall = t.elapsed().as_secs_f64();
+    let r = &runs[0].run;
+    Measured {
+        cycles: r.cycles,
+        warp_insts: r.stats.warp_insts,
+        sms: u64::from(r.sms_used),
+        wall,
+    }
+}
+
 fn bfs_trace(cfg: &GpuConfig, threads: usize) -> Measured {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/traces/bfs-sm80-v3");
     let list = std::fs::read_to_string(dir.join("kernelslist.g")).expect("kernelslist.g");
@@ -113,6 +180,7 @@ fn bfs_trace(cfg: &GpuConfig, threads: usize) -> Measured {
     let mut sm_cycles = 0u64;
     let opts = RunOptions {
         threads,
+        infer_control_bits: true,
         ..RunOptions::default()
     };
     for line in list.lines().map(str::trim).filter(|l| l.ends_with(".traceg")) {
@@ -131,7 +199,21 @@ fn bfs_trace(cfg: &GpuConfig, threads: usize) -> Measured {
 
 fn main() {
     let only = std::env::var("SASSIM_BENCH_ONLY").ok();
-    let want = |n: &str| only.as_deref().is_none_or(|o| o.split(',').any(|x| x == n));
+    let named = |n: &str| only.as_deref().is_some_and(|o| o.split(',').any(|x| x == n));
+    let want = |n: &str| only.is_none() || named(n);
+    // The gather trace (about 20 MB of text), written once into a fresh directory.
+    let gather_dir = std::env::temp_dir().join(format!("sassim-bench-gather-{}", std::process::id()));
+    let gather_list = want("gather-40k").then(|| {
+        let _ = std::fs::remove_dir_all(&gather_dir);
+        sassim_trace::synthetic::GatherTrace {
+            ctas: 1344,
+            gathers: 1,
+            table_bytes: 256 << 20,
+            seed: 15,
+        }
+        .write(&gather_dir)
+        .expect("gather trace")
+    });
     let a6000 = GpuConfig::preset("rtx-a6000").expect("preset");
     println!(
         "{:<18} {:>10} {:>12} {:>10} {:>12} {:>14} {:>12}",
@@ -154,16 +236,25 @@ fn main() {
                 &resized(&a6000, "vecadd", vec![1344], 1344 * 256, 1344 * 256, t),
             );
         }
-        if want("matmul-1024") {
-            report(
-                &format!("matmul-1024/{t}t"),
-                &resized(&a6000, "matmul", vec![64, 64], 1024 * 1024, 1024, t),
-            );
+        if want("sgemm-1024") {
+            report(&format!("sgemm-1024/{t}t"), &sgemm(&a6000, t));
+        }
+        if let Some(list) = &gather_list {
+            report(&format!("gather-40k/{t}t"), &gather(&a6000, list, 40_000, t));
         }
         if want("bfs-trace") {
             // The trace was recorded on an sm_80 GPU; the A6000 (sm_86) runs it as Accel-Sim would.
             report(&format!("bfs-trace/{t}t"), &bfs_trace(&a6000, t));
         }
+        if named("matmul-1024") {
+            report(
+                &format!("matmul-1024/{t}t"),
+                &resized(&a6000, "matmul", vec![64, 64], 1024 * 1024, 1024, t),
+            );
+        }
+    }
+    if gather_list.is_some() {
+        let _ = std::fs::remove_dir_all(&gather_dir);
     }
     println!("peak RSS {} MB", peak_rss_mb());
 }

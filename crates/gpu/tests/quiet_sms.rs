@@ -112,64 +112,6 @@ fn trace_driven_kernels_skip_quiet_cycles_with_the_same_results() {
     }
 }
 
-/// A memory-bound random gather (the trace `scripts/gen-gather-trace.py` writes, smaller:
-/// 336 CTAs of 8 warps, two gathers each), written to a fresh directory.
-fn gather_trace(dir: &std::path::Path) -> std::path::PathBuf {
-    use std::fmt::Write;
-    std::fs::create_dir_all(dir).expect("trace directory");
-    let mut t = String::from(
-        "-kernel name = _Z6gatherPKfPKjPf\n-kernel id = 1\n-grid dim = (336,1,1)\n\
-         -block dim = (256,1,1)\n-shmem = 0\n-nregs = 16\n-binary version = 86\n\
-         -cuda stream id = 0\n-shmem base_addr = 0x00007fb139000000\n\
-         -local mem base_addr = 0x00007fb137000000\n-nvbit version = 1.7\n\
-         -accelsim tracer version = 5\n-enable lineinfo = 0\n\n",
-    );
-    // xorshift64: the same addresses every run.
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    for cta in 0..336u64 {
-        let _ = write!(t, "#BEGIN_TB\n\nthread block = {cta},0,0\n\n");
-        for w in 0..8u64 {
-            let mut lines = vec![
-                "0000 ffffffff 1 R0 S2R 0 0 0 ".to_string(),
-                "0010 ffffffff 1 R1 IMAD 2 R0 R0 0 0 ".to_string(),
-                "0020 ffffffff 1 R2 MOV 0 0 0 ".to_string(),
-            ];
-            for g in 0..2u64 {
-                let addrs: Vec<String> = (0..32)
-                    .map(|_| format!("{:#x}", 0x7F00_0000_0000u64 + 4 * (next() % (64 << 20))))
-                    .collect();
-                lines.push(format!(
-                    "{:04x} ffffffff 1 R{} LDG.E 1 R1 4 0 {} 0 ",
-                    0x30 + 0x10 * g,
-                    4 + g,
-                    addrs.join(" ")
-                ));
-            }
-            for g in 0..2u64 {
-                lines.push(format!(
-                    "{:04x} ffffffff 1 R2 FADD 2 R2 R{} 0 0 ",
-                    0x50 + 0x10 * g,
-                    4 + g
-                ));
-            }
-            let base = 0x7F10_0000_0000u64 + 4 * (cta * 8 + w) * 32;
-            lines.push(format!("0070 ffffffff 0 STG.E 2 R1 R2 4 1 {base:#x} 4 0 "));
-            lines.push("0080 ffffffff 0 EXIT 0 0 0 ".to_string());
-            let _ = write!(t, "warp = {w}\ninsts = {}\n{}\n\n", lines.len(), lines.join("\n"));
-        }
-        t.push_str("#END_TB\n\n");
-    }
-    std::fs::write(dir.join("kernel-1.traceg"), t).expect("trace");
-    std::fs::write(dir.join("kernelslist.g"), "kernel-1.traceg\n").expect("kernel list");
-    dir.join("kernelslist.g")
-}
-
 /// A memory-bound gather keeps its L1 full: the warps' loads are rejected (miss queue, MSHRs)
 /// and retried every cycle while the sub-cores sleep. Those SMs are skipped too, their
 /// retries counted when they catch up: every statistic and memory counter (the L1's
@@ -177,8 +119,16 @@ fn gather_trace(dir: &std::path::Path) -> std::path::PathBuf {
 /// threads, for whole runs and runs stopped in the middle.
 #[test]
 fn rejected_retries_of_skipped_cycles_are_counted() {
+    // The gather of `scripts/gen-gather-trace.py`, smaller: 336 CTAs, two gathers each.
     let dir = std::env::temp_dir().join(format!("sassim-quiet-gather-{}", std::process::id()));
-    let list = gather_trace(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    let gather = sassim_trace::synthetic::GatherTrace {
+        ctas: 336,
+        gathers: 2,
+        table_bytes: 256 << 20,
+        seed: 15,
+    };
+    let list = gather.write(&dir).expect("gather trace");
     let run = |skip: bool, threads: usize, max_cycles: u64| {
         let mut gpu = Gpu::new(GpuConfig::preset("rtx-a6000").expect("preset"));
         let o = RunOptions {

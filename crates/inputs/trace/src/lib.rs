@@ -19,6 +19,7 @@ mod reader;
 mod record;
 mod scan;
 mod source;
+pub mod synthetic;
 mod text;
 
 use std::fs::File;

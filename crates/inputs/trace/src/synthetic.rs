@@ -1,0 +1,148 @@
+//! Synthetic Accel-Sim traces for benchmarks and tests (issue 15's memory-bound load).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// A random-gather kernel: `ctas` CTAs of 8 warps of 32 threads; each warp loads `gathers`
+/// floats at uniformly random 4-byte-aligned addresses of a `table_bytes` table (one address
+/// per lane, not compressed), sums them and stores the sum coalesced. The same kernel as
+/// `scripts/gen-gather-trace.py` writes (tracer version 5), with addresses from a seeded
+/// xorshift generator instead of Python's (the same trace for the same arguments).
+#[derive(Debug, Clone, Copy)]
+pub struct GatherTrace {
+    pub ctas: u32,
+    pub gathers: u32,
+    pub table_bytes: u64,
+    pub seed: u64,
+}
+
+const WARPS: u64 = 8;
+const LANES: u64 = 32;
+const TABLE: u64 = 0x7F00_0000_0000;
+const OUT: u64 = 0x7F10_0000_0000;
+
+impl GatherTrace {
+    /// Write `kernel-1.traceg` and `kernelslist.g` into `dir` (created if needed); returns
+    /// the kernel list's path. Refuses a directory that already holds a `kernel-1.traceg`
+    /// (nothing is overwritten), and counts outside 1..=65,536 CTAs, 1..=64 gathers or a
+    /// table smaller than 4 bytes.
+    pub fn write(&self, dir: &Path) -> std::io::Result<PathBuf> {
+        let bad = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
+        if !(1..=65_536).contains(&self.ctas) {
+            return Err(bad(format!("{} CTAs: 1..=65536", self.ctas)));
+        }
+        if !(1..=64).contains(&self.gathers) {
+            return Err(bad(format!("{} gathers: 1..=64", self.gathers)));
+        }
+        if self.table_bytes < 4 {
+            return Err(bad(format!("a table of {} bytes: at least 4", self.table_bytes)));
+        }
+        std::fs::create_dir_all(dir)?;
+        let trace = dir.join("kernel-1.traceg");
+        if trace.exists() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("{} exists: not overwritten", trace.display()),
+            ));
+        }
+        let mut t = format!(
+            "-kernel name = _Z6gatherPKfPKjPf\n-kernel id = 1\n-grid dim = ({},1,1)\n\
+             -block dim = ({},1,1)\n-shmem = 0\n-nregs = 16\n-binary version = 86\n\
+             -cuda stream id = 0\n-shmem base_addr = 0x00007fb139000000\n\
+             -local mem base_addr = 0x00007fb137000000\n-nvbit version = 1.7\n\
+             -accelsim tracer version = 5\n-enable lineinfo = 0\n\n",
+            self.ctas,
+            WARPS * LANES
+        );
+        // xorshift64 (never 0: the seed is mixed with an odd constant).
+        let mut x = self.seed ^ 0x9E37_79B9_7F4A_7C15;
+        if x == 0 {
+            x = 1;
+        }
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let words = self.table_bytes / 4;
+        let g = u64::from(self.gathers);
+        for cta in 0..u64::from(self.ctas) {
+            let _ = write!(t, "#BEGIN_TB\n\nthread block = {cta},0,0\n\n");
+            for w in 0..WARPS {
+                let _ = writeln!(t, "warp = {w}\ninsts = {}", 5 + 2 * g);
+                t.push_str("0000 ffffffff 1 R0 S2R 0 0 0 \n0010 ffffffff 1 R1 IMAD 2 R0 R0 0 0 \n");
+                t.push_str("0020 ffffffff 1 R2 MOV 0 0 0 \n");
+                for k in 0..g {
+                    let _ = write!(
+                        t,
+                        "{:04x} ffffffff 1 R{} LDG.E 1 R1 4 0",
+                        0x30 + 0x10 * k,
+                        4 + k % 8
+                    );
+                    for _ in 0..LANES {
+                        let _ = write!(t, " {:#x}", TABLE + 4 * (next() % words));
+                    }
+                    t.push_str(" 0 \n");
+                }
+                for k in 0..g {
+                    let _ = writeln!(
+                        t,
+                        "{:04x} ffffffff 1 R2 FADD 2 R2 R{} 0 0 ",
+                        0x30 + 0x10 * (g + k),
+                        4 + k % 8
+                    );
+                }
+                let pc = 0x30 + 0x10 * 2 * g;
+                let base = OUT + 4 * (cta * WARPS + w) * LANES;
+                let _ = writeln!(t, "{pc:04x} ffffffff 0 STG.E 2 R1 R2 4 1 {base:#x} 4 0 ");
+                let _ = writeln!(t, "{:04x} ffffffff 0 EXIT 0 0 0 \n", pc + 0x10);
+            }
+            t.push_str("#END_TB\n\n");
+        }
+        std::fs::write(&trace, t)?;
+        let list = dir.join("kernelslist.g");
+        std::fs::write(&list, "kernel-1.traceg\n")?;
+        Ok(list)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gather_trace_reads_back_and_is_not_overwritten() {
+        let dir = std::env::temp_dir().join(format!("sassim-gather-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let g = GatherTrace {
+            ctas: 3,
+            gathers: 2,
+            table_bytes: 1 << 20,
+            seed: 7,
+        };
+        let list = g.write(&dir).expect("written");
+        assert_eq!(crate::read_kernelslist(&list).expect("list").len(), 1);
+        let mut r = crate::KernelTraceReader::open(dir.join("kernel-1.traceg")).expect("open");
+        assert_eq!(r.header().grid, [3, 1, 1]);
+        let mut blocks = 0;
+        while let Some(tb) = r.next_block().expect("block") {
+            assert_eq!(tb.warps.len(), 8);
+            for w in &tb.warps {
+                assert_eq!(w.instrs.len(), 9);
+                let addrs = w.addrs_of(&w.instrs[3]);
+                assert_eq!(addrs.len(), 32);
+                assert!(addrs
+                    .iter()
+                    .all(|&a| (TABLE..TABLE + (1 << 20)).contains(&a) && a % 4 == 0));
+            }
+            blocks += 1;
+        }
+        assert_eq!(blocks, 3);
+        let again = g.write(&dir).expect_err("not overwritten");
+        assert_eq!(again.kind(), std::io::ErrorKind::AlreadyExists);
+        assert!(GatherTrace { ctas: 0, ..g }.write(&dir.join("x")).is_err());
+        assert!(GatherTrace { gathers: 65, ..g }.write(&dir.join("x")).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
