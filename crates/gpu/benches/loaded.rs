@@ -79,24 +79,29 @@ fn resized(cfg: &GpuConfig, name: &str, grid: Vec<u32>, elems: usize, size: u32,
     }
     let w = sassim_workload::Workload::from_spec(spec, &format!("{name} (resized)"), Some(name), None)
         .expect("resized spec");
+    execution_driven(cfg, &w, &listing, arch, smem, threads)
+}
+
+/// Workload `w` with its code in `listing` (for `arch`) and `smem` bytes of static shared
+/// memory per CTA, timed; its outputs must match the reference.
+fn execution_driven(
+    cfg: &GpuConfig,
+    w: &sassim_workload::Workload,
+    listing: &sassim_isa::Listing,
+    arch: &str,
+    smem: u32,
+    threads: usize,
+) -> Measured {
     let mut gpu = Gpu::new(cfg.clone());
+    let opts = RunOptions {
+        threads,
+        ..RunOptions::default()
+    };
     let t = Instant::now();
-    let r = run_workload_timed(
-        &mut gpu,
-        &w,
-        &listing,
-        arch,
-        smem,
-        ControlFlowKind::Hanoi,
-        &RunOptions {
-            threads,
-            ..RunOptions::default()
-        },
-    )
-    .expect("run");
+    let r = run_workload_timed(&mut gpu, w, listing, arch, smem, ControlFlowKind::Hanoi, &opts).expect("run");
     let wall = t.elapsed().as_secs_f64();
     if let Err(e) = &r.check {
-        panic!("{name}: outputs differ from the reference: {e}");
+        panic!("{}: outputs differ from the reference: {e}", w.name);
     }
     Measured {
         cycles: r.run.cycles,
@@ -119,31 +124,7 @@ fn sgemm(cfg: &GpuConfig, threads: usize) -> Measured {
             .expect("SGEMM listing");
     let ptxas = std::fs::read_to_string(repo.join("bench/sgemm-1024.ptxas-v.txt")).expect("ptxas -v output");
     let smem = sassim_gpu::workload::ptxas_usage(&ptxas, w.kernel(), "sm_86").map_or(0, |u| u.1);
-    let mut gpu = Gpu::new(cfg.clone());
-    let t = Instant::now();
-    let r = run_workload_timed(
-        &mut gpu,
-        &w,
-        &listing,
-        "sm_86",
-        smem,
-        ControlFlowKind::Hanoi,
-        &RunOptions {
-            threads,
-            ..RunOptions::default()
-        },
-    )
-    .expect("run");
-    let wall = t.elapsed().as_secs_f64();
-    if let Err(e) = &r.check {
-        panic!("sgemm-1024: outputs differ from the reference: {e}");
-    }
-    Measured {
-        cycles: r.run.cycles,
-        warp_insts: r.run.stats.warp_insts,
-        sms: u64::from(r.run.sms_used),
-        wall,
-    }
+    execution_driven(cfg, &w, &listing, "sm_86", smem, threads)
 }
 
 /// The first `cycles` cycles of the generated gather trace (`list`).
