@@ -120,15 +120,15 @@ fn trace_driven_kernels_skip_quiet_cycles_with_the_same_results() {
 #[test]
 fn rejected_retries_of_skipped_cycles_are_counted() {
     // The gather of `scripts/gen-gather-trace.py`, smaller: 336 CTAs, two gathers each.
-    let dir = std::env::temp_dir().join(format!("sassim-quiet-gather-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    // Removed when the test ends, even by a failure.
+    let dir = tempfile::tempdir().expect("temporary directory");
     let gather = sassim_trace::synthetic::GatherTrace {
         ctas: 336,
         gathers: 2,
         table_bytes: 256 << 20,
         seed: 15,
     };
-    let list = gather.write(&dir).expect("gather trace");
+    let list = gather.write(dir.path()).expect("gather trace");
     let run = |skip: bool, threads: usize, max_cycles: u64| {
         let mut gpu = Gpu::new(GpuConfig::preset("rtx-a6000").expect("preset"));
         let o = RunOptions {
@@ -158,5 +158,4 @@ fn rejected_retries_of_skipped_cycles_are_counted() {
             "gather, {threads} thread(s), limit {max_cycles}: skipping changed the results"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
