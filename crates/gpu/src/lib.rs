@@ -275,8 +275,9 @@ pub struct KernelRun {
     /// Why the kernel was stopped before it finished (cycle or wall-clock limit); the
     /// statistics cover the cycles simulated until then.
     pub stopped: Option<String>,
-    /// SM-cycles the engine did not tick because the SM was quiet (`sassim_timing`
-    /// `sleep.rs`): a measure of the simulator's work, not a statistic of the GPU (the
+    /// SM-cycles the engine did not tick because nothing in the SM could act (quiet, or
+    /// every sub-core asleep; `sassim_timing` `sleep.rs`): a measure of the simulator's
+    /// work, not a statistic of the GPU (the
     /// results are the same with `RunOptions::skip_idle_subcores` off, which turns it off).
     pub quiet_sm_cycles_skipped: u64,
 }

@@ -1,6 +1,7 @@
 //! Synthetic Accel-Sim traces for benchmarks and tests (issue 15's memory-bound load).
 
-use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
 
 /// A random-gather kernel: `ctas` CTAs of 8 warps of 32 threads; each warp loads `gathers`
@@ -45,7 +46,11 @@ impl GatherTrace {
                 format!("{} exists: not overwritten", trace.display()),
             ));
         }
-        let mut t = format!(
+        // Written as it is made (a large trace is not held in memory); `create_new` refuses
+        // a file that appeared since the check.
+        let mut t = BufWriter::new(File::create_new(&trace)?);
+        write!(
+            t,
             "-kernel name = _Z6gatherPKfPKjPf\n-kernel id = 1\n-grid dim = ({},1,1)\n\
              -block dim = ({},1,1)\n-shmem = 0\n-nregs = 16\n-binary version = 86\n\
              -cuda stream id = 0\n-shmem base_addr = 0x00007fb139000000\n\
@@ -53,7 +58,7 @@ impl GatherTrace {
              -accelsim tracer version = 5\n-enable lineinfo = 0\n\n",
             self.ctas,
             WARPS * LANES
-        );
+        )?;
         // xorshift64 (never 0: the seed is mixed with an odd constant).
         let mut x = self.seed ^ 0x9E37_79B9_7F4A_7C15;
         if x == 0 {
@@ -68,39 +73,41 @@ impl GatherTrace {
         let words = self.table_bytes / 4;
         let g = u64::from(self.gathers);
         for cta in 0..u64::from(self.ctas) {
-            let _ = write!(t, "#BEGIN_TB\n\nthread block = {cta},0,0\n\n");
+            write!(t, "#BEGIN_TB\n\nthread block = {cta},0,0\n\n")?;
             for w in 0..WARPS {
-                let _ = writeln!(t, "warp = {w}\ninsts = {}", 5 + 2 * g);
-                t.push_str("0000 ffffffff 1 R0 S2R 0 0 0 \n0010 ffffffff 1 R1 IMAD 2 R0 R0 0 0 \n");
-                t.push_str("0020 ffffffff 1 R2 MOV 0 0 0 \n");
+                writeln!(t, "warp = {w}\ninsts = {}", 5 + 2 * g)?;
+                t.write_all(
+                    "0000 ffffffff 1 R0 S2R 0 0 0 \n0010 ffffffff 1 R1 IMAD 2 R0 R0 0 0 \n".as_bytes(),
+                )?;
+                t.write_all("0020 ffffffff 1 R2 MOV 0 0 0 \n".as_bytes())?;
                 for k in 0..g {
-                    let _ = write!(
+                    write!(
                         t,
                         "{:04x} ffffffff 1 R{} LDG.E 1 R1 4 0",
                         0x30 + 0x10 * k,
                         4 + k % 8
-                    );
+                    )?;
                     for _ in 0..LANES {
-                        let _ = write!(t, " {:#x}", TABLE + 4 * (next() % words));
+                        write!(t, " {:#x}", TABLE + 4 * (next() % words))?;
                     }
-                    t.push_str(" 0 \n");
+                    t.write_all(" 0 \n".as_bytes())?;
                 }
                 for k in 0..g {
-                    let _ = writeln!(
+                    writeln!(
                         t,
                         "{:04x} ffffffff 1 R2 FADD 2 R2 R{} 0 0 ",
                         0x30 + 0x10 * (g + k),
                         4 + k % 8
-                    );
+                    )?;
                 }
                 let pc = 0x30 + 0x10 * 2 * g;
                 let base = OUT + 4 * (cta * WARPS + w) * LANES;
-                let _ = writeln!(t, "{pc:04x} ffffffff 0 STG.E 2 R1 R2 4 1 {base:#x} 4 0 ");
-                let _ = writeln!(t, "{:04x} ffffffff 0 EXIT 0 0 0 \n", pc + 0x10);
+                writeln!(t, "{pc:04x} ffffffff 0 STG.E 2 R1 R2 4 1 {base:#x} 4 0 ")?;
+                writeln!(t, "{:04x} ffffffff 0 EXIT 0 0 0 \n", pc + 0x10)?;
             }
-            t.push_str("#END_TB\n\n");
+            t.write_all("#END_TB\n\n".as_bytes())?;
         }
-        std::fs::write(&trace, t)?;
+        t.flush()?;
         let list = dir.join("kernelslist.g");
         std::fs::write(&list, "kernel-1.traceg\n")?;
         Ok(list)
@@ -143,6 +150,10 @@ mod tests {
         assert_eq!(again.kind(), std::io::ErrorKind::AlreadyExists);
         assert!(GatherTrace { ctas: 0, ..g }.write(&dir.join("x")).is_err());
         assert!(GatherTrace { gathers: 65, ..g }.write(&dir.join("x")).is_err());
+        assert!(GatherTrace { ctas: 65_537, ..g }.write(&dir.join("x")).is_err());
+        assert!(GatherTrace { gathers: 0, ..g }.write(&dir.join("x")).is_err());
+        assert!(GatherTrace { table_bytes: 3, ..g }.write(&dir.join("x")).is_err());
+        assert!(!dir.join("x").exists(), "nothing written for bad arguments");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
