@@ -27,6 +27,10 @@ use sassim_workload::Param;
 use std::path::Path;
 use std::time::Instant;
 
+// The allocator of the sassim binary, so that the figures are the binary's.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn peak_rss_mb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()

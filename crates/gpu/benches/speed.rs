@@ -8,6 +8,10 @@ use sassim_gpu::workload::{listing_arch_for, load_builtin, run_workload_timed};
 use sassim_gpu::{Gpu, RunOptions};
 use std::time::Instant;
 
+// The allocator of the sassim binary, so that the figures are the binary's.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()

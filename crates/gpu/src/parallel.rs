@@ -200,8 +200,9 @@ pub fn tick_in_order<E: Executor>(
 }
 
 /// Threads worth using for the SMs of `notes` (busy after the last cycle).
+/// The next step's parts get about as many of them each ([`Threads::plan_step`]).
 pub fn useful_threads(threads: &Threads, notes: &[SmNote]) -> usize {
-    threads.useful(notes.iter().filter(|n| n.busy).count())
+    threads.plan_step(notes.iter().map(|n| n.busy))
 }
 
 /// One SM's part of the kernel.

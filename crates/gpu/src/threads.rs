@@ -10,7 +10,7 @@
 //! that keep waiting for a worker make the pool run on the calling thread alone for a while
 //! ([`Threads::note_step`]). None of this changes results.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -129,6 +129,12 @@ pub struct Threads {
     side: Cell<Option<SideJob>>,
     /// Whether parallel steps pay on this machine, measured.
     pays: StepTiming,
+    /// The busy elements of the next step, by index ([`Threads::plan_step`]), and whether
+    /// they were given for it.
+    busy_at: RefCell<Vec<usize>>,
+    planned: Cell<bool>,
+    /// The next step's part boundaries (reused: no allocation per step).
+    bounds: RefCell<Vec<usize>>,
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
 }
@@ -188,6 +194,9 @@ impl Threads {
             alone_span: Cell::new(ALONE_STEPS),
             side: Cell::new(None),
             pays: StepTiming::default(),
+            busy_at: RefCell::new(Vec::new()),
+            planned: Cell::new(false),
+            bounds: RefCell::new(Vec::new()),
             shared,
             workers,
         }
@@ -201,6 +210,19 @@ impl Threads {
     /// (a few SMs' cycle is shorter than a fork-join). Results do not depend on it.
     pub fn useful(&self, busy: usize) -> usize {
         (busy / MIN_BUSY_SMS_PER_THREAD).clamp(1, self.n)
+    }
+
+    /// Before a step ([`Threads::for_parts3`], [`Threads::for_parts4`]): which of its
+    /// elements are busy, in order. The step's parts are then contiguous ranges with about as
+    /// many busy elements each (the others cost little: a kernel of 8 CTAs keeps 8 SMs busy,
+    /// next to each other, which equal-sized parts would give one thread). Returns the
+    /// threads worth using ([`Threads::useful`]). Results do not depend on it.
+    pub fn plan_step(&self, busy: impl Iterator<Item = bool>) -> usize {
+        let mut at = self.busy_at.borrow_mut();
+        at.clear();
+        at.extend(busy.enumerate().filter(|(_, b)| *b).map(|(i, _)| i));
+        self.planned.set(true);
+        self.useful(at.len())
     }
 
     /// Threads worth using for a step over `busy` memory partitions: one per
@@ -325,6 +347,7 @@ impl Threads {
     ) -> Result<(), String> {
         let len = a.len().min(b.len()).min(c.len()).min(d.len());
         let side = self.side.take();
+        let planned = self.planned.replace(false);
         let mut own = self.n.min(threads).min(len).max(1);
         let mut parts = own.max(side.map_or(1, |s| s.want.min(self.n)));
         if self.alone.get() > 0 {
@@ -347,7 +370,27 @@ impl Threads {
             }
             return r;
         }
+        // Part k is elements bounds[k]..bounds[k + 1].
+        let mut bounds = self.bounds.borrow_mut();
+        bounds.clear();
+        let busy = self.busy_at.borrow();
         let size = len.div_ceil(own);
+        bounds.extend((0..=own).map(|k| {
+            if k == own {
+                len
+            } else if planned && !busy.is_empty() {
+                // The part's first busy element starts it (the first part starts at 0).
+                let j = k * busy.len() / own;
+                if k == 0 {
+                    0
+                } else {
+                    busy.get(j).map_or(len, |&i| i.min(len))
+                }
+            } else {
+                len.min(k * size)
+            }
+        }));
+        let bounds: &[usize] = &bounds;
         let first_err: Mutex<Option<PartError>> = Mutex::new(None);
         let note = |e: PartError| {
             let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
@@ -373,11 +416,13 @@ impl Threads {
                     ));
                 }
             }
-            let start = k * size;
-            if k >= own || start >= len {
+            if k >= own {
                 return;
             }
-            let end = len.min(start + size);
+            let (start, end) = (bounds[k], bounds[k + 1]);
+            if start >= end {
+                return;
+            }
             // SAFETY: parts are disjoint ranges of `a`, `b`, `c` and `d`, which this function
             // borrows mutably and does not touch until every part has finished.
             let (ca, cb, cc, cd) = unsafe {

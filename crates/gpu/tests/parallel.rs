@@ -100,6 +100,43 @@ fn parts_cover_the_slices_and_report_the_lowest_error() {
 }
 
 #[test]
+fn planned_steps_give_each_thread_as_many_busy_elements() {
+    let t = Threads::new(4);
+    assert_eq!(t.count(), 4);
+    let n = 84;
+    let mut firsts = vec![usize::MAX; n];
+    let (mut b, mut c) = (vec![(); n], vec![(); n]);
+    let mut step = |threads: usize, firsts: &mut Vec<usize>| {
+        t.for_parts3(threads, firsts, &mut b, &mut c, &|first, p, _, _| {
+            p.iter_mut().for_each(|x| *x = first);
+            Ok(())
+        })
+        .expect("step");
+    };
+    let parts = |firsts: &[usize]| {
+        let mut v = firsts.to_vec();
+        v.dedup();
+        v
+    };
+    // A kernel of 8 CTAs keeps SMs 0..8 busy: equal-sized parts would give them all to
+    // the first thread; planned, each of two threads gets four.
+    let busy = |sms: &[usize]| (0..n).map(move |i| sms.contains(&i)).collect::<Vec<_>>();
+    let useful = t.plan_step(busy(&[0, 1, 2, 3, 4, 5, 6, 7]).into_iter());
+    assert_eq!(useful, 2, "one thread per 4 busy SMs");
+    step(useful, &mut firsts);
+    assert_eq!(parts(&firsts), [0, 4]);
+    // Busy elements spread out: the second part starts at the fifth.
+    let spread = [3, 10, 20, 30, 40, 50, 60, 70, 80, 81, 82, 83];
+    let useful = t.plan_step(busy(&spread).into_iter());
+    assert_eq!(useful, 3);
+    step(useful, &mut firsts);
+    assert_eq!(parts(&firsts), [0, 40, 80]);
+    // The plan is for one step: the next one is split into equal parts.
+    step(2, &mut firsts);
+    assert_eq!(parts(&firsts), [0, 42]);
+}
+
+#[test]
 fn side_work_covers_its_slice_once_in_the_next_step() {
     use std::sync::Mutex;
     let t = Threads::new(4);
