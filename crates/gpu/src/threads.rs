@@ -217,12 +217,22 @@ impl Threads {
     /// many busy elements each (the others cost little: a kernel of 8 CTAs keeps 8 SMs busy,
     /// next to each other, which equal-sized parts would give one thread). Returns the
     /// threads worth using ([`Threads::useful`]). Results do not depend on it.
-    pub fn plan_step(&self, busy: impl Iterator<Item = bool>) -> usize {
-        let mut at = self.busy_at.borrow_mut();
-        at.clear();
-        at.extend(busy.enumerate().filter(|(_, b)| *b).map(|(i, _)| i));
-        self.planned.set(true);
-        self.useful(at.len())
+    pub fn plan_step(&self, busy: impl Iterator<Item = bool> + Clone) -> usize {
+        let (mut n, mut len) = (0, 0);
+        for b in busy.clone() {
+            n += usize::from(b);
+            len += 1;
+        }
+        let useful = self.useful(n);
+        // All busy (a loaded GPU) or one thread: equal-sized parts are the same.
+        let planned = useful > 1 && n < len;
+        if planned {
+            let mut at = self.busy_at.borrow_mut();
+            at.clear();
+            at.extend(busy.enumerate().filter(|(_, b)| *b).map(|(i, _)| i));
+        }
+        self.planned.set(planned);
+        useful
     }
 
     /// Threads worth using for a step over `busy` memory partitions: one per

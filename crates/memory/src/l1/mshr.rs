@@ -1,8 +1,10 @@
 //! The L1's MSHR table: entries found through a map keyed by line, each entry one 64-byte
 //! record holding its line, sectors and first waiters, so that a fill reads one cache line
 //! for the entry and its waiters (a [`crate::cache::MshrEntry`] keeps them in a `Vec` of
-//! their own, a second miss). Waiters beyond the record's room go to a per-entry overflow
-//! list, allocated with the table.
+//! their own, a second miss). Waiters beyond the record's room go to the entry's overflow
+//! slots, allocated with the table (zeroed, so that the pages of slots no entry ever needs
+//! are never touched: a `Vec` per entry made the allocator touch all of them, 2.6 K page
+//! faults of a loaded vector add's 24 K).
 
 use rustc_hash::FxHashMap;
 
@@ -11,6 +13,22 @@ use rustc_hash::FxHashMap;
 pub(super) struct L1Waiter {
     pub slot: u32,
     pub need: u8,
+}
+
+impl L1Waiter {
+    /// As an overflow slot holds it.
+    #[inline]
+    fn pack(self) -> u64 {
+        u64::from(self.slot) | u64::from(self.need) << 32
+    }
+
+    #[inline]
+    fn unpack(v: u64) -> Self {
+        L1Waiter {
+            slot: v as u32,
+            need: (v >> 32) as u8,
+        }
+    }
 }
 
 /// Waiters held in an entry's record.
@@ -39,8 +57,10 @@ const _: () = assert!(std::mem::size_of::<Entry>() == 64);
 #[derive(Debug, Clone)]
 pub(super) struct L1Mshr {
     entries: Vec<Entry>,
-    /// Per entry, its waiters beyond `INLINE` (capacity reserved up front).
-    more: Vec<Vec<L1Waiter>>,
+    /// Entry i's waiters beyond `INLINE`: slots `i * stride..`, packed
+    /// ([`L1Waiter::pack`]).
+    more: Vec<u64>,
+    stride: usize,
     free: Vec<u32>,
     index: FxHashMap<u64, u32>,
     pub max_merge: usize,
@@ -61,9 +81,8 @@ impl L1Mshr {
                 };
                 entries
             ],
-            more: (0..entries)
-                .map(|_| Vec::with_capacity(max_merge.saturating_sub(INLINE)))
-                .collect(),
+            more: vec![0; entries * max_merge.saturating_sub(INLINE)],
+            stride: max_merge.saturating_sub(INLINE),
             free: (0..entries as u32).rev().collect(),
             index: FxHashMap::with_capacity_and_hasher(entries * 2, Default::default()),
             max_merge,
@@ -103,7 +122,6 @@ impl L1Mshr {
         e.pending = 0;
         e.arrived = 0;
         e.n = 0;
-        self.more[i as usize].clear();
         self.index.insert(line, i);
         i
     }
@@ -114,7 +132,6 @@ impl L1Mshr {
         self.index.remove(&e.line);
         e.pending = 0;
         e.n = 0;
-        self.more[i as usize].clear();
         self.free.push(i);
     }
 
@@ -142,7 +159,7 @@ impl L1Mshr {
         if n < INLINE {
             e.inline[n] = w;
         } else {
-            self.more[i as usize].push(w);
+            self.more[i as usize * self.stride + n - INLINE] = w.pack();
         }
         e.n += 1;
     }
@@ -156,23 +173,27 @@ impl L1Mshr {
         e.pending &= !sectors;
         e.arrived |= sectors;
         let arrived = e.arrived;
-        let more = &mut self.more[iu];
+        let more = &mut self.more[iu * self.stride..(iu + 1) * self.stride];
         let mut k = 0;
         while k < e.n as usize {
-            let w = if k < INLINE { e.inline[k] } else { more[k - INLINE] };
+            let w = if k < INLINE {
+                e.inline[k]
+            } else {
+                L1Waiter::unpack(more[k - INLINE])
+            };
             if w.need & !arrived == 0 {
                 // swap_remove(k)
                 let last = e.n as usize - 1;
                 let lw = if last < INLINE {
                     e.inline[last]
                 } else {
-                    more.pop().expect("waiters beyond the record")
+                    L1Waiter::unpack(more[last - INLINE])
                 };
                 if k < last {
                     if k < INLINE {
                         e.inline[k] = lw;
                     } else {
-                        more[k - INLINE] = lw;
+                        more[k - INLINE] = lw.pack();
                     }
                 }
                 e.n -= 1;
