@@ -11,7 +11,9 @@
 //!   its first 40,000 cycles;
 //! * `bfs-trace`: every kernel of the BFS Accel-Sim trace (`fixtures/traces/bfs-sm80-v3`);
 //! * `matmul-1024`: the built-in shared-memory tiled matmul resized to 1024 x 1024 (4,096 CTAs;
-//!   minutes of simulation), only when `SASSIM_BENCH_ONLY` names it.
+//!   minutes of simulation), only when `SASSIM_BENCH_ONLY` names it;
+//! * `fork-join` (with more than one thread): the synchronisation cost of one parallel step of
+//!   the SM-ticking pool, which every simulated cycle pays.
 //!
 //! Each runs with one thread and with `SASSIM_BENCH_THREADS` threads ticking the SMs (default:
 //! all cores; `--threads`). `SASSIM_BENCH_ONLY=vecadd-1344x256,bfs-trace` chooses benchmarks.
@@ -241,5 +243,46 @@ fn main() {
     if gather_list.is_some() {
         let _ = std::fs::remove_dir_all(&gather_dir);
     }
+    if n > 1 && want("fork-join") {
+        fork_join(n);
+    }
     println!("peak RSS {} MB", peak_rss_mb());
+}
+
+/// The cost of one parallel step of the SM-ticking pool (the synchronisation each simulated
+/// cycle pays; docs/performance.md "Scaling"): steps over 84 elements (the A6000's SMs) with
+/// about 4 µs of work in all, timed alone and on `threads` threads; the cost is the difference
+/// between the parallel step and its share of the work.
+fn fork_join(threads: usize) {
+    use sassim_gpu::threads::Threads;
+    const STEPS: u32 = 50_000;
+    let work = |_: usize, p: &mut [u64], _: &mut [()], _: &mut [()]| {
+        for x in p.iter_mut() {
+            let mut v = *x;
+            for _ in 0..64 {
+                v = std::hint::black_box(v.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+            }
+            *x = v;
+        }
+        Ok(())
+    };
+    let time = |pool: &Threads, t: usize| {
+        let (mut a, mut b, mut c) = (vec![0u64; 84], vec![(); 84], vec![(); 84]);
+        for _ in 0..STEPS / 10 {
+            pool.for_parts3(t, &mut a, &mut b, &mut c, &work).expect("step");
+        }
+        let start = Instant::now();
+        for _ in 0..STEPS {
+            pool.for_parts3(t, &mut a, &mut b, &mut c, &work).expect("step");
+        }
+        start.elapsed().as_nanos() as f64 / f64::from(STEPS)
+    };
+    let one = time(&Threads::new(1), 1);
+    let many = time(&Threads::new(threads), threads);
+    println!(
+        "step of ~{:.1} us of work: {one:.0} ns alone, {many:.0} ns on {threads} threads: \
+         synchronisation ~{:.0} ns a step",
+        one / 1000.0,
+        many - one / threads as f64
+    );
 }
