@@ -361,22 +361,29 @@ pub(crate) struct MshrEntry<W> {
 }
 
 impl<W> MshrEntry<W> {
-    /// A free entry with room for `max_merge` waiters (allocated once, with its table).
-    pub fn vacant(max_merge: usize) -> Self {
+    /// A free entry, its waiter list not allocated yet ([`MshrEntry::take_for`]).
+    pub fn vacant() -> Self {
         MshrEntry {
             line: 0,
             pending: 0,
             arrived: 0,
-            waiters: Vec::with_capacity(max_merge),
+            waiters: Vec::new(),
         }
     }
 
-    /// Takes the entry for `line`: nothing requested, arrived or waiting yet.
-    pub fn take_for(&mut self, line: u64) {
+    /// Takes the entry for `line`: nothing requested, arrived or waiting yet. The first time
+    /// it is taken, its list gets room for `max_merge` waiters, kept from then on: entries are
+    /// taken last-freed-first, so only as many are ever allocated as were in use at once
+    /// (allocated with the table, the allocator touched every list's pages at start: 3.2 K
+    /// of the loaded vector add's 21.6 K page faults).
+    pub fn take_for(&mut self, line: u64, max_merge: usize) {
         self.line = line;
         self.pending = 0;
         self.arrived = 0;
         self.waiters.clear();
+        if self.waiters.capacity() == 0 {
+            self.waiters.reserve_exact(max_merge);
+        }
     }
 }
 

@@ -33,7 +33,7 @@ impl<W> WayMshr<W> {
         let entries = entries.max(1);
         let max_merge = max_merge.max(1);
         Self {
-            entries: (0..entries).map(|_| MshrEntry::vacant(max_merge)).collect(),
+            entries: (0..entries).map(|_| MshrEntry::vacant()).collect(),
             way_of: vec![NIL; entries],
             free: (0..entries as u32).rev().collect(),
             by_way: vec![NIL; ways],
@@ -67,7 +67,7 @@ impl<W> WayMshr<W> {
     pub fn alloc(&mut self, way: usize, line: u64) -> u32 {
         debug_assert_eq!(self.by_way[way], NIL, "one MSHR entry per way");
         let i = self.free.pop().expect("MSHR table full");
-        self.entries[i as usize].take_for(line);
+        self.entries[i as usize].take_for(line, self.max_merge);
         self.way_of[i as usize] = way as u32;
         self.by_way[way] = i;
         i
@@ -103,6 +103,7 @@ mod tests {
         entries: Vec<MshrEntry<W>>,
         free: Vec<u32>,
         index: FxHashMap<u64, u32>,
+        max_merge: usize,
     }
 
     impl<W> MshrTable<W> {
@@ -110,9 +111,10 @@ mod tests {
             let entries = entries.max(1);
             let max_merge = max_merge.max(1);
             Self {
-                entries: (0..entries).map(|_| MshrEntry::vacant(max_merge)).collect(),
+                entries: (0..entries).map(|_| MshrEntry::vacant()).collect(),
                 free: (0..entries as u32).rev().collect(),
                 index: FxHashMap::with_capacity_and_hasher(entries * 2, Default::default()),
+                max_merge,
             }
         }
 
@@ -135,7 +137,7 @@ mod tests {
         /// Allocates an entry for `line` (caller checked `free_entries() > 0`).
         pub fn alloc(&mut self, line: u64) -> u32 {
             let i = self.free.pop().expect("MSHR table full");
-            self.entries[i as usize].take_for(line);
+            self.entries[i as usize].take_for(line, self.max_merge);
             self.index.insert(line, i);
             i
         }
