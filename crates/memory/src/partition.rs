@@ -46,6 +46,10 @@ pub struct Partition {
     /// Whether anything may happen in the partition (a request arrived and it has not
     /// been idle since); an inactive partition's cycles change nothing.
     pub(crate) active: bool,
+    /// A response went into `resp_out` since the last [`crate::MemorySystem::tick_end`],
+    /// which then tells the response crossbar (only the crossbar takes them out, and it
+    /// notes itself when a source's queue runs empty).
+    pub(crate) resp_pushed: bool,
 }
 
 impl Partition {
@@ -63,6 +67,7 @@ impl Partition {
             req_in: (0..spp).map(|_| VecDeque::with_capacity(req_cap)).collect(),
             resp_out: (0..spp).map(|_| VecDeque::with_capacity(resp_cap)).collect(),
             active: false,
+            resp_pushed: false,
         }
     }
 
@@ -112,6 +117,7 @@ impl Partition {
     }
 
     fn l2_cycle(&mut self, now: u64, step: &PartitionStep, map: &AddressMapping) {
+        let mut pushed = false;
         for (j, s) in self.slices.iter_mut().enumerate() {
             let req_in = &mut self.req_in[j];
             let out = &mut self.resp_out[j];
@@ -143,6 +149,7 @@ impl Partition {
             if matches!(s.resp.peek(), Some(Reverse(top)) if top.ready <= now) && out.len() < step.resp_cap {
                 if let Some(Reverse(OutResp { sm, bytes, resp, .. })) = s.resp.pop() {
                     out.push_back((sm as usize, bytes, resp));
+                    pushed = true;
                 }
             }
             // 3. One tag lookup, then one new request into the ROP pipeline.
@@ -157,6 +164,7 @@ impl Partition {
             }
             *w = s.wake_after(now, out.len() < step.resp_cap, req_in.front().map(|f| f.0));
         }
+        self.resp_pushed |= pushed;
     }
 
     fn dram_cycle(&mut self, now: u64, l2_now: u64) {

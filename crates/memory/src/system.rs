@@ -517,7 +517,10 @@ impl MemorySystem {
     }
 
     /// The end of a core cycle, after every partition ticked: the response crossbar learns
-    /// which slices have responses, and partitions that went idle leave the busy set.
+    /// which slices have responses, and partitions that went idle leave the busy set. Only
+    /// partitions that queued responses this cycle are looked at: a slice's queue that ran
+    /// empty was emptied by the crossbar, which noted it, and the mark of a parked source
+    /// with packets does not matter (visits skip it, and waking it sets the mark).
     pub fn tick_end(&mut self) {
         let spp = self.spp;
         for w in 0..self.busy_parts.words() {
@@ -525,9 +528,12 @@ impl MemorySystem {
             while bits != 0 {
                 let p = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                let part = &self.parts[p];
-                for (j, q) in part.resp_out.iter().enumerate() {
-                    self.resp_net.has_packets(p * spp + j, !q.is_empty());
+                let part = &mut self.parts[p];
+                if part.resp_pushed {
+                    part.resp_pushed = false;
+                    for (j, q) in part.resp_out.iter().enumerate() {
+                        self.resp_net.has_packets(p * spp + j, !q.is_empty());
+                    }
                 }
                 if !part.active {
                     self.busy_parts.remove(p);
