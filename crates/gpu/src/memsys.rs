@@ -398,6 +398,8 @@ impl MemModel {
     ) {
         let MemModel::Hierarchy(h) = self else { return };
         h.sys.set_port_order(phys);
+        // SMs stepping at their ports read their room there: only responses are watched.
+        h.sys.set_watch_room(!at_ports);
         h.at_ports = at_ports;
         h.delivered_at = cycle;
         // No room is known yet: every SM's is written.

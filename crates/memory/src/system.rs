@@ -149,6 +149,9 @@ pub struct MemorySystem {
     /// [`MemorySystem::watched_sms`] last listed them, and those whose queues held entries
     /// then: every SM whose room may have changed or that may have a response is a member.
     sm_watch: PortSet,
+    /// Whether the watch also covers slots whose request queue changed (their SM's room,
+    /// which an SM stepping at its port reads there itself: [`MemorySystem::set_watch_room`]).
+    watch_room: bool,
     parts: Vec<Partition>,
     /// Partitions with `active` set (a request arrived and they have not been idle since).
     busy_parts: PortSet,
@@ -277,6 +280,7 @@ impl MemorySystem {
                 .collect(),
             slot_of: (0..num_sms as u32).collect(),
             sm_watch: PortSet::new(num_sms),
+            watch_room: true,
             req_net,
             resp_net,
             parts,
@@ -332,7 +336,22 @@ impl MemorySystem {
     #[inline]
     pub fn pushed(&mut self, slot: usize) {
         self.req_net.has_packets(self.ports[slot].port as usize, true);
-        self.sm_watch.insert(slot);
+        if self.watch_room {
+            self.sm_watch.insert(slot);
+        }
+    }
+
+    /// Whether [`MemorySystem::watched_sms`] lists the slots whose room may have changed
+    /// (`true`, the default) or only those that may have a response: SMs that step at their
+    /// ports ([`MemorySystem::step_parts`]) read their room there. Every slot is watched once
+    /// after a change.
+    pub fn set_watch_room(&mut self, yes: bool) {
+        if self.watch_room != yes {
+            self.watch_room = yes;
+            for s in 0..self.ports.len() {
+                self.sm_watch.insert(s);
+            }
+        }
     }
 
     /// Requests SM `sm` (a port) can inject before its interconnect input queue is full.
@@ -396,11 +415,13 @@ impl MemorySystem {
     }
 
     /// Into `out` (cleared first), in increasing order, the slots whose SM's
-    /// [`MemorySystem::port_room`] may have changed or that may have a response
-    /// ([`MemorySystem::has_response`]) since the last call: the others have neither (their
-    /// queues stayed empty). Slots whose queues are empty leave the watch.
+    /// [`MemorySystem::port_room`] may have changed (unless [`MemorySystem::set_watch_room`]
+    /// turned that off) or that may have a response ([`MemorySystem::has_response`]) since
+    /// the last call: the others have neither (their queues stayed empty). Slots whose
+    /// queues are empty leave the watch.
     pub fn watched_sms(&mut self, out: &mut Vec<usize>) {
         out.clear();
+        let room = self.watch_room;
         for w in 0..self.sm_watch.words() {
             let mut bits = self.sm_watch.word_in(w, 0, usize::MAX);
             while bits != 0 {
@@ -408,7 +429,7 @@ impl MemorySystem {
                 bits &= bits - 1;
                 out.push(s);
                 let p = &self.ports[s];
-                if p.req.is_empty() && p.resp.is_empty() {
+                if (!room || p.req.is_empty()) && p.resp.is_empty() {
                     self.sm_watch.remove(s);
                 }
             }
