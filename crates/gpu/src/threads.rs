@@ -242,7 +242,7 @@ impl Threads {
     }
 
     /// Call `f(first, a_part, b_part)` on `a` and `b` split into up to `count()` contiguous
-    /// parts of equal size (`first`: index of the part's first element), one part per
+    /// parts of equal size (never planned: [`Threads::plan_step`] is for steps) (`first`: index of the part's first element), one part per
     /// thread, and wait for all. Returns the error with the lowest index any call returned
     /// (a panic in a worker is returned as an error of its part).
     pub fn for_parts<A: Send, B: Send>(
@@ -357,7 +357,8 @@ impl Threads {
     ) -> Result<(), String> {
         let len = a.len().min(b.len()).min(c.len()).min(d.len());
         let side = self.side.take();
-        let planned = self.planned.replace(false);
+        // A plan is for the next step (`for_parts3`/`for_parts4`), never for `for_parts`.
+        let planned = self.planned.replace(false) && adaptive;
         let mut own = self.n.min(threads).min(len).max(1);
         let mut parts = own.max(side.map_or(1, |s| s.want.min(self.n)));
         if self.alone.get() > 0 {

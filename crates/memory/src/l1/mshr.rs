@@ -159,6 +159,9 @@ impl L1Mshr {
         if n < INLINE {
             e.inline[n] = w;
         } else {
+            // The caller's check keeps an entry within its own slots (a `Vec` would have
+            // grown; a slot past them would belong to the next entry).
+            assert!(n < self.max_merge, "MSHR entry {i} has {n} waiters already");
             self.more[i as usize * self.stride + n - INLINE] = w.pack();
         }
         e.n += 1;
