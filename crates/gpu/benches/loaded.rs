@@ -214,7 +214,10 @@ fn main() {
         Err(_) => 3,
         Ok(v) => match v.parse::<u32>() {
             Ok(r) if (1..=100).contains(&r) => r,
-            _ => panic!("SASSIM_BENCH_REPEAT={v}: expected a whole number from 1 to 100"),
+            _ => {
+                eprintln!("SASSIM_BENCH_REPEAT={v}: expected a whole number from 1 to 100");
+                std::process::exit(2);
+            }
         },
     };
     let mut counts = vec![1];
