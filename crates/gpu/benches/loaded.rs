@@ -47,6 +47,21 @@ fn peak_rss_mb() -> u64 {
         / 1024
 }
 
+/// Environment variable `name` as a whole number in `lo..=hi` (`default` when unset); any
+/// other value is an error message and exit status 2.
+fn env_number(name: &str, default: usize, lo: usize, hi: usize) -> usize {
+    match std::env::var(name) {
+        Err(_) => default,
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(x) if (lo..=hi).contains(&x) => x,
+            _ => {
+                eprintln!("{name}={v}: expected a whole number from {lo} to {hi}");
+                std::process::exit(2);
+            }
+        },
+    }
+}
+
 /// What one benchmark simulated and how long it took.
 struct Measured {
     cycles: u64,
@@ -205,21 +220,8 @@ fn main() {
     });
     let a6000 = GpuConfig::preset("rtx-a6000").expect("preset");
     let all = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let n = std::env::var("SASSIM_BENCH_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(all)
-        .clamp(1, 1024);
-    let repeat = match std::env::var("SASSIM_BENCH_REPEAT") {
-        Err(_) => 3,
-        Ok(v) => match v.parse::<u32>() {
-            Ok(r) if (1..=100).contains(&r) => r,
-            _ => {
-                eprintln!("SASSIM_BENCH_REPEAT={v}: expected a whole number from 1 to 100");
-                std::process::exit(2);
-            }
-        },
-    };
+    let n = env_number("SASSIM_BENCH_THREADS", all, 1, 1024);
+    let repeat = env_number("SASSIM_BENCH_REPEAT", 3, 1, 100);
     let mut counts = vec![1];
     if n > 1 {
         counts.push(n);

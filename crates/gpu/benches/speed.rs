@@ -24,10 +24,16 @@ fn peak_rss_kb() -> u64 {
 }
 
 fn main() {
-    let reps: u32 = std::env::var("SASSIM_BENCH_REPS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+    let reps: u32 = match std::env::var("SASSIM_BENCH_REPS") {
+        Err(_) => 5,
+        Ok(v) => match v.trim().parse() {
+            Ok(r) if (1..=1000).contains(&r) => r,
+            _ => {
+                eprintln!("SASSIM_BENCH_REPS={v}: expected a whole number from 1 to 1000");
+                std::process::exit(2);
+            }
+        },
+    };
     let cfg = GpuConfig::preset("rtx-a6000").expect("preset");
     let arch = listing_arch_for(&cfg.gpu.arch);
     let suite: Vec<_> = sassim_workload::builtin()
