@@ -31,36 +31,8 @@ use sassim_workload::Param;
 use std::path::Path;
 use std::time::Instant;
 
-// The allocator of the sassim binary, so that the figures are the binary's.
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-fn peak_rss_mb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
-        })
-        .unwrap_or(0)
-        / 1024
-}
-
-/// Environment variable `name` as a whole number in `lo..=hi` (`default` when unset); any
-/// other value is an error message and exit status 2.
-fn env_number(name: &str, default: usize, lo: usize, hi: usize) -> usize {
-    match std::env::var(name) {
-        Err(_) => default,
-        Ok(v) => match v.trim().parse::<usize>() {
-            Ok(x) if (lo..=hi).contains(&x) => x,
-            _ => {
-                eprintln!("{name}={v}: expected a whole number from {lo} to {hi}");
-                std::process::exit(2);
-            }
-        },
-    }
-}
+mod common;
+use common::{env_number, peak_rss_mb};
 
 /// What one benchmark simulated and how long it took.
 struct Measured {
@@ -85,10 +57,7 @@ fn report(name: &str, m: &Measured) {
 /// A built-in workload with `n` elements per buffer, `grid` and the size parameter `n`.
 fn resized(cfg: &GpuConfig, name: &str, grid: Vec<u32>, elems: usize, size: u32, threads: usize) -> Measured {
     let arch = listing_arch_for(&cfg.gpu.arch);
-    let b = sassim_workload::builtin()
-        .into_iter()
-        .find(|b| b.name == name)
-        .expect("built-in workload");
+    let b = sassim_workload::builtin_named(name).expect("built-in workload");
     let (w, listing, smem) = load_builtin(&b, arch).expect("workload");
     let mut spec = w.spec.clone();
     spec.grid = grid;

@@ -8,32 +8,10 @@ use sassim_gpu::workload::{listing_arch_for, load_builtin, run_workload_timed};
 use sassim_gpu::{Gpu, RunOptions};
 use std::time::Instant;
 
-// The allocator of the sassim binary, so that the figures are the binary's.
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        })
-        .unwrap_or(0)
-}
+mod common;
 
 fn main() {
-    let reps: u32 = match std::env::var("SASSIM_BENCH_REPS") {
-        Err(_) => 5,
-        Ok(v) => match v.trim().parse() {
-            Ok(r) if (1..=1000).contains(&r) => r,
-            _ => {
-                eprintln!("SASSIM_BENCH_REPS={v}: expected a whole number from 1 to 1000");
-                std::process::exit(2);
-            }
-        },
-    };
+    let reps = common::env_number("SASSIM_BENCH_REPS", 5, 1, 1000) as u32;
     let cfg = GpuConfig::preset("rtx-a6000").expect("preset");
     let arch = listing_arch_for(&cfg.gpu.arch);
     let suite: Vec<_> = sassim_workload::builtin()
@@ -86,5 +64,5 @@ fn main() {
         tot_i as f64 / tot_t,
         tot_c as f64 / tot_t
     );
-    println!("peak RSS {} MB", peak_rss_kb() / 1024);
+    println!("peak RSS {} MB", common::peak_rss_mb());
 }
