@@ -97,8 +97,21 @@ impl<W> Sm<W> {
     /// Count a cycle of sub-core `sc` in which it issued nothing, for `reason`.
     #[inline(always)]
     pub(crate) fn count_stall(&mut self, reason: StallReason) {
-        self.stats.stall_slots[reason as usize] += 1;
+        self.count_stalls(reason, 1);
+    }
+
+    /// [`Sm::count_stall`] for `k` cycles.
+    #[inline(always)]
+    fn count_stalls(&mut self, reason: StallReason, k: u64) {
+        self.stats.stall_slots[reason as usize] += k;
         self.last_stall = reason;
+    }
+
+    /// Move the SM's clock `k` cycles on (its cycle count with it).
+    #[inline(always)]
+    pub(crate) fn advance_clock(&mut self, k: u64) {
+        self.now += k;
+        self.stats.cycles = self.now - self.clock_origin;
     }
 
     /// Count `k` quiet cycles (see [`Sm::quiet_until`]): each sub-core's blocked stall,
@@ -107,11 +120,9 @@ impl<W> Sm<W> {
     pub(crate) fn quiet_cycles(&mut self, k: u64) {
         for sc in 0..self.subcores.len() {
             let reason = self.blocked_reason(sc);
-            self.stats.stall_slots[reason as usize] += k;
-            self.last_stall = reason;
+            self.count_stalls(reason, k);
         }
-        self.now += k;
-        self.stats.cycles = self.now - self.clock_origin;
+        self.advance_clock(k);
     }
 
     /// Count `k` cycles in which every sub-core sleeps and nothing else acts (see
@@ -125,8 +136,7 @@ impl<W> Sm<W> {
             self.stats.stall_slots[self.sleep[sc].reason as usize] += k;
             self.slept_cycles += k;
         }
-        self.now += k;
-        self.stats.cycles = self.now - self.clock_origin;
+        self.advance_clock(k);
     }
 
     /// After a tick: the first cycle whose tick may act if nothing from outside changes the

@@ -567,8 +567,7 @@ impl<W> Sm<W> {
         if self.drained != 0 {
             self.retire_warps(ex);
         }
-        self.now += 1;
-        self.stats.cycles = self.now - self.clock_origin;
+        self.advance_clock(1);
         Ok(())
     }
 
