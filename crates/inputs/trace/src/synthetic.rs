@@ -40,15 +40,15 @@ impl GatherTrace {
         }
         std::fs::create_dir_all(dir)?;
         let trace = dir.join("kernel-1.traceg");
-        if trace.exists() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                format!("{} exists: not overwritten", trace.display()),
-            ));
-        }
         // Written as it is made (a large trace is not held in memory); `create_new` refuses
-        // a file that appeared since the check.
-        let mut t = BufWriter::new(File::create_new(&trace)?);
+        // a file that exists.
+        let file = File::create_new(&trace).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => {
+                std::io::Error::new(e.kind(), format!("{} exists: not overwritten", trace.display()))
+            }
+            _ => e,
+        })?;
+        let mut t = BufWriter::new(file);
         write!(
             t,
             "-kernel name = _Z6gatherPKfPKjPf\n-kernel id = 1\n-grid dim = ({},1,1)\n\
