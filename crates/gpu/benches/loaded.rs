@@ -174,23 +174,24 @@ fn main() {
     let only = std::env::var("SASSIM_BENCH_ONLY").ok();
     let named = |n: &str| only.as_deref().is_some_and(|o| o.split(',').any(|x| x == n));
     let want = |n: &str| only.is_none() || named(n);
-    // The gather trace (about 20 MB of text), written once into a fresh directory.
-    let gather_dir = std::env::temp_dir().join(format!("sassim-bench-gather-{}", std::process::id()));
+    // Settings first: a bad one exits before anything is written.
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let n = env_number("SASSIM_BENCH_THREADS", all, 1, 1024);
+    let repeat = env_number("SASSIM_BENCH_REPEAT", 3, 1, 100);
+    // The gather trace (about 20 MB of text), written once into a fresh directory that is
+    // removed when the benchmark ends (also by a panic).
+    let gather_dir = tempfile::tempdir().expect("temporary directory");
     let gather_list = want("gather-40k").then(|| {
-        let _ = std::fs::remove_dir_all(&gather_dir);
         sassim_trace::synthetic::GatherTrace {
             ctas: 1344,
             gathers: 1,
             table_bytes: 256 << 20,
             seed: 15,
         }
-        .write(&gather_dir)
+        .write(gather_dir.path())
         .expect("gather trace")
     });
     let a6000 = GpuConfig::preset("rtx-a6000").expect("preset");
-    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let n = env_number("SASSIM_BENCH_THREADS", all, 1, 1024);
-    let repeat = env_number("SASSIM_BENCH_REPEAT", 3, 1, 100);
     let mut counts = vec![1];
     if n > 1 {
         counts.push(n);
@@ -243,9 +244,6 @@ fn main() {
         bench("matmul-1024", &|t| {
             resized(&a6000, "matmul", vec![64, 64], 1024 * 1024, 1024, t)
         });
-    }
-    if gather_list.is_some() {
-        let _ = std::fs::remove_dir_all(&gather_dir);
     }
     if n > 1 && want("fork-join") {
         fork_join(n);
