@@ -96,6 +96,12 @@ impl L1Bypass {
         }
     }
 
+    /// Reads waiting to be sent.
+    #[inline]
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
     /// Whether reads wait to be sent.
     #[inline]
     pub fn has_queued(&self) -> bool {

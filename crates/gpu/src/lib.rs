@@ -11,6 +11,7 @@ pub mod ltrf;
 pub mod memsys;
 pub mod microbench;
 pub mod parallel;
+pub mod quantum;
 pub mod report;
 pub mod threads;
 pub mod trace_exec;
@@ -153,6 +154,10 @@ pub struct RunOptions {
     /// part of each cycle moves them through the SMs' inboxes and outboxes (results do not
     /// depend on it).
     pub sm_ports: bool,
+    /// Trace-driven kernels step their SMs through quanta of up to this many cycles when
+    /// the memory system allows (`quantum.rs`; results do not depend on it); 0 or 1: one
+    /// cycle at a time.
+    pub trace_quantum: u64,
 }
 
 impl Default for RunOptions {
@@ -174,6 +179,7 @@ impl Default for RunOptions {
             threads: 1,
             skip_idle_subcores: true,
             sm_ports: true,
+            trace_quantum: 32,
         }
     }
 }
@@ -220,6 +226,48 @@ pub trait KernelSource {
     ) -> Result<(), String> {
         let _ = (sms, notes, ports, threads, cycle);
         Err("this kernel source does not tick its SMs at their interconnect ports".into())
+    }
+    /// Quanta of several cycles (`quantum.rs`): the first cycle from `now` on in which the
+    /// kernel could end (its last warp finish), when an SM issues at most
+    /// `issue_per_cycle` instructions a cycle; quanta end before it. 0: the source does
+    /// not step its SMs in quanta (`None`).
+    fn quantum_horizon(&self, now: u64, issue_per_cycle: u64) -> Option<u64> {
+        let _ = (now, issue_per_cycle);
+        None
+    }
+    /// The SMs' steps of a quantum: [`quantum::sm_quantum`] for each SM from cycle `first`,
+    /// one cycle per entry of `icnt_before`, on the threads of `threads` with the same
+    /// result; what each did is then [`KernelSource::quantum_acc`]. Called only when
+    /// [`KernelSource::quantum_horizon`] is not `None`.
+    fn tick_sms_quantum(
+        &mut self,
+        sms: &mut [Sm<Self::Writes>],
+        notes: &mut [parallel::SmNote],
+        ports: memsys::SmPorts<'_>,
+        threads: &parallel::Threads,
+        first: u64,
+        icnt_before: &[u64],
+    ) -> Result<(), String> {
+        let _ = (sms, notes, ports, threads, first, icnt_before);
+        Err("this kernel source does not step its SMs in quanta".into())
+    }
+    /// What SM `s`'s steps of the last quantum did.
+    fn quantum_acc(&self, s: usize) -> quantum::QuantumAcc {
+        let _ = s;
+        quantum::QuantumAcc::default()
+    }
+    /// SM `s`'s step of cycle `cycle` at its port, alone (in a quantum, after its own steps
+    /// stopped early).
+    fn tick_sm_alone(
+        &mut self,
+        s: usize,
+        sm: &mut Sm<Self::Writes>,
+        note: &mut parallel::SmNote,
+        port: parallel::PortOf<'_>,
+        cycle: u64,
+    ) -> Result<(), String> {
+        let _ = (s, sm, note, port, cycle);
+        Err("this kernel source does not step its SMs in quanta".into())
     }
     /// All warps of the CTA of `warp` have finished.
     fn retire_cta(&mut self, warp: u32);
@@ -280,6 +328,10 @@ pub struct KernelRun {
     /// work, not a statistic of the GPU (the
     /// results are the same with `RunOptions::skip_idle_subcores` off, which turns it off).
     pub quiet_sm_cycles_skipped: u64,
+    /// Cycles run in quanta of several cycles (`quantum.rs`): a measure of the simulator's
+    /// work, not a statistic of the GPU (the results are the same with
+    /// `RunOptions::trace_quantum` at 1).
+    pub quantum_cycles: u64,
 }
 
 /// The simulated GPU.
@@ -528,71 +580,123 @@ impl Gpu {
         let mut occ_sum: u64 = 0;
         let mut sample_insts = 0u64;
         let max_warps = self.core.max_warps as u64;
+        let quanta = opts.trace_quantum > 1 && src.quantum_horizon(start, 1).is_some();
+        let mut qbufs = quantum::QuantumBufs {
+            start,
+            // One instruction a cycle per sub-core.
+            issue_per_cycle: u64::from(self.core.subcores.max(1)),
+            ..Default::default()
+        };
         while done_ctas < num_ctas {
-            // The dispatcher sends CTAs; SMs start the CTAs that arrived and launch warps.
-            sent.clear();
-            disp.step(cycle, &mut sent);
-            for d in &sent {
-                launchers[d.sm].arrive(&timing, d);
-                waiting[d.sm / 64] |= 1 << (d.sm % 64);
-            }
-            for (word, set) in waiting.iter_mut().enumerate() {
-                let mut bits = *set;
-                while bits != 0 {
-                    let s = word * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    let l = &mut launchers[s];
-                    while let Some(cta) = l.ready_cta(cycle) {
-                        // An SM skipping quiet cycles is brought to this one first.
-                        parallel::catch_up(&mut sms[s], &mut notes[s], cycle);
-                        let Some(warps) = cs.start(s, cta, l.warps_pending(), &sms[s], src) else {
-                            break;
-                        };
-                        l.start_cta(&timing, cycle, &warps);
-                    }
-                    while let Some(w) = l.launch_due(cycle) {
-                        parallel::catch_up(&mut sms[s], &mut notes[s], cycle);
-                        if !sms[s].start_at(cycle) {
-                            return Err(SimError::Exec(format!(
-                                "SM {s} is at cycle {} when a warp is launched at {cycle}",
-                                sms[s].now()
-                            )));
-                        }
-                        cs.add_warp(&mut sms[s], &w)?;
-                        first_warp.get_or_insert(cycle);
-                    }
-                    if l.is_empty() {
-                        *set &= !(1 << (s % 64));
-                    }
-                }
-            }
-            // The memory partitions' share of the last cycle runs alongside the SMs' step.
-            mem.with_partitions(&threads, |ports| match ports {
-                Some(ports) => src.tick_sms_at(&mut sms, &mut notes, ports, &threads, cycle),
-                None => src.tick_sms(&mut sms, &mut notes, &threads, cycle),
-            })
-            .map_err(SimError::Exec)?;
-            occ_sum += notes.iter().map(|n| u64::from(n.active)).sum::<u64>();
-            for (s, sm) in sms.iter_mut().enumerate() {
-                if !notes[s].finished {
-                    continue;
-                }
-                for w in sm.drain_finished() {
-                    if cs.warp_finished(s, w) {
-                        src.retire_cta(w);
-                        done_ctas += 1;
-                        disp.cta_finished(cycle + 1, s);
-                    }
-                }
-            }
-            mem.tick_beyond_sms(cycle, &mut sms, &mut notes, &phys)
+            // Several cycles at once when nothing in them needs the serial part between
+            // every two (`quantum.rs`).
+            let q = if qbufs.committed() > 0 {
+                // Its back half ran during the last quantum's steps.
+                qbufs.committed()
+            } else if quanta && waiting.iter().all(|&w| w == 0) && disp.sends_from() > cycle + 1 {
+                quantum_room(opts, cycle, cycle, last_progress, src, &disp, &mut qbufs).min(mem.max_quantum())
+            } else {
+                0
+            };
+            if q > 1 {
+                let next = quantum_room(opts, cycle, cycle + q, last_progress, src, &disp, &mut qbufs);
+                let mut serial = QuantumSerial {
+                    disp: &mut disp,
+                    cs: &mut cs,
+                    done_ctas: &mut done_ctas,
+                    sent: &mut sent,
+                };
+                let done = quantum::run(
+                    q,
+                    cycle,
+                    next,
+                    src,
+                    &mut sms,
+                    &mut notes,
+                    &mut mem,
+                    &threads,
+                    &mut qbufs,
+                    &mut serial,
+                )
                 .map_err(SimError::Exec)?;
-            cycle += 1;
+                occ_sum += done.occupancy;
+                run.quantum_cycles += q;
+                cycle += q;
+                if src.progress() != last_issued {
+                    last_issued = src.progress();
+                    last_progress = done.last_progress.map_or(cycle, |c| c + 1);
+                }
+            } else {
+                // The dispatcher sends CTAs; SMs start the CTAs that arrived and launch warps.
+                sent.clear();
+                disp.step(cycle, &mut sent);
+                for d in &sent {
+                    launchers[d.sm].arrive(&timing, d);
+                    waiting[d.sm / 64] |= 1 << (d.sm % 64);
+                }
+                for (word, set) in waiting.iter_mut().enumerate() {
+                    let mut bits = *set;
+                    while bits != 0 {
+                        let s = word * 64 + bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        let l = &mut launchers[s];
+                        while let Some(cta) = l.ready_cta(cycle) {
+                            // An SM skipping quiet cycles is brought to this one first.
+                            parallel::catch_up(&mut sms[s], &mut notes[s], cycle);
+                            let Some(warps) = cs.start(s, cta, l.warps_pending(), &sms[s], src) else {
+                                break;
+                            };
+                            l.start_cta(&timing, cycle, &warps);
+                        }
+                        while let Some(w) = l.launch_due(cycle) {
+                            parallel::catch_up(&mut sms[s], &mut notes[s], cycle);
+                            if !sms[s].start_at(cycle) {
+                                return Err(SimError::Exec(format!(
+                                    "SM {s} is at cycle {} when a warp is launched at {cycle}",
+                                    sms[s].now()
+                                )));
+                            }
+                            cs.add_warp(&mut sms[s], &w)?;
+                            first_warp.get_or_insert(cycle);
+                        }
+                        if l.is_empty() {
+                            *set &= !(1 << (s % 64));
+                        }
+                    }
+                }
+                // The memory partitions' share of the last cycle runs alongside the SMs' step.
+                mem.with_partitions(&threads, |ports| match ports {
+                    Some(ports) => src.tick_sms_at(&mut sms, &mut notes, ports, &threads, cycle),
+                    None => src.tick_sms(&mut sms, &mut notes, &threads, cycle),
+                })
+                .map_err(SimError::Exec)?;
+                occ_sum += notes.iter().map(|n| u64::from(n.active)).sum::<u64>();
+                for (s, sm) in sms.iter_mut().enumerate() {
+                    if !notes[s].finished {
+                        continue;
+                    }
+                    for w in sm.drain_finished() {
+                        if cs.warp_finished(s, w) {
+                            src.retire_cta(w);
+                            done_ctas += 1;
+                            disp.cta_finished(cycle + 1, s);
+                        }
+                    }
+                }
+                mem.tick_beyond_sms(cycle, &mut sms, &mut notes, &phys)
+                    .map_err(SimError::Exec)?;
+                cycle += 1;
+                if src.progress() != last_issued {
+                    last_issued = src.progress();
+                    last_progress = cycle;
+                }
+            }
+            let stepped = q.max(1);
             let elapsed = cycle - start;
-            if src.progress() != last_issued {
-                last_issued = src.progress();
-                last_progress = cycle;
-            } else if opts.deadlock_cycles > 0 && cycle - last_progress > opts.deadlock_cycles {
+            if last_progress < cycle
+                && opts.deadlock_cycles > 0
+                && cycle - last_progress > opts.deadlock_cycles
+            {
                 self.now = cycle;
                 let mut waiting = Vec::new();
                 for w in cs.running_warps(16) {
@@ -627,11 +731,13 @@ impl Gpu {
                 ));
                 break;
             }
-            if let Some(d) = opts.deadline {
+            if let Some(d) = opts.deadline.filter(|_| qbufs.committed() == 0) {
                 // Every 64 cycles: a fully loaded GPU on a busy machine simulates a few hundred
                 // cycles per second, and the fuzzing runs found 1,024 cycles too coarse (a run
                 // with --max-wall 9 ended after 10.7 s).
-                if elapsed.is_multiple_of(WALL_CHECK_CYCLES) && std::time::Instant::now() >= d {
+                if (elapsed - stepped) / WALL_CHECK_CYCLES < elapsed / WALL_CHECK_CYCLES
+                    && std::time::Instant::now() >= d
+                {
                     run.stopped = Some(format!(
                         "stopped by the wall-clock limit at cycle {elapsed} ({done_ctas} of {num_ctas} CTAs finished)"
                     ));
@@ -718,8 +824,83 @@ impl Gpu {
     }
 }
 
+/// Cycles between two looks at how long the running kernel must still last
+/// ([`KernelSource::quantum_horizon`]) when the last look ruled quanta out.
+const HORIZON_RECHECK: u64 = 16;
+
+/// The most cycles a quantum from cycle `from` may cover by the run's own bounds, worked
+/// out at cycle `now`: it ends at the next IPC sample or progress report, the cycle limit,
+/// before a deadlock could be reported (as if nothing progressed until then), before the
+/// dispatcher may send a CTA (`disp`) and before the kernel could end
+/// ([`KernelSource::quantum_horizon`]; not before every CTA has been sent). The memory
+/// system's bound is not included.
+fn quantum_room<S: KernelSource>(
+    opts: &RunOptions,
+    now: u64,
+    from: u64,
+    last_progress: u64,
+    src: &S,
+    disp: &launch::Dispatcher,
+    bufs: &mut quantum::QuantumBufs,
+) -> u64 {
+    let elapsed = from - bufs.start;
+    let mut q = opts.trace_quantum.min(disp.sends_from().saturating_sub(from));
+    let progress_every = if opts.progress.is_some() {
+        opts.progress_interval
+    } else {
+        0
+    };
+    for every in [opts.ipc_sample_interval, progress_every] {
+        if every > 0 {
+            q = q.min(every - elapsed % every);
+        }
+    }
+    if opts.max_cycles > 0 {
+        q = q.min(opts.max_cycles.saturating_sub(elapsed));
+    }
+    if opts.deadlock_cycles > 0 {
+        q = q.min((last_progress + opts.deadlock_cycles).saturating_sub(from));
+    }
+    if !disp.all_sent() {
+        // Some CTA has not been sent: the kernel cannot end before it is.
+        return q;
+    }
+    if q > 1 && from + q > bufs.horizon && now >= bufs.horizon_checked + HORIZON_RECHECK {
+        bufs.horizon = src.quantum_horizon(now, bufs.issue_per_cycle).unwrap_or(0);
+        bufs.horizon_checked = now;
+    }
+    q.min(bufs.horizon.saturating_sub(from))
+}
+
+/// The run loop's part of a quantum's serial part ([`quantum::SerialPart`]).
+struct QuantumSerial<'a> {
+    disp: &'a mut launch::Dispatcher,
+    cs: &'a mut CtaSched,
+    done_ctas: &'a mut u32,
+    sent: &'a mut Vec<launch::Dispatch>,
+}
+
+impl<S: KernelSource> quantum::SerialPart<S> for QuantumSerial<'_> {
+    fn cycle_start(&mut self, cycle: u64) {
+        self.sent.clear();
+        self.disp.step(cycle, self.sent);
+        // Quanta run only when every CTA has been sent.
+        debug_assert!(self.sent.is_empty(), "a CTA dispatched in a quantum");
+    }
+
+    fn retire(&mut self, s: usize, cycle: u64, sm: &mut Sm<S::Writes>, src: &mut S) {
+        for w in sm.drain_finished() {
+            if self.cs.warp_finished(s, w) {
+                src.retire_cta(w);
+                *self.done_ctas += 1;
+                self.disp.cta_finished(cycle + 1, s);
+            }
+        }
+    }
+}
+
 /// The cycle before `c` (for the responses "of the cycle before" the first).
-fn cycle_before(c: u64) -> u64 {
+pub(crate) fn cycle_before(c: u64) -> u64 {
     c.saturating_sub(1)
 }
 

@@ -61,6 +61,8 @@ pub struct Hierarchy {
     /// The core cycle whose interconnect cycles delivered the responses waiting at the
     /// ports (the last `tick_beyond_sms` or `collect`): their fill cycle.
     delivered_at: u64,
+    /// The kernel's SMs (the first slots of the memory system's ports, `collect`).
+    slots: usize,
 }
 
 /// The SMs' interconnect ports during their step, by simulated SM
@@ -229,6 +231,7 @@ impl MemModel {
             parts_due: false,
             at_ports: false,
             delivered_at: 0,
+            slots: 0,
         })))
     }
 
@@ -402,6 +405,7 @@ impl MemModel {
         h.sys.set_watch_room(!at_ports);
         h.at_ports = at_ports;
         h.delivered_at = cycle;
+        h.slots = sms.len();
         // No room is known yet: every SM's is written.
         h.room.clear();
         h.room.resize(sms.len(), usize::MAX);
@@ -412,6 +416,109 @@ impl MemModel {
                 h.deliver_to(i, phys[i], cycle, sm, note);
             }
         }
+    }
+
+    /// The most core cycles a quantum may cover now (`MemorySystem::max_quantum`; 0 unless
+    /// this kernel's SMs tick at their ports). docs/performance.md "An exact quantum for
+    /// traces".
+    pub fn max_quantum(&self) -> u64 {
+        match self {
+            MemModel::Hierarchy(h) if h.at_ports => h.sys.max_quantum(),
+            _ => 0,
+        }
+    }
+
+    /// The first part of a quantum of `q` core cycles: the partitions' share of the last
+    /// cycle if it has not run, then the memory system's back half of the `q` cycles
+    /// (`MemorySystem::back_cycle`). `clocks` gets each cycle's clocks, `icnt_before[k]` the
+    /// interconnect cycle whose responses the SMs' step of the quantum's cycle `k` takes.
+    pub fn quantum_back(&mut self, q: u64, clocks: &mut Vec<mm::CycleClocks>, icnt_before: &mut Vec<u64>) {
+        self.finish_partitions();
+        clocks.clear();
+        icnt_before.clear();
+        let MemModel::Hierarchy(h) = self else { return };
+        h.sys.begin_quantum();
+        icnt_before.push(h.sys.icnt_cycle_now());
+        for _ in 0..q {
+            let k = h.sys.back_cycle();
+            clocks.push(k);
+            icnt_before.push(k.icnt_last);
+        }
+        icnt_before.pop();
+        h.sys.merge_ahead(h.slots);
+    }
+
+    /// The SMs' ports and the memory system's back half, apart: the back half of the next
+    /// quantum runs while the SMs step through this one (`MemorySystem::split_ahead`).
+    pub fn quantum_split(&mut self) -> Option<(SmPorts<'_>, mm::BackHalf<'_>)> {
+        let MemModel::Hierarchy(h) = self else { return None };
+        let delivered_at = h.delivered_at;
+        let (sp, back) = h.sys.split_ahead();
+        Some((
+            SmPorts {
+                ports: sp.ports,
+                at: sp.at,
+                delivered_at,
+            },
+            back,
+        ))
+    }
+
+    /// The responses the back half delivered ahead join the SMs' response queues, and the
+    /// most core cycles the quantum after the next `ahead` ones may cover
+    /// (`MemorySystem::max_quantum_after`).
+    pub fn quantum_merge(&mut self, ahead: u64) -> u64 {
+        let MemModel::Hierarchy(h) = self else { return 0 };
+        h.sys.merge_ahead(h.slots);
+        h.sys.max_quantum_after(ahead)
+    }
+
+    /// The SMs' ports, for their steps in a quantum ([`MemModel::quantum_back`] ran).
+    pub fn quantum_ports(&mut self) -> Option<SmPorts<'_>> {
+        let MemModel::Hierarchy(h) = self else { return None };
+        let sp = h.sys.step_parts();
+        Some(SmPorts {
+            ports: sp.ports,
+            at: sp.at,
+            delivered_at: h.delivered_at,
+        })
+    }
+
+    /// The front half of core cycle `cycle` of a quantum (clocks `k`), after every SM's
+    /// step of that cycle: the SMs of `pushed` pushed requests straight into their input
+    /// queues (they stepped alone, outside the quantum's parallel part).
+    pub fn quantum_front(&mut self, cycle: u64, k: &mm::CycleClocks, pushed: &[usize]) {
+        let MemModel::Hierarchy(h) = self else { return };
+        for &s in pushed {
+            h.sys.pushed(s);
+        }
+        h.sys.front_cycle(cycle, k, h.slots);
+    }
+
+    /// The end of a quantum whose last core cycle was `last`, followed by one whose back half
+    /// has run: the next steps' responses are where the quantum's steps take them.
+    pub fn quantum_continue(&mut self, last: u64) {
+        if let MemModel::Hierarchy(h) = self {
+            h.delivered_at = last;
+        }
+    }
+
+    /// The end of a quantum whose last core cycle was `last`: what `tick_beyond_sms` leaves
+    /// for the next cycle's step (the SMs with responses waiting are marked in `notes`).
+    pub fn quantum_end(&mut self, last: u64, notes: &mut [crate::parallel::SmNote]) {
+        let MemModel::Hierarchy(h) = self else { return };
+        h.sys.end_quantum();
+        h.parts_due = false;
+        h.delivered_at = last;
+        let mut watched = std::mem::take(&mut h.watched);
+        h.sys.watched_sms(&mut watched);
+        for &i in &watched {
+            if i >= notes.len() {
+                break;
+            }
+            notes[i].inbox = h.sys.slot_has_response(i);
+        }
+        h.watched = watched;
     }
 
     /// After the last cycle of a kernel's loop: the responses the serial part left for

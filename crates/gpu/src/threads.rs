@@ -19,6 +19,18 @@ use std::thread::JoinHandle;
 /// An error of one element of a part: (its index, the message).
 pub type PartError = (usize, String);
 
+/// How [`Threads`] runs a step's parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StepKind {
+    /// [`Threads::for_parts`]: equal parts, never measured.
+    Plain,
+    /// An SM step of one cycle: the planned parts ([`Threads::plan_step`]); whether several
+    /// threads pay is measured when there are few SMs per thread.
+    Measured,
+    /// A quantum of several cycles: the planned parts, on every thread asked for.
+    Long,
+}
+
 /// Work on one part: (index of its first element, its elements of both slices).
 pub type PartFn<'f, A, B> = dyn Fn(usize, &mut [A], &mut [B]) -> Result<(), PartError> + Sync + 'f;
 
@@ -133,6 +145,8 @@ pub struct Threads {
     /// they were given for it.
     busy_at: RefCell<Vec<usize>>,
     planned: Cell<bool>,
+    /// The next step's side job's work relative to the step's own ([`Threads::set_side_load`]).
+    side_load: Cell<f64>,
     /// The next step's part boundaries (reused: no allocation per step).
     bounds: RefCell<Vec<usize>>,
     shared: Arc<Shared>,
@@ -196,6 +210,7 @@ impl Threads {
             pays: StepTiming::default(),
             busy_at: RefCell::new(Vec::new()),
             planned: Cell::new(false),
+            side_load: Cell::new(0.0),
             bounds: RefCell::new(Vec::new()),
             shared,
             workers,
@@ -235,6 +250,17 @@ impl Threads {
         useful
     }
 
+    /// The side job of the next step ([`Threads::with_side`]) runs on the calling thread and
+    /// costs about `load` times the step's own work (0 to 1; measured by the caller): the
+    /// calling thread's part of the step is that much smaller. Results do not depend on it.
+    pub fn set_side_load(&self, load: f64) {
+        self.side_load.set(if load.is_finite() {
+            load.clamp(0.0, 1.0)
+        } else {
+            0.0
+        });
+    }
+
     /// Threads worth using for a step over `busy` memory partitions: one per
     /// [`MIN_BUSY_PARTITIONS_PER_THREAD`]. Results do not depend on it.
     pub fn useful_for_partitions(&self, busy: usize) -> usize {
@@ -260,7 +286,7 @@ impl Threads {
             &mut n3,
             &mut n4,
             &|first, pa, pb, _, _| f(first, pa, pb),
-            false,
+            StepKind::Plain,
         )
     }
 
@@ -327,7 +353,7 @@ impl Threads {
             c,
             &mut none,
             &|first, pa, pb, pc, _| f(first, pa, pb, pc),
-            true,
+            StepKind::Measured,
         )
     }
 
@@ -341,7 +367,21 @@ impl Threads {
         d: &mut [D],
         f: &PartFn4<'_, A, B, C, D>,
     ) -> Result<(), String> {
-        self.run_parts(threads, a, b, c, d, f, true)
+        self.run_parts(threads, a, b, c, d, f, StepKind::Measured)
+    }
+
+    /// [`Threads::for_parts4`] for a step long enough to pay on any machine (a quantum of
+    /// several cycles): the threads are not measured against one.
+    pub fn for_parts4_long<A: Send, B: Send, C: Send, D: Send>(
+        &self,
+        threads: usize,
+        a: &mut [A],
+        b: &mut [B],
+        c: &mut [C],
+        d: &mut [D],
+        f: &PartFn4<'_, A, B, C, D>,
+    ) -> Result<(), String> {
+        self.run_parts(threads, a, b, c, d, f, StepKind::Long)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -353,12 +393,13 @@ impl Threads {
         c: &mut [C],
         d: &mut [D],
         f: &PartFn4<'_, A, B, C, D>,
-        adaptive: bool,
+        kind: StepKind,
     ) -> Result<(), String> {
+        let adaptive = kind == StepKind::Measured;
         let len = a.len().min(b.len()).min(c.len()).min(d.len());
         let side = self.side.take();
         // A plan is for the next step (`for_parts3`/`for_parts4`), never for `for_parts`.
-        let planned = self.planned.replace(false) && adaptive;
+        let planned = self.planned.replace(false) && kind != StepKind::Plain;
         let mut own = self.n.min(threads).min(len).max(1);
         let mut parts = own.max(side.map_or(1, |s| s.want.min(self.n)));
         if self.alone.get() > 0 {
@@ -386,9 +427,28 @@ impl Threads {
         bounds.clear();
         let busy = self.busy_at.borrow();
         let size = len.div_ceil(own);
+        // A side job on the calling thread (the first part) weighing `load` times the
+        // step's own work: the first part takes that much less of it.
+        let load = self.side_load.replace(0.0);
+        let load = if side.is_some() && load > 0.0 && own > 1 {
+            load.min(1.0)
+        } else {
+            0.0
+        };
         bounds.extend((0..=own).map(|k| {
             if k == own {
                 len
+            } else if load > 0.0 {
+                // Part k starts after the share k(1 + load)/own - load of the (busy) elements.
+                let share = (k as f64 * (1.0 + load) / own as f64 - load).clamp(0.0, 1.0);
+                if k == 0 {
+                    0
+                } else if planned && !busy.is_empty() {
+                    let j = (share * busy.len() as f64) as usize;
+                    busy.get(j).map_or(len, |&i| i.min(len))
+                } else {
+                    ((share * len as f64) as usize).min(len)
+                }
             } else if planned && !busy.is_empty() {
                 // The part's first busy element starts it (the first part starts at 0).
                 let j = k * busy.len() / own;

@@ -645,6 +645,88 @@ impl crate::KernelSource for TraceKernel {
     ) -> Result<(), String> {
         self.step(sms, notes, Some(ports), threads, cycle)
     }
+    fn quantum_horizon(&self, now: u64, issue_per_cycle: u64) -> Option<u64> {
+        // A warp issues at most one instruction a cycle, and an SM at most
+        // `issue_per_cycle` (one per sub-core): an SM whose warps have `r` instructions
+        // left, one of them `w`, cannot have finished them before cycle
+        // `now + max(w, r / issue_per_cycle) - 1`.
+        let mut cycles = 0u64;
+        for p in &self.parts {
+            let (mut sum, mut most) = (0u64, 0u64);
+            for w in p.warps.values() {
+                let left = w.instrs.len().saturating_sub(w.pos) as u64;
+                sum += left;
+                most = most.max(left);
+            }
+            cycles = cycles.max(most).max(sum / issue_per_cycle.max(1));
+        }
+        Some(now + cycles.saturating_sub(1))
+    }
+    fn tick_sms_quantum(
+        &mut self,
+        sms: &mut [sassim_timing::Sm<()>],
+        notes: &mut [crate::parallel::SmNote],
+        ports: crate::memsys::SmPorts<'_>,
+        threads: &crate::parallel::Threads,
+        first: u64,
+        icnt_before: &[u64],
+    ) -> Result<(), String> {
+        if self.parts.len() < sms.len() {
+            self.parts.resize_with(sms.len(), TracePart::default);
+        }
+        let code = &self.code;
+        let n = sms.len();
+        let useful = crate::parallel::useful_threads(threads, notes);
+        let at = &ports.at;
+        let tick = |first_sm: usize,
+                    sms: &mut [sassim_timing::Sm<()>],
+                    parts: &mut [TracePart],
+                    notes: &mut [crate::parallel::SmNote],
+                    ports: &mut [sassim_memory::SmPort]| {
+            for (i, (((sm, p), note), port)) in sms
+                .iter_mut()
+                .zip(parts.iter_mut())
+                .zip(notes.iter_mut())
+                .zip(ports.iter_mut())
+                .enumerate()
+            {
+                let acc = crate::quantum::sm_quantum(
+                    sm,
+                    |sm, cycle, note, port| tick_part(sm, p, code, cycle, note, Some(port)),
+                    first,
+                    icnt_before,
+                    note,
+                    port,
+                    at,
+                )
+                .map_err(|e| (first_sm + i, e))?;
+                p.quantum = acc;
+            }
+            Ok(())
+        };
+        let r = threads.for_parts4_long(useful, sms, &mut self.parts[..n], notes, ports.ports, &tick);
+        self.issued_total += self.parts[..n].iter().map(|p| p.quantum.progress).sum::<u64>();
+        r
+    }
+    fn quantum_acc(&self, s: usize) -> crate::quantum::QuantumAcc {
+        self.parts.get(s).map(|p| p.quantum).unwrap_or_default()
+    }
+    fn tick_sm_alone(
+        &mut self,
+        s: usize,
+        sm: &mut sassim_timing::Sm<()>,
+        note: &mut crate::parallel::SmNote,
+        port: crate::parallel::PortOf<'_>,
+        cycle: u64,
+    ) -> Result<(), String> {
+        let p = self
+            .parts
+            .get_mut(s)
+            .ok_or_else(|| format!("SM {s} has no part of the trace"))?;
+        tick_part(sm, p, &self.code, cycle, note, Some(port))?;
+        self.issued_total += u64::from(note.progress);
+        Ok(())
+    }
     fn num_ctas(&self) -> u32 {
         self.num_blocks
     }

@@ -76,6 +76,8 @@ pub(crate) struct TracePart {
     /// Per CTA in flight: the fewest barriers issued by a warp that has not exited.
     pub cta_min_bars: IdMap<u32>,
     pub issued: u64,
+    /// What the SM's steps of the last quantum did.
+    pub quantum: crate::quantum::QuantumAcc,
 }
 
 impl TracePart {

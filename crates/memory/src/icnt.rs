@@ -217,6 +217,12 @@ impl Crossbar {
         }
     }
 
+    /// Packets a destination queue holds before it blocks the crossbar.
+    #[inline]
+    pub fn dst_cap(&self) -> usize {
+        self.dst_cap
+    }
+
     /// The counters, with the blocked cycles of the sleeping sources up to the last cycle.
     pub fn stats(&self) -> IcntStats {
         let mut s = self.stats.clone();

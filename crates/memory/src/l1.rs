@@ -818,6 +818,12 @@ impl SmMemory {
         }
     }
 
+    /// The most requests [`SmMemory::tick`] sends in one cycle.
+    #[inline]
+    pub fn requests_per_cycle(&self) -> usize {
+        self.requests_per_cycle as usize
+    }
+
     #[inline(never)]
     fn send_queued(&mut self, now: u64, l2: &mut dyn FnMut(L2Request) -> bool) {
         for _ in 0..self.requests_per_cycle {

@@ -164,6 +164,12 @@ pub(crate) struct L2Slice {
     /// The cycle the head of `rop` is due for its tag lookup (`u64::MAX`: `rop` is empty),
     /// kept here so that a cycle whose head is not due reads no queue entry.
     rop_due: u64,
+    /// While the memory system runs its back half ahead of its front half (a quantum of
+    /// several core cycles, [`crate::MemorySystem::back_cycle`]): the L2 cycles of the
+    /// lookups that took a request out of `rop`, oldest first, so that a request entering
+    /// at an earlier cycle sees the room `rop` had then ([`L2Slice::rop_room_at`]).
+    rop_pops: VecDeque<u64>,
+    recording_pops: bool,
     /// Counts the changes of the cache and MSHR state that can decide a stalled head
     /// request otherwise: a request processed, a DRAM fill applied (but see `room_stall`).
     changes: u64,
@@ -214,6 +220,8 @@ impl L2Slice {
             rop: VecDeque::with_capacity((l2.latency + l2.queue_icnt_to_l2.max(1)) as usize),
             rop_cap: (l2.latency + l2.queue_icnt_to_l2.max(1)) as usize,
             rop_due: u64::MAX,
+            rop_pops: VecDeque::new(),
+            recording_pops: false,
             changes: 0,
             stalled: 0,
             room_stall: None,
@@ -232,6 +240,24 @@ impl L2Slice {
     /// Whether a request may enter the ROP pipeline this cycle.
     pub fn rop_has_room(&self) -> bool {
         self.rop.len() < self.rop_cap
+    }
+
+    /// Starts (`true`) or ends recording the cycles of the lookups' pops from `rop`
+    /// ([`L2Slice::rop_room_at`]); ending forgets them.
+    pub(crate) fn record_rop_pops(&mut self, yes: bool) {
+        self.recording_pops = yes;
+        self.rop_pops.clear();
+    }
+
+    /// Whether a request may enter the ROP pipeline at L2 cycle `now`, when the lookups of
+    /// later cycles have already run (their pops are recorded): `rop` held the requests it
+    /// holds now plus those the later lookups took.
+    pub fn rop_room_at(&mut self, now: u64) -> bool {
+        let p = &mut self.rop_pops;
+        while p.front().is_some_and(|&c| c <= now) {
+            p.pop_front();
+        }
+        self.rop.len() + p.len() < self.rop_cap
     }
 
     pub fn rop_push(&mut self, now: u64, r: InReq) {
@@ -277,6 +303,9 @@ impl L2Slice {
         self.room_stall = None;
         if self.process(now, &r, map) {
             self.rop.pop_front();
+            if self.recording_pops {
+                self.rop_pops.push_back(now);
+            }
             self.rop_due = self.rop.front().map_or(u64::MAX, |f| f.0);
             self.changes += 1;
         } else {

@@ -143,17 +143,8 @@ impl Partition {
                 }
                 continue;
             }
-            // 1. One DRAM fill.
-            s.fill(now);
-            // 2. One ready response into the response network.
-            if matches!(s.resp.peek(), Some(Reverse(top)) if top.ready <= now) && out.len() < step.resp_cap {
-                if let Some(Reverse(OutResp { sm, bytes, resp, .. })) = s.resp.pop() {
-                    out.push_back((sm as usize, bytes, resp));
-                    pushed = true;
-                }
-            }
-            // 3. One tag lookup, then one new request into the ROP pipeline.
-            s.lookup(now, map);
+            pushed |= slice_back(s, out, now, step, map);
+            // 3b. One new request into the ROP pipeline.
             if s.rop_has_room() {
                 if let Some(&(at, r)) = req_in.front() {
                     if at <= step.icnt_now {
@@ -165,6 +156,91 @@ impl Partition {
             *w = s.wake_after(now, out.len() < step.resp_cap, req_in.front().map(|f| f.0));
         }
         self.resp_pushed |= pushed;
+    }
+
+    /// The back half of the partition's share of a core cycle: [`Partition::tick`] without
+    /// requests entering the ROP pipelines ([`Partition::admit`] does that later, for the
+    /// same cycles). Exact when every request a lookup of these cycles takes entered its
+    /// pipeline before them: the pipeline's latency is at least the cycles run ahead
+    /// ([`crate::MemorySystem::max_quantum`]).
+    pub fn tick_back(&mut self, step: &PartitionStep, map: &AddressMapping) {
+        if !self.active {
+            return;
+        }
+        let mut now = step.l2_first;
+        while now <= step.l2_last {
+            self.l2_cycle_back(now, step, map);
+            now += 1;
+        }
+        let mut now = step.dram_first;
+        while now <= step.dram_last {
+            self.dram_cycle(now, step.l2_last);
+            now += 1;
+        }
+        self.active = self.wake.iter().any(|w| w.busy) || !self.is_idle();
+    }
+
+    fn l2_cycle_back(&mut self, now: u64, step: &PartitionStep, map: &AddressMapping) {
+        let mut pushed = false;
+        for (j, s) in self.slices.iter_mut().enumerate() {
+            let out = &mut self.resp_out[j];
+            // Requests entering are not this half's business (`watch_in`, `icnt_at`).
+            let w = &mut self.wake[j];
+            if now < w.l2_at && (!w.watch_out || out.len() >= step.resp_cap) {
+                debug_assert_eq!(
+                    s.would_act(now, out.len() < step.resp_cap, false),
+                    (false, w.stall_counts),
+                    "slice {j} asleep at L2 cycle {now} (back half)"
+                );
+                if w.stall_counts {
+                    s.count_stall();
+                }
+                continue;
+            }
+            pushed |= slice_back(s, out, now, step, map);
+            *w = s.wake_after(now, out.len() < step.resp_cap, None);
+        }
+        self.resp_pushed |= pushed;
+    }
+
+    /// The front half of the partition's share of a core cycle (after
+    /// [`Partition::tick_back`] ran it and later ones): in each of `step`'s L2 cycles, one
+    /// request that crossed the request crossbar by `step.icnt_now` enters each slice's ROP
+    /// pipeline if it had room then ([`L2Slice::rop_room_at`]). A slice that took one is
+    /// visited by the next back half.
+    pub fn admit(&mut self, step: &PartitionStep) {
+        for (j, s) in self.slices.iter_mut().enumerate() {
+            let req_in = &mut self.req_in[j];
+            let mut now = step.l2_first;
+            while now <= step.l2_last {
+                let Some(&(at, r)) = req_in.front() else { break };
+                if at > step.icnt_now {
+                    break;
+                }
+                if s.rop_room_at(now) {
+                    req_in.pop_front();
+                    s.rop_push(now, r);
+                    let w = &mut self.wake[j];
+                    w.l2_at = 0;
+                    w.busy = true;
+                    self.active = true;
+                }
+                now += 1;
+            }
+        }
+    }
+
+    /// Whether any slice's request queue holds requests (for [`Partition::admit`]).
+    #[inline]
+    pub fn has_requests_in(&self) -> bool {
+        self.req_in.iter().any(|q| !q.is_empty())
+    }
+
+    /// Starts or ends running the back half ahead ([`L2Slice::record_rop_pops`]).
+    pub(crate) fn record_rop_pops(&mut self, yes: bool) {
+        for s in &mut self.slices {
+            s.record_rop_pops(yes);
+        }
     }
 
     fn dram_cycle(&mut self, now: u64, l2_now: u64) {
@@ -221,4 +297,30 @@ impl Partition {
             ch.schedule(now, reads_blocked);
         }
     }
+}
+
+/// A visited slice's L2 cycle `now` but for requests entering its ROP pipeline: one DRAM
+/// fill, one ready response into the response crossbar's queue `out`, one tag lookup.
+/// Whether a response went into `out`.
+#[inline(always)]
+fn slice_back(
+    s: &mut L2Slice,
+    out: &mut VecDeque<SrcEntry<L2Response>>,
+    now: u64,
+    step: &PartitionStep,
+    map: &AddressMapping,
+) -> bool {
+    let mut pushed = false;
+    // 1. One DRAM fill.
+    s.fill(now);
+    // 2. One ready response into the response network.
+    if matches!(s.resp.peek(), Some(Reverse(top)) if top.ready <= now) && out.len() < step.resp_cap {
+        if let Some(Reverse(OutResp { sm, bytes, resp, .. })) = s.resp.pop() {
+            out.push_back((sm as usize, bytes, resp));
+            pushed = true;
+        }
+    }
+    // 3. One tag lookup.
+    s.lookup(now, map);
+    pushed
 }

@@ -28,6 +28,58 @@ impl Clock {
     }
 }
 
+/// The cycles of each clock domain in one core cycle (both ends inclusive; none when
+/// `first > last`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CycleClocks {
+    pub icnt_first: u64,
+    pub icnt_last: u64,
+    pub l2_first: u64,
+    pub l2_last: u64,
+    pub dram_first: u64,
+    pub dram_last: u64,
+}
+
+/// The clock domains: core cycles and the interconnect's, L2's and DRAM command clock's
+/// cycles that fall in them.
+#[derive(Debug, Clone)]
+struct Clocks {
+    core_khz: u64,
+    core_cycles: u64,
+    icnt: Clock,
+    l2: Clock,
+    dram: Clock,
+}
+
+impl Clocks {
+    /// One core cycle (fractional accumulation, integer kHz): the cycles of each domain
+    /// that fall in it.
+    fn advance(&mut self) -> CycleClocks {
+        self.core_cycles += 1;
+        let core = self.core_khz;
+        let step = |c: &mut Clock| {
+            let first = c.cycle + 1;
+            c.acc += c.khz;
+            while c.acc >= core {
+                c.acc -= core;
+                c.cycle += 1;
+            }
+            (first, c.cycle)
+        };
+        let (icnt_first, icnt_last) = step(&mut self.icnt);
+        let (l2_first, l2_last) = step(&mut self.l2);
+        let (dram_first, dram_last) = step(&mut self.dram);
+        CycleClocks {
+            icnt_first,
+            icnt_last,
+            l2_first,
+            l2_last,
+            dram_first,
+            dram_last,
+        }
+    }
+}
+
 /// Aggregated statistics of the memory system.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MemStats {
@@ -63,6 +115,10 @@ pub struct SmPort {
     port: u16,
     req: VecDeque<SrcEntry<InReq>>,
     resp: VecDeque<DstEntry<L2Response>>,
+    /// Requests pushed during a quantum ([`PortStep::staging`]), with the core cycle of
+    /// their push: they join `req` when the front half reaches that cycle
+    /// ([`MemorySystem::front_cycle`]).
+    staged: VecDeque<(u64, SrcEntry<InReq>)>,
 }
 
 /// What an SM needs to use its [`SmPort`] during a step (unchanged by the step).
@@ -73,13 +129,39 @@ pub struct PortStep<'a> {
     src_cap: usize,
     /// The interconnect's last cycle: responses due by then are delivered.
     icnt_now: u64,
+    /// In a quantum: the core cycle of the step; pushes wait in the port's staging queue
+    /// until the front half reaches that cycle (`None`: they go into the input queue).
+    stage_at: Option<u64>,
+}
+
+impl PortStep<'_> {
+    /// The same for core cycle `cycle` of a quantum, whose responses due by interconnect
+    /// cycle `icnt_now` are delivered ([`MemorySystem::back_cycle`]).
+    #[inline]
+    pub fn in_quantum(&self, cycle: u64, icnt_now: u64) -> Self {
+        PortStep {
+            icnt_now,
+            stage_at: Some(cycle),
+            ..*self
+        }
+    }
+
+    /// The same outside a quantum, at interconnect cycle `icnt_now`.
+    #[inline]
+    pub fn at_icnt(&self, icnt_now: u64) -> Self {
+        PortStep {
+            icnt_now,
+            stage_at: None,
+            ..*self
+        }
+    }
 }
 
 impl SmPort {
     /// Injects a request; false = the input queue is full ([`MemorySystem::push`]).
     #[inline]
     pub fn push(&mut self, at: &PortStep, req: L2Request) -> bool {
-        if self.req.len() >= at.src_cap {
+        if self.req.len() + self.staged.len() >= at.src_cap {
             return false;
         }
         let dst = at.map.slice(req.addr);
@@ -88,8 +170,25 @@ impl SmPort {
                 L2ReqKind::Read => 0,
                 _ => req.bytes,
             };
-        self.req.push_back((dst, bytes, InReq { sm: self.port, req }));
+        let e = (dst, bytes, InReq { sm: self.port, req });
+        match at.stage_at {
+            None => self.req.push_back(e),
+            Some(c) => self.staged.push_back((c, e)),
+        }
         true
+    }
+
+    /// Requests the SM can still push ([`SmPort::push`]) before its input queue is full,
+    /// counting those staged in a quantum.
+    #[inline]
+    pub fn room_at(&self, at: &PortStep) -> usize {
+        at.src_cap.saturating_sub(self.req.len() + self.staged.len())
+    }
+
+    /// Whether a response is due by `at`'s interconnect cycle.
+    #[inline]
+    pub fn has_response_at(&self, at: &PortStep) -> bool {
+        self.has_response(at.icnt_now)
     }
 
     /// Next response delivered to the SM by `at`'s interconnect cycle.
@@ -157,14 +256,14 @@ pub struct MemorySystem {
     busy_parts: PortSet,
     /// The partitions' share of the current core cycle ([`MemorySystem::tick_begin`]).
     step: PartitionStep,
-    core_khz: u64,
-    core_cycles: u64,
+    clocks: Clocks,
     /// `core_cycles` and the DRAM clock's cycle when the statistics were last reset.
     stats_epoch: u64,
     dram_epoch: u64,
-    icnt: Clock,
-    l2: Clock,
-    dram: Clock,
+    /// Per slot: responses the back half delivered ahead of the SMs' steps of a quantum
+    /// ([`MemorySystem::back_cycle`]), which join the SMs' response queues before those
+    /// steps ([`MemorySystem::merge_ahead`]).
+    ahead: Vec<VecDeque<DstEntry<L2Response>>>,
 }
 
 /// The partitions' side of the request crossbar: slice `i` is slice `i % spp` of partition
@@ -218,6 +317,115 @@ impl Ports<DstEntry<L2Response>> for RespIn<'_> {
     #[inline]
     fn arrived(&mut self, i: usize) {
         self.watch.insert(self.slot_of[i] as usize);
+    }
+}
+
+/// The SMs' side of the response crossbar when the back half runs ahead of the SMs' steps
+/// ([`BackHalf`]): per slot, the responses delivered ahead.
+struct RespAhead<'a> {
+    queues: &'a mut [VecDeque<DstEntry<L2Response>>],
+    slot_of: &'a [u32],
+    watch: &'a mut PortSet,
+}
+
+impl Ports<DstEntry<L2Response>> for RespAhead<'_> {
+    #[inline]
+    fn queue(&mut self, i: usize) -> &mut VecDeque<DstEntry<L2Response>> {
+        &mut self.queues[self.slot_of[i] as usize]
+    }
+
+    #[inline]
+    fn arrived(&mut self, i: usize) {
+        self.watch.insert(self.slot_of[i] as usize);
+    }
+}
+
+/// The memory system's back half (clocks, response crossbar, the partitions' L2 lookups and
+/// DRAM), borrowed apart from the SMs' ports, so that it can run a quantum's core cycles
+/// while the SMs step through the previous quantum ([`MemorySystem::split_ahead`]). The
+/// responses it delivers wait per slot until [`MemorySystem::merge_ahead`].
+pub struct BackHalf<'a> {
+    clocks: &'a mut Clocks,
+    parts: &'a mut [Partition],
+    busy_parts: &'a mut PortSet,
+    resp_net: &'a mut Crossbar,
+    ahead: &'a mut [VecDeque<DstEntry<L2Response>>],
+    slot_of: &'a [u32],
+    sm_watch: &'a mut PortSet,
+    map: &'a AddressMapping,
+    spp: usize,
+}
+
+impl BackHalf<'_> {
+    /// The back half of the next core cycle of a quantum: the clocks, the response
+    /// crossbar's cycles, every busy partition's L2 and DRAM cycles but for requests
+    /// entering the ROP pipelines ([`Partition::tick_back`]), the end of the cycle
+    /// ([`MemorySystem::tick_end`]). Returns the cycle's clocks for
+    /// [`MemorySystem::front_cycle`].
+    pub fn cycle(&mut self) -> CycleClocks {
+        let k = self.clocks.advance();
+        let mut c = k.icnt_first;
+        while c <= k.icnt_last {
+            self.resp_net.cycle(
+                c,
+                &mut RespOut {
+                    parts: self.parts,
+                    spp: self.spp,
+                },
+                &mut RespAhead {
+                    queues: self.ahead,
+                    slot_of: self.slot_of,
+                    watch: self.sm_watch,
+                },
+            );
+            c += 1;
+        }
+        let step = partition_step(&k, self.resp_net.src_cap);
+        let busy = &*self.busy_parts;
+        for w in 0..busy.words() {
+            let mut bits = busy.word_in(w, 0, usize::MAX);
+            while bits != 0 {
+                let p = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.parts[p].tick_back(&step, self.map);
+            }
+        }
+        end_cycle(self.parts, self.busy_parts, self.resp_net, self.spp);
+        k
+    }
+}
+
+/// What the partitions do in the core cycle of clocks `k` (`resp_cap`: room of a slice's
+/// queue into the response crossbar).
+fn partition_step(k: &CycleClocks, resp_cap: usize) -> PartitionStep {
+    PartitionStep {
+        l2_first: k.l2_first,
+        l2_last: k.l2_last,
+        dram_first: k.dram_first,
+        dram_last: k.dram_last,
+        icnt_now: k.icnt_last,
+        resp_cap,
+    }
+}
+
+/// The end of a core cycle ([`MemorySystem::tick_end`]).
+fn end_cycle(parts: &mut [Partition], busy_parts: &mut PortSet, resp_net: &mut Crossbar, spp: usize) {
+    for w in 0..busy_parts.words() {
+        let mut bits = busy_parts.word_in(w, 0, usize::MAX);
+        while bits != 0 {
+            let p = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let part = &mut parts[p];
+            if part.resp_pushed {
+                part.resp_pushed = false;
+                for (j, q) in part.resp_out.iter().enumerate() {
+                    resp_net.has_packets(p * spp + j, !q.is_empty());
+                }
+            }
+            if !part.active {
+                busy_parts.remove(p);
+            }
+        }
     }
 }
 
@@ -276,6 +484,7 @@ impl MemorySystem {
                     port: p as u16,
                     req: VecDeque::with_capacity(req_net.src_cap),
                     resp: VecDeque::with_capacity(ic.dest_queue_entries.max(1) as usize),
+                    staged: VecDeque::new(),
                 })
                 .collect(),
             slot_of: (0..num_sms as u32).collect(),
@@ -286,13 +495,16 @@ impl MemorySystem {
             parts,
             busy_parts: PortSet::new(nparts),
             step: PartitionStep::default(),
-            core_khz: Clock::new(cfg.clocks.core_mhz).khz,
-            core_cycles: 0,
+            clocks: Clocks {
+                core_khz: Clock::new(cfg.clocks.core_mhz).khz,
+                core_cycles: 0,
+                icnt: Clock::new(cfg.clocks.icnt_mhz),
+                l2: Clock::new(cfg.clocks.l2_mhz),
+                dram: Clock::new(cfg.dram.cmd_clock_mhz()),
+            },
             stats_epoch: 0,
             dram_epoch: 0,
-            icnt: Clock::new(cfg.clocks.icnt_mhz),
-            l2: Clock::new(cfg.clocks.l2_mhz),
-            dram: Clock::new(cfg.dram.cmd_clock_mhz()),
+            ahead: (0..num_sms).map(|_| VecDeque::new()).collect(),
             cfg: cfg.clone(),
         }
     }
@@ -322,7 +534,8 @@ impl MemorySystem {
             map: &self.map,
             header_bytes: self.header_bytes,
             src_cap: self.req_net.src_cap,
-            icnt_now: self.icnt.cycle,
+            icnt_now: self.clocks.icnt.cycle,
+            stage_at: None,
         };
         if !self.ports[slot].push(&at, req) {
             return false;
@@ -361,12 +574,12 @@ impl MemorySystem {
 
     /// Whether a response for SM `sm` (a port) is waiting ([`MemorySystem::pop_response`]).
     pub fn has_response(&self, sm: usize) -> bool {
-        self.ports[self.slot_of[sm] as usize].has_response(self.icnt.cycle)
+        self.ports[self.slot_of[sm] as usize].has_response(self.clocks.icnt.cycle)
     }
 
     /// Next response delivered to SM `sm` (a port).
     pub fn pop_response(&mut self, sm: usize) -> Option<L2Response> {
-        let now = self.icnt.cycle;
+        let now = self.clocks.icnt.cycle;
         self.ports[self.slot_of[sm] as usize].pop_response_at(now)
     }
 
@@ -375,6 +588,7 @@ impl MemorySystem {
     /// ports; every slot is watched once after a change. Ports out of range or named twice
     /// are ignored.
     pub fn set_port_order(&mut self, order: &[usize]) {
+        debug_assert!(self.ahead.iter().all(|q| q.is_empty()), "responses ahead");
         let n = self.ports.len();
         let mut new: Vec<usize> = Vec::with_capacity(n);
         let mut taken = vec![false; n];
@@ -406,7 +620,7 @@ impl MemorySystem {
 
     /// Whether a response for the SM in slot `slot` is waiting.
     pub fn slot_has_response(&self, slot: usize) -> bool {
-        self.ports[slot].has_response(self.icnt.cycle)
+        self.ports[slot].has_response(self.clocks.icnt.cycle)
     }
 
     /// The port (physical SM) in slot `slot`.
@@ -429,7 +643,7 @@ impl MemorySystem {
                 bits &= bits - 1;
                 out.push(s);
                 let p = &self.ports[s];
-                if (!room || p.req.is_empty()) && p.resp.is_empty() {
+                if (!room || p.req.is_empty()) && p.resp.is_empty() && self.ahead[s].is_empty() {
                     self.sm_watch.remove(s);
                 }
             }
@@ -438,7 +652,10 @@ impl MemorySystem {
 
     /// True when no request or response is anywhere in the system.
     pub fn is_idle(&self) -> bool {
-        self.ports.iter().all(|p| p.req.is_empty() && p.resp.is_empty())
+        self.ports
+            .iter()
+            .all(|p| p.req.is_empty() && p.resp.is_empty() && p.staged.is_empty())
+            && self.ahead.iter().all(|q| q.is_empty())
             && self
                 .parts
                 .iter()
@@ -477,32 +694,168 @@ impl MemorySystem {
     /// slices' crossbar queues, which the interconnect does not use meanwhile.
     pub fn tick_begin(&mut self, now_core_cycle: u64) {
         let _ = now_core_cycle;
-        self.core_cycles += 1;
-        self.icnt.acc += self.icnt.khz;
-        while self.icnt.acc >= self.core_khz {
-            self.icnt.acc -= self.core_khz;
-            self.icnt_cycle();
+        let k = self.clocks.advance();
+        let mut c = k.icnt_first;
+        while c <= k.icnt_last {
+            self.req_icnt_cycle(c);
+            self.resp_icnt_cycle(c);
+            c += 1;
         }
-        let l2_first = self.l2.cycle + 1;
-        self.l2.acc += self.l2.khz;
-        while self.l2.acc >= self.core_khz {
-            self.l2.acc -= self.core_khz;
-            self.l2.cycle += 1;
+        self.step = partition_step(&k, self.resp_net.src_cap);
+    }
+
+    /// The interconnect's cycle now (responses due by then are delivered).
+    pub fn icnt_cycle_now(&self) -> u64 {
+        self.clocks.icnt.cycle
+    }
+
+    /// The most core cycles a quantum may run the back half ahead of the SMs and the
+    /// front half (docs/performance.md "An exact quantum for traces"), 0 when a partition
+    /// step is pending: no request that enters an L2 slice's ROP pipeline during them can
+    /// reach its tag lookup before they end (the pipeline's latency), and no SM's response
+    /// queue can fill during them, so that the response crossbar's room checks pass as
+    /// they would with the SMs' pops in between (a queue takes at most one packet per
+    /// interconnect cycle).
+    pub fn max_quantum(&self) -> u64 {
+        self.max_quantum_after(0)
+    }
+
+    /// [`MemorySystem::max_quantum`] for a quantum that follows one of `ahead` core cycles
+    /// whose back half has run (its responses count in the response queues): the two
+    /// together must fit in the ROP pipeline's latency.
+    pub fn max_quantum_after(&self, ahead: u64) -> u64 {
+        let per_core = |khz: u64| khz.div_ceil(self.clocks.core_khz).max(1);
+        let l2 = self.cfg.l2.latency as u64 / per_core(self.clocks.l2.khz);
+        let cap = self.resp_net.dst_cap() as u64;
+        let fullest = self
+            .ports
+            .iter()
+            .zip(&self.ahead)
+            .map(|(p, a)| (p.resp.len() + a.len()) as u64)
+            .max()
+            .unwrap_or(0);
+        let resp = cap.saturating_sub(fullest) / per_core(self.clocks.icnt.khz);
+        l2.saturating_sub(ahead).min(resp)
+    }
+
+    /// Starts a quantum: the back half of the memory system ([`MemorySystem::back_cycle`])
+    /// runs its core cycles before the SMs' and the front half's
+    /// ([`MemorySystem::front_cycle`]).
+    pub fn begin_quantum(&mut self) {
+        for p in &mut self.parts {
+            p.record_rop_pops(true);
         }
-        let dram_first = self.dram.cycle + 1;
-        self.dram.acc += self.dram.khz;
-        while self.dram.acc >= self.core_khz {
-            self.dram.acc -= self.core_khz;
-            self.dram.cycle += 1;
+    }
+
+    /// Ends a quantum: every core cycle ran both halves. Each slice is visited at its next
+    /// L2 cycle (its sleep was worked out by the back half alone).
+    pub fn end_quantum(&mut self) {
+        debug_assert!(self.ahead.iter().all(|q| q.is_empty()), "responses ahead");
+        debug_assert!(self.ports.iter().all(|p| p.staged.is_empty()));
+        for p in &mut self.parts {
+            p.record_rop_pops(false);
+            p.wake_all();
         }
-        self.step = PartitionStep {
-            l2_first,
-            l2_last: self.l2.cycle,
-            dram_first,
-            dram_last: self.dram.cycle,
-            icnt_now: self.icnt.cycle,
-            resp_cap: self.resp_net.src_cap,
+    }
+
+    /// The back half of the next core cycle of a quantum ([`BackHalf::cycle`]); the
+    /// responses it delivers wait for [`MemorySystem::merge_ahead`].
+    pub fn back_cycle(&mut self) -> CycleClocks {
+        self.split_ahead().1.cycle()
+    }
+
+    /// The SMs' ports by slot (as [`MemorySystem::step_parts`] hands them out, without the
+    /// partitions) and the back half, borrowed apart: the back half may run core cycles
+    /// ahead while the SMs step.
+    pub fn split_ahead(&mut self) -> (StepParts<'_>, BackHalf<'_>) {
+        let MemorySystem {
+            ports,
+            parts,
+            busy_parts,
+            resp_net,
+            req_net,
+            ahead,
+            slot_of,
+            sm_watch,
+            map,
+            clocks,
+            step,
+            spp,
+            header_bytes,
+            ..
+        } = self;
+        let sp = StepParts {
+            parts: &mut [],
+            step,
+            map,
+            ports,
+            at: PortStep {
+                map,
+                header_bytes: *header_bytes,
+                src_cap: req_net.src_cap,
+                icnt_now: clocks.icnt.cycle,
+                stage_at: None,
+            },
         };
+        let back = BackHalf {
+            clocks,
+            parts,
+            busy_parts,
+            resp_net,
+            ahead,
+            slot_of,
+            sm_watch,
+            map,
+            spp: *spp,
+        };
+        (sp, back)
+    }
+
+    /// The responses the back half delivered ahead join the response queues of the first
+    /// `slots` slots (the others have none: their SMs are not in the kernel).
+    pub fn merge_ahead(&mut self, slots: usize) {
+        for (p, q) in self.ports.iter_mut().zip(self.ahead.iter_mut()).take(slots) {
+            if !q.is_empty() {
+                p.resp.extend(q.drain(..));
+            }
+        }
+    }
+
+    /// The front half of core cycle `cycle` of a quantum, whose clocks `k` the back half
+    /// returned, after the SMs' steps of that cycle: the requests the SMs of the first
+    /// `slots` slots staged by then join their input queues, the request crossbar runs its cycles, and the requests that
+    /// crossed enter the ROP pipelines ([`Partition::admit`]).
+    pub fn front_cycle(&mut self, cycle: u64, k: &CycleClocks, slots: usize) {
+        for slot in 0..slots.min(self.ports.len()) {
+            let p = &mut self.ports[slot];
+            if p.staged.front().is_none_or(|&(c, _)| c > cycle) {
+                continue;
+            }
+            while let Some(&(c, e)) = p.staged.front() {
+                if c > cycle {
+                    break;
+                }
+                p.staged.pop_front();
+                p.req.push_back(e);
+            }
+            self.pushed(slot);
+        }
+        let mut c = k.icnt_first;
+        while c <= k.icnt_last {
+            self.req_icnt_cycle(c);
+            c += 1;
+        }
+        let step = partition_step(k, self.resp_net.src_cap);
+        for w in 0..self.busy_parts.words() {
+            let mut bits = self.busy_parts.word_in(w, 0, usize::MAX);
+            while bits != 0 {
+                let p = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if self.parts[p].has_requests_in() {
+                    self.parts[p].admit(&step);
+                }
+            }
+        }
     }
 
     /// The partitions, the step they take this core cycle and the address mapping.
@@ -525,7 +878,8 @@ impl MemorySystem {
                 map: &self.map,
                 header_bytes: self.header_bytes,
                 src_cap: self.req_net.src_cap,
-                icnt_now: self.icnt.cycle,
+                icnt_now: self.clocks.icnt.cycle,
+                stage_at: None,
             },
         }
     }
@@ -543,30 +897,15 @@ impl MemorySystem {
     /// empty was emptied by the crossbar, which noted it, and the mark of a parked source
     /// with packets does not matter (visits skip it, and waking it sets the mark).
     pub fn tick_end(&mut self) {
-        let spp = self.spp;
-        for w in 0..self.busy_parts.words() {
-            let mut bits = self.busy_parts.word_in(w, 0, usize::MAX);
-            while bits != 0 {
-                let p = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let part = &mut self.parts[p];
-                if part.resp_pushed {
-                    part.resp_pushed = false;
-                    for (j, q) in part.resp_out.iter().enumerate() {
-                        self.resp_net.has_packets(p * spp + j, !q.is_empty());
-                    }
-                }
-                if !part.active {
-                    self.busy_parts.remove(p);
-                }
-            }
-        }
+        end_cycle(
+            &mut self.parts,
+            &mut self.busy_parts,
+            &mut self.resp_net,
+            self.spp,
+        );
     }
 
-    fn icnt_cycle(&mut self) {
-        self.icnt.cycle += 1;
-        let c = self.icnt.cycle;
-        let spp = self.spp;
+    fn req_icnt_cycle(&mut self, c: u64) {
         self.req_net.cycle(
             c,
             &mut ReqOut {
@@ -576,14 +915,17 @@ impl MemorySystem {
             &mut ReqIn {
                 parts: &mut self.parts,
                 busy: &mut self.busy_parts,
-                spp,
+                spp: self.spp,
             },
         );
+    }
+
+    fn resp_icnt_cycle(&mut self, c: u64) {
         self.resp_net.cycle(
             c,
             &mut RespOut {
                 parts: &mut self.parts,
-                spp,
+                spp: self.spp,
             },
             &mut RespIn {
                 ports: &mut self.ports,
@@ -606,17 +948,17 @@ impl MemorySystem {
         }
         self.req_net.reset_stats();
         self.resp_net.reset_stats();
-        self.stats_epoch = self.core_cycles;
-        self.dram_epoch = self.dram.cycle;
+        self.stats_epoch = self.clocks.core_cycles;
+        self.dram_epoch = self.clocks.dram.cycle;
     }
 
     /// Snapshot of all counters (since the last `reset_stats`).
     pub fn stats(&self) -> MemStats {
         let mut m = MemStats {
-            core_cycles: self.core_cycles - self.stats_epoch,
-            icnt_cycles: self.icnt.cycle,
-            l2_cycles: self.l2.cycle,
-            dram_cycles: self.dram.cycle,
+            core_cycles: self.clocks.core_cycles - self.stats_epoch,
+            icnt_cycles: self.clocks.icnt.cycle,
+            l2_cycles: self.clocks.l2.cycle,
+            dram_cycles: self.clocks.dram.cycle,
             icnt_requests: self.req_net.stats(),
             icnt_responses: self.resp_net.stats(),
             ..MemStats::default()
@@ -643,7 +985,7 @@ impl MemorySystem {
             m.l2_slice_accesses.push(a.accesses);
         }
         // Every channel counts every DRAM cycle (busy or not).
-        let dram_cycles = self.dram.cycle - self.dram_epoch;
+        let dram_cycles = self.clocks.dram.cycle - self.dram_epoch;
         for c in self.parts.iter().flat_map(|p| p.channels.iter()) {
             let a = &c.stats;
             let d = &mut m.dram;

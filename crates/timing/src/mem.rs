@@ -90,6 +90,11 @@ pub trait DataMemory: Send {
     }
     /// For the GPU's memory system to reach its own implementation.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+    /// The most requests the memory sends to the interconnect in the SM's next cycle (the
+    /// GPU's quanta end an SM's steps before a cycle whose input queue has less room).
+    fn max_sends_per_cycle(&self) -> usize {
+        0
+    }
     /// Ids of pending accesses that completed by `now`.
     fn completed(&mut self, _now: u64, _out: &mut Vec<u64>) {}
     /// The first cycle at which [`DataMemory::completed`] may return an id, as the memory

@@ -336,6 +336,12 @@ impl<W> Sm<W> {
         self.clock_origin
     }
 
+    /// The most requests the SM's data memory sends in its next cycle
+    /// ([`DataMemory::max_sends_per_cycle`]).
+    pub fn max_sends(&self) -> usize {
+        self.mem.max_sends_per_cycle()
+    }
+
     /// The SM's data memories (L1/shared), for the GPU-level memory system (which may
     /// change what completes when: the SM asks the memory again at its next cycle).
     pub fn data_memory(&mut self) -> &mut dyn DataMemory {

@@ -1,0 +1,277 @@
+//! Quanta: several core cycles per parallel step for trace-driven kernels (issue 15;
+//! docs/performance.md "An exact quantum for traces").
+//!
+//! A quantum of `q` cycles `T .. T + q` runs in three parts, with the results of running
+//! the cycles one by one:
+//!
+//! 1. **The memory system's back half** runs the `q` cycles first
+//!    ([`crate::memsys::MemModel::quantum_back`]): clocks, the response crossbar, the L2
+//!    slices' fills, responses and tag lookups, DRAM. Nothing the SMs send during the
+//!    quantum can reach a tag lookup in it (the L2's ROP pipeline is at least `q` cycles
+//!    long), and no SM's response queue can fill in it, so the responses of every cycle are
+//!    known before the SMs step.
+//! 2. **Each SM steps through the quantum on its own** ([`sm_quantum`]), on the GPU's
+//!    threads: every cycle its L1 takes the responses due by then, it ticks, and its
+//!    requests wait at its port with their cycle (staged). An SM stops early before a
+//!    cycle in which its input queue could refuse a request (a push the cycle-by-cycle run
+//!    might accept), and after a cycle in which warps finished (their CTA bookkeeping is
+//!    serial, in cycle order).
+//! 3. **Cycle by cycle, serially**: the SMs that stopped early step alone, finished warps
+//!    are retired in SM order, and the memory system's front half runs (staged requests
+//!    join their input queues, the request crossbar, requests entering the ROP pipelines).
+//!
+//! Quanta are used only while no CTA waits to start, and end before any cycle in which
+//! the kernel could end (a warp with `r` instructions left cannot finish within `r - 1`
+//! cycles), the cycle limit, an IPC sample, a progress report or a possible deadlock.
+
+use crate::parallel::{PortOf, SmNote};
+use sassim_timing::Sm;
+
+/// What one SM's steps of a quantum did.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct QuantumAcc {
+    /// The last cycle the SM stepped in the quantum's parallel part (the cycles after it
+    /// step alone, [`crate::KernelSource::tick_sm_alone`]); `finished`: warps finished in it.
+    pub last: u64,
+    pub finished: bool,
+    /// Sum over its cycles of the warps it held (occupancy).
+    pub occupancy: u64,
+    /// Progress events, and the last cycle with one (`None`: none).
+    pub progress: u64,
+    pub last_progress: Option<u64>,
+}
+
+/// SM `sm`'s steps of the quantum whose first cycle is `first`, each by `tick` (one SM's
+/// step at its port, [`crate::parallel::tick_sm_at`], which sets `note.progress`):
+/// `icnt_before[k]` is the interconnect cycle whose responses the step of cycle
+/// `first + k` takes. Stops early as the module docs say.
+#[inline(always)]
+pub fn sm_quantum<W>(
+    sm: &mut Sm<W>,
+    mut tick: impl FnMut(&mut Sm<W>, u64, &mut SmNote, PortOf<'_>) -> Result<(), String>,
+    first: u64,
+    icnt_before: &[u64],
+    note: &mut SmNote,
+    port: &mut sassim_memory::SmPort,
+    at: &sassim_memory::PortStep<'_>,
+) -> Result<QuantumAcc, String> {
+    let mut acc = QuantumAcc {
+        last: first,
+        ..QuantumAcc::default()
+    };
+    for (k, &icnt) in icnt_before.iter().enumerate() {
+        let cycle = first + k as u64;
+        let at_c = at.in_quantum(cycle, icnt);
+        // The first cycle's room is the cycle-by-cycle run's (nothing is staged yet).
+        if k > 0 && port.room_at(&at_c) < sm.max_sends() {
+            break;
+        }
+        note.inbox = port.has_response_at(&at_c);
+        let p: PortOf<'_> = (&mut *port, &at_c, crate::cycle_before(cycle));
+        tick(sm, cycle, note, p)?;
+        acc.last = cycle;
+        acc.occupancy += u64::from(note.active);
+        if note.progress > 0 {
+            acc.progress += u64::from(note.progress);
+            acc.last_progress = Some(cycle);
+        }
+        if note.finished {
+            acc.finished = true;
+            break;
+        }
+    }
+    Ok(acc)
+}
+
+/// The buffers a run's quanta reuse, and the quantum whose back half has run ahead.
+#[derive(Debug, Default)]
+pub struct QuantumBufs {
+    /// Per cycle of the current quantum: its clocks, and the interconnect cycle whose
+    /// responses the SMs' step takes.
+    pub clocks: Vec<sassim_memory::CycleClocks>,
+    pub icnt_before: Vec<u64>,
+    /// The clocks of the next quantum, whose back half ran during this one's steps (empty:
+    /// none is committed).
+    pub next_clocks: Vec<sassim_memory::CycleClocks>,
+    /// SMs that stepped alone in a cycle of the serial part and pushed requests.
+    pub pushed: Vec<usize>,
+    pub accs: Vec<QuantumAcc>,
+    /// The first cycle in which the kernel could end, as last worked out
+    /// ([`crate::KernelSource::quantum_horizon`]), and the cycle it was.
+    pub horizon: u64,
+    pub horizon_checked: u64,
+    /// The kernel's first cycle, and the most instructions an SM issues a cycle.
+    pub start: u64,
+    pub issue_per_cycle: u64,
+    /// The back half's wall time relative to the SMs' steps it runs beside, smoothed
+    /// ([`crate::parallel::Threads::set_side_load`]; the split does not change results).
+    pub side_load: f64,
+}
+
+impl QuantumBufs {
+    /// The length of the quantum whose back half has run ahead (0: none): the next cycles
+    /// must be that quantum.
+    pub fn committed(&self) -> u64 {
+        self.next_clocks.len() as u64
+    }
+}
+
+/// The next quantum's back half, run alongside this quantum's SM steps.
+struct Ahead<'a> {
+    back: sassim_memory::BackHalf<'a>,
+    cycles: u64,
+    clocks: &'a mut Vec<sassim_memory::CycleClocks>,
+    /// How long it took (for the next split of the SMs between the threads).
+    took: std::time::Duration,
+}
+
+/// What the run loop does between the SMs' steps of a cycle and the memory system's front
+/// half, for a quantum's serial part ([`run`]).
+pub trait SerialPart<S: crate::KernelSource> {
+    /// The start of `cycle` (the CTA dispatcher's cycle: only completions, no CTA waits).
+    fn cycle_start(&mut self, cycle: u64);
+    /// SM `s` finished warps in `cycle`: their CTAs' bookkeeping.
+    fn retire(&mut self, s: usize, cycle: u64, sm: &mut Sm<S::Writes>, src: &mut S);
+}
+
+/// What a quantum did, for the run loop's counters.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct QuantumDone {
+    /// Sum over the quantum's cycles of the warps on each SM (occupancy).
+    pub occupancy: u64,
+    /// The last cycle with progress (`None`: none).
+    pub last_progress: Option<u64>,
+}
+
+/// A quantum of `q` cycles from `first` (module docs): `src`'s SMs `sms`, their `notes`,
+/// the memory model `mem`; `serial` gets the serial part's events in cycle order. If the
+/// back half of these cycles has run ahead ([`QuantumBufs::committed`]), `q` is that
+/// quantum's length. The back half of the next quantum, of at most `next` cycles (the run
+/// loop's bounds from `first + q` on) and what the memory system allows, runs alongside
+/// the SMs' steps, which commits it.
+#[allow(clippy::too_many_arguments)]
+pub fn run<S: crate::KernelSource>(
+    q: u64,
+    first: u64,
+    next: u64,
+    src: &mut S,
+    sms: &mut [Sm<S::Writes>],
+    notes: &mut [SmNote],
+    mem: &mut crate::memsys::MemModel,
+    threads: &crate::parallel::Threads,
+    bufs: &mut QuantumBufs,
+    serial: &mut dyn SerialPart<S>,
+) -> Result<QuantumDone, String> {
+    const NO_PORTS: &str = "a quantum needs the SMs' interconnect ports";
+    if bufs.committed() > 0 {
+        debug_assert_eq!(bufs.committed(), q, "the committed quantum");
+        // This quantum's back half ran during the last one's steps.
+        let last = bufs.clocks.last().map_or(0, |k| k.icnt_last);
+        std::mem::swap(&mut bufs.clocks, &mut bufs.next_clocks);
+        bufs.next_clocks.clear();
+        bufs.icnt_before.clear();
+        bufs.icnt_before.push(last);
+        bufs.icnt_before.extend(bufs.clocks.iter().map(|k| k.icnt_last));
+        bufs.icnt_before.pop();
+    } else {
+        mem.quantum_back(q, &mut bufs.clocks, &mut bufs.icnt_before);
+    }
+    let next = next.min(mem.quantum_merge(q));
+    if next > 1 {
+        let (ports, back) = mem.quantum_split().ok_or(NO_PORTS)?;
+        // The calling thread runs the back half beside its share of the SMs, which is
+        // smaller by the back half's measured weight.
+        let mut side = [Ahead {
+            back,
+            cycles: next,
+            clocks: &mut bufs.next_clocks,
+            took: std::time::Duration::ZERO,
+        }];
+        let icnt_before = &bufs.icnt_before;
+        threads.set_side_load(bufs.side_load);
+        let began = std::time::Instant::now();
+        threads.with_side(
+            threads.count(),
+            &mut side,
+            &|share: &mut [Ahead<'_>]| {
+                for a in share {
+                    let began = std::time::Instant::now();
+                    for _ in 0..a.cycles {
+                        let k = a.back.cycle();
+                        a.clocks.push(k);
+                    }
+                    a.took = began.elapsed();
+                }
+            },
+            || src.tick_sms_quantum(sms, notes, ports, threads, first, icnt_before),
+        )?;
+        // Step time t on n threads: the SMs took about n t - (back half).
+        let n = threads.count() as f64;
+        let (step, back) = (began.elapsed().as_secs_f64(), side[0].took.as_secs_f64());
+        let load = back / (n * step - back).max(1e-9);
+        bufs.side_load = if bufs.side_load == 0.0 {
+            load
+        } else {
+            0.8 * bufs.side_load + 0.2 * load
+        };
+    } else {
+        let ports = mem.quantum_ports().ok_or(NO_PORTS)?;
+        src.tick_sms_quantum(sms, notes, ports, threads, first, &bufs.icnt_before)?;
+    }
+    let n = sms.len();
+    bufs.accs.clear();
+    bufs.accs.extend((0..n).map(|s| src.quantum_acc(s)));
+    let mut done = QuantumDone {
+        occupancy: bufs.accs.iter().map(|a| a.occupancy).sum(),
+        last_progress: bufs.accs.iter().filter_map(|a| a.last_progress).max(),
+    };
+    for k in 0..bufs.clocks.len() {
+        let cycle = first + k as u64;
+        serial.cycle_start(cycle);
+        // The SMs whose own steps stopped before this cycle step alone, in SM order.
+        bufs.pushed.clear();
+        if bufs.accs.iter().any(|a| a.last < cycle) {
+            let ports = mem.quantum_ports().ok_or(NO_PORTS)?;
+            let at = ports.at.at_icnt(bufs.icnt_before[k]);
+            for (s, ((sm, note), port)) in sms
+                .iter_mut()
+                .zip(notes.iter_mut())
+                .zip(ports.ports.iter_mut())
+                .enumerate()
+            {
+                if bufs.accs[s].last >= cycle {
+                    continue;
+                }
+                note.inbox = port.has_response_at(&at);
+                src.tick_sm_alone(s, sm, note, (port, &at, crate::cycle_before(cycle)), cycle)
+                    .map_err(|e| format!("SM {s}: {e}"))?;
+                done.occupancy += u64::from(note.active);
+                if note.progress > 0 {
+                    done.last_progress = Some(cycle);
+                }
+                if note.outbox {
+                    bufs.pushed.push(s);
+                }
+            }
+        }
+        // Warps that finished in this cycle, in SM order.
+        for (s, sm) in sms.iter_mut().enumerate() {
+            let a = &bufs.accs[s];
+            let finished = if a.last < cycle {
+                notes[s].finished
+            } else {
+                a.last == cycle && a.finished
+            };
+            if finished {
+                serial.retire(s, cycle, sm, src);
+            }
+        }
+        mem.quantum_front(cycle, &bufs.clocks[k], &bufs.pushed);
+    }
+    if bufs.committed() == 0 {
+        mem.quantum_end(first + q - 1, notes);
+    } else {
+        mem.quantum_continue(first + q - 1);
+    }
+    Ok(done)
+}
