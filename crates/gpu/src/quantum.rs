@@ -103,9 +103,6 @@ pub struct QuantumBufs {
     /// The kernel's first cycle, and the most instructions an SM issues a cycle.
     pub start: u64,
     pub issue_per_cycle: u64,
-    /// The back half's wall time relative to the SMs' steps it runs beside, smoothed
-    /// ([`crate::parallel::Threads::set_side_load`]; the split does not change results).
-    pub side_load: f64,
 }
 
 impl QuantumBufs {
@@ -121,8 +118,6 @@ struct Ahead<'a> {
     back: sassim_memory::BackHalf<'a>,
     cycles: u64,
     clocks: &'a mut Vec<sassim_memory::CycleClocks>,
-    /// How long it took (for the next split of the SMs between the threads).
-    took: std::time::Duration,
 }
 
 /// What the run loop does between the SMs' steps of a cycle and the memory system's front
@@ -179,41 +174,29 @@ pub fn run<S: crate::KernelSource>(
     let next = next.min(mem.quantum_merge(q));
     if next > 1 {
         let (ports, back) = mem.quantum_split().ok_or(NO_PORTS)?;
-        // The calling thread runs the back half beside its share of the SMs, which is
-        // smaller by the back half's measured weight.
+        // The calling thread runs the back half, then takes SMs like the other threads.
         let mut side = [Ahead {
             back,
             cycles: next,
             clocks: &mut bufs.next_clocks,
-            took: std::time::Duration::ZERO,
         }];
         let icnt_before = &bufs.icnt_before;
-        threads.set_side_load(bufs.side_load);
-        let began = std::time::Instant::now();
+        // As many threads as the SMs' step uses: a step over one busy SM (or none, during
+        // the kernel launch latency) wakes no worker.
+        let useful = crate::parallel::useful_threads(threads, notes);
         threads.with_side(
-            threads.count(),
+            useful,
             &mut side,
             &|share: &mut [Ahead<'_>]| {
                 for a in share {
-                    let began = std::time::Instant::now();
                     for _ in 0..a.cycles {
                         let k = a.back.cycle();
                         a.clocks.push(k);
                     }
-                    a.took = began.elapsed();
                 }
             },
             || src.tick_sms_quantum(sms, notes, ports, threads, first, icnt_before),
         )?;
-        // Step time t on n threads: the SMs took about n t - (back half).
-        let n = threads.count() as f64;
-        let (step, back) = (began.elapsed().as_secs_f64(), side[0].took.as_secs_f64());
-        let load = back / (n * step - back).max(1e-9);
-        bufs.side_load = if bufs.side_load == 0.0 {
-            load
-        } else {
-            0.8 * bufs.side_load + 0.2 * load
-        };
     } else {
         let ports = mem.quantum_ports().ok_or(NO_PORTS)?;
         src.tick_sms_quantum(sms, notes, ports, threads, first, &bufs.icnt_before)?;

@@ -27,7 +27,8 @@ enum StepKind {
     /// An SM step of one cycle: the planned parts ([`Threads::plan_step`]); whether several
     /// threads pay is measured when there are few SMs per thread.
     Measured,
-    /// A quantum of several cycles: the planned parts, on every thread asked for.
+    /// A quantum of several cycles: every thread asked for takes the elements one at a
+    /// time while any is left.
     Long,
 }
 
@@ -145,8 +146,6 @@ pub struct Threads {
     /// they were given for it.
     busy_at: RefCell<Vec<usize>>,
     planned: Cell<bool>,
-    /// The next step's side job's work relative to the step's own ([`Threads::set_side_load`]).
-    side_load: Cell<f64>,
     /// The next step's part boundaries (reused: no allocation per step).
     bounds: RefCell<Vec<usize>>,
     shared: Arc<Shared>,
@@ -210,7 +209,6 @@ impl Threads {
             pays: StepTiming::default(),
             busy_at: RefCell::new(Vec::new()),
             planned: Cell::new(false),
-            side_load: Cell::new(0.0),
             bounds: RefCell::new(Vec::new()),
             shared,
             workers,
@@ -248,17 +246,6 @@ impl Threads {
         }
         self.planned.set(planned);
         useful
-    }
-
-    /// The side job of the next step ([`Threads::with_side`]) runs on the calling thread and
-    /// costs about `load` times the step's own work (0 to 1; measured by the caller): the
-    /// calling thread's part of the step is that much smaller. Results do not depend on it.
-    pub fn set_side_load(&self, load: f64) {
-        self.side_load.set(if load.is_finite() {
-            load.clamp(0.0, 1.0)
-        } else {
-            0.0
-        });
     }
 
     /// Threads worth using for a step over `busy` memory partitions: one per
@@ -371,7 +358,8 @@ impl Threads {
     }
 
     /// [`Threads::for_parts4`] for a step long enough to pay on any machine (a quantum of
-    /// several cycles): the threads are not measured against one.
+    /// several cycles): the threads are not measured against one, and they take the
+    /// elements one at a time while any is left (the elements' work differs).
     pub fn for_parts4_long<A: Send, B: Send, C: Send, D: Send>(
         &self,
         threads: usize,
@@ -399,7 +387,7 @@ impl Threads {
         let len = a.len().min(b.len()).min(c.len()).min(d.len());
         let side = self.side.take();
         // A plan is for the next step (`for_parts3`/`for_parts4`), never for `for_parts`.
-        let planned = self.planned.replace(false) && kind != StepKind::Plain;
+        let planned = self.planned.replace(false) && kind == StepKind::Measured;
         let mut own = self.n.min(threads).min(len).max(1);
         let mut parts = own.max(side.map_or(1, |s| s.want.min(self.n)));
         if self.alone.get() > 0 {
@@ -427,28 +415,9 @@ impl Threads {
         bounds.clear();
         let busy = self.busy_at.borrow();
         let size = len.div_ceil(own);
-        // A side job on the calling thread (the first part) weighing `load` times the
-        // step's own work: the first part takes that much less of it.
-        let load = self.side_load.replace(0.0);
-        let load = if side.is_some() && load > 0.0 && own > 1 {
-            load.min(1.0)
-        } else {
-            0.0
-        };
         bounds.extend((0..=own).map(|k| {
             if k == own {
                 len
-            } else if load > 0.0 {
-                // Part k starts after the share k(1 + load)/own - load of the (busy) elements.
-                let share = (k as f64 * (1.0 + load) / own as f64 - load).clamp(0.0, 1.0);
-                if k == 0 {
-                    0
-                } else if planned && !busy.is_empty() {
-                    let j = (share * busy.len() as f64) as usize;
-                    busy.get(j).map_or(len, |&i| i.min(len))
-                } else {
-                    ((share * len as f64) as usize).min(len)
-                }
             } else if planned && !busy.is_empty() {
                 // The part's first busy element starts it (the first part starts at 0).
                 let j = k * busy.len() / own;
@@ -475,6 +444,7 @@ impl Threads {
             RawSlice(c.as_mut_ptr(), len),
             RawSlice(d.as_mut_ptr(), len),
         );
+        let next = std::sync::atomic::AtomicUsize::new(0);
         let part = |k: usize| {
             if k >= parts {
                 return;
@@ -489,6 +459,33 @@ impl Threads {
             }
             if k >= own {
                 return;
+            }
+            if kind == StepKind::Long {
+                // One element at a time, taken in turn by whichever thread is free: a long
+                // step's elements differ in their work, and the side job's thread starts
+                // late.
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= len {
+                        return;
+                    }
+                    // SAFETY: each index is taken once (the counter), so the one-element
+                    // ranges are disjoint; this function borrows `a` .. `d` mutably and does
+                    // not touch them until every part has finished.
+                    let (ca, cb, cc, cd) = unsafe {
+                        (
+                            pa.range(i, i + 1),
+                            pb.range(i, i + 1),
+                            pc.range(i, i + 1),
+                            pd.range(i, i + 1),
+                        )
+                    };
+                    match catch_unwind(AssertUnwindSafe(|| f(i, ca, cb, cc, cd))) {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => note(e),
+                        Err(_) => note((i, format!("a thread ticking SM {i} panicked"))),
+                    }
+                }
             }
             let (start, end) = (bounds[k], bounds[k + 1]);
             if start >= end {
