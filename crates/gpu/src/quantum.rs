@@ -174,7 +174,7 @@ pub fn run<S: crate::KernelSource>(
     let next = next.min(mem.quantum_merge(q));
     if next > 1 {
         let (ports, back) = mem.quantum_split().ok_or(NO_PORTS)?;
-        // The calling thread runs the back half, then takes SMs like the other threads.
+        // The calling thread runs the back half beside its part of the SMs.
         let mut side = [Ahead {
             back,
             cycles: next,

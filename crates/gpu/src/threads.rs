@@ -27,8 +27,9 @@ enum StepKind {
     /// An SM step of one cycle: the planned parts ([`Threads::plan_step`]); whether several
     /// threads pay is measured when there are few SMs per thread.
     Measured,
-    /// A quantum of several cycles: every thread asked for takes the elements one at a
-    /// time while any is left.
+    /// A quantum of several cycles: the planned parts on every thread asked for (an SM keeps
+    /// its thread from one quantum to the next while the busy SMs stay the same: taking SMs
+    /// one at a time moved their state between the cores and was slower here).
     Long,
 }
 
@@ -358,8 +359,7 @@ impl Threads {
     }
 
     /// [`Threads::for_parts4`] for a step long enough to pay on any machine (a quantum of
-    /// several cycles): the threads are not measured against one, and they take the
-    /// elements one at a time while any is left (the elements' work differs).
+    /// several cycles): the threads are not measured against one.
     pub fn for_parts4_long<A: Send, B: Send, C: Send, D: Send>(
         &self,
         threads: usize,
@@ -387,10 +387,14 @@ impl Threads {
         let len = a.len().min(b.len()).min(c.len()).min(d.len());
         let side = self.side.take();
         // A plan is for the next step (`for_parts3`/`for_parts4`), never for `for_parts`.
-        let planned = self.planned.replace(false) && kind == StepKind::Measured;
+        let planned = self.planned.replace(false) && kind != StepKind::Plain;
         let mut own = self.n.min(threads).min(len).max(1);
         let mut parts = own.max(side.map_or(1, |s| s.want.min(self.n)));
-        if self.alone.get() > 0 {
+        // The busy-machine back-off is for steps of one cycle, which a late worker costs
+        // more than it saves; a quantum's step is long enough to pay even so (and a worker
+        // that parked while the serial part ran between kernels is late at every kernel's
+        // first steps).
+        if self.alone.get() > 0 && kind != StepKind::Long {
             self.alone.set(self.alone.get() - 1);
             own = 1;
             parts = 1;
@@ -444,7 +448,6 @@ impl Threads {
             RawSlice(c.as_mut_ptr(), len),
             RawSlice(d.as_mut_ptr(), len),
         );
-        let next = std::sync::atomic::AtomicUsize::new(0);
         let part = |k: usize| {
             if k >= parts {
                 return;
@@ -459,33 +462,6 @@ impl Threads {
             }
             if k >= own {
                 return;
-            }
-            if kind == StepKind::Long {
-                // One element at a time, taken in turn by whichever thread is free: a long
-                // step's elements differ in their work, and the side job's thread starts
-                // late.
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= len {
-                        return;
-                    }
-                    // SAFETY: each index is taken once (the counter), so the one-element
-                    // ranges are disjoint; this function borrows `a` .. `d` mutably and does
-                    // not touch them until every part has finished.
-                    let (ca, cb, cc, cd) = unsafe {
-                        (
-                            pa.range(i, i + 1),
-                            pb.range(i, i + 1),
-                            pc.range(i, i + 1),
-                            pd.range(i, i + 1),
-                        )
-                    };
-                    match catch_unwind(AssertUnwindSafe(|| f(i, ca, cb, cc, cd))) {
-                        Ok(Ok(())) => {}
-                        Ok(Err(e)) => note(e),
-                        Err(_) => note((i, format!("a thread ticking SM {i} panicked"))),
-                    }
-                }
             }
             let (start, end) = (bounds[k], bounds[k + 1]);
             if start >= end {
@@ -536,7 +512,9 @@ impl Threads {
                 round = round.saturating_add(1);
             }
         }
-        self.note_step(late);
+        if kind != StepKind::Long {
+            self.note_step(late);
+        }
         match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
             Some((_, e)) => Err(e),
             None => Ok(()),
