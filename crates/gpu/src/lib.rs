@@ -229,8 +229,8 @@ pub trait KernelSource {
     }
     /// Quanta of several cycles (`quantum.rs`): the first cycle from `now` on in which the
     /// kernel could end (its last warp finish), when an SM issues at most
-    /// `issue_per_cycle` instructions a cycle; quanta end before it. 0: the source does
-    /// not step its SMs in quanta (`None`).
+    /// `issue_per_cycle` instructions a cycle; quanta end before it. `None`: the source
+    /// does not step its SMs in quanta.
     fn quantum_horizon(&self, now: u64, issue_per_cycle: u64) -> Option<u64> {
         let _ = (now, issue_per_cycle);
         None
@@ -594,13 +594,14 @@ impl Gpu {
                 // Its back half ran during the last quantum's steps.
                 qbufs.committed()
             } else if quanta && waiting.iter().all(|&w| w == 0) && disp.sends_from() > cycle + 1 {
-                quantum_room(opts, cycle, cycle, last_progress, src, &disp, &mut qbufs).min(mem.max_quantum())
+                quantum::room(opts, cycle, cycle, last_progress, src, &disp, &mut qbufs)
+                    .min(mem.max_quantum())
             } else {
                 0
             };
             if q > 1 {
-                let next = quantum_room(opts, cycle, cycle + q, last_progress, src, &disp, &mut qbufs);
-                let mut serial = QuantumSerial {
+                let next = quantum::room(opts, cycle, cycle + q, last_progress, src, &disp, &mut qbufs);
+                let mut serial = quantum::LoopSerial {
                     disp: &mut disp,
                     cs: &mut cs,
                     done_ctas: &mut done_ctas,
@@ -821,81 +822,6 @@ impl Gpu {
             occ_sum as f64 / (run.bare_cycles * num_sms as u64 * max_warps) as f64
         };
         Ok(run)
-    }
-}
-
-/// Cycles between two looks at how long the running kernel must still last
-/// ([`KernelSource::quantum_horizon`]) when the last look ruled quanta out.
-const HORIZON_RECHECK: u64 = 16;
-
-/// The most cycles a quantum from cycle `from` may cover by the run's own bounds, worked
-/// out at cycle `now`: it ends at the next IPC sample or progress report, the cycle limit,
-/// before a deadlock could be reported (as if nothing progressed until then), before the
-/// dispatcher may send a CTA (`disp`) and before the kernel could end
-/// ([`KernelSource::quantum_horizon`]; not before every CTA has been sent). The memory
-/// system's bound is not included.
-fn quantum_room<S: KernelSource>(
-    opts: &RunOptions,
-    now: u64,
-    from: u64,
-    last_progress: u64,
-    src: &S,
-    disp: &launch::Dispatcher,
-    bufs: &mut quantum::QuantumBufs,
-) -> u64 {
-    let elapsed = from - bufs.start;
-    let mut q = opts.trace_quantum.min(disp.sends_from().saturating_sub(from));
-    let progress_every = if opts.progress.is_some() {
-        opts.progress_interval
-    } else {
-        0
-    };
-    for every in [opts.ipc_sample_interval, progress_every] {
-        if every > 0 {
-            q = q.min(every - elapsed % every);
-        }
-    }
-    if opts.max_cycles > 0 {
-        q = q.min(opts.max_cycles.saturating_sub(elapsed));
-    }
-    if opts.deadlock_cycles > 0 {
-        q = q.min((last_progress + opts.deadlock_cycles).saturating_sub(from));
-    }
-    if !disp.all_sent() {
-        // Some CTA has not been sent: the kernel cannot end before it is.
-        return q;
-    }
-    if q > 1 && from + q > bufs.horizon && now >= bufs.horizon_checked + HORIZON_RECHECK {
-        bufs.horizon = src.quantum_horizon(now, bufs.issue_per_cycle).unwrap_or(0);
-        bufs.horizon_checked = now;
-    }
-    q.min(bufs.horizon.saturating_sub(from))
-}
-
-/// The run loop's part of a quantum's serial part ([`quantum::SerialPart`]).
-struct QuantumSerial<'a> {
-    disp: &'a mut launch::Dispatcher,
-    cs: &'a mut CtaSched,
-    done_ctas: &'a mut u32,
-    sent: &'a mut Vec<launch::Dispatch>,
-}
-
-impl<S: KernelSource> quantum::SerialPart<S> for QuantumSerial<'_> {
-    fn cycle_start(&mut self, cycle: u64) {
-        self.sent.clear();
-        self.disp.step(cycle, self.sent);
-        // Quanta run only when every CTA has been sent.
-        debug_assert!(self.sent.is_empty(), "a CTA dispatched in a quantum");
-    }
-
-    fn retire(&mut self, s: usize, cycle: u64, sm: &mut Sm<S::Writes>, src: &mut S) {
-        for w in sm.drain_finished() {
-            if self.cs.warp_finished(s, w) {
-                src.retire_cta(w);
-                *self.done_ctas += 1;
-                self.disp.cta_finished(cycle + 1, s);
-            }
-        }
     }
 }
 

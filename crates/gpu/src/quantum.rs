@@ -25,13 +25,14 @@
 //! cycles), the cycle limit, an IPC sample, a progress report or a possible deadlock.
 
 use crate::parallel::{PortOf, SmNote};
+use crate::{launch, KernelSource, RunOptions};
 use sassim_timing::Sm;
 
 /// What one SM's steps of a quantum did.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct QuantumAcc {
     /// The last cycle the SM stepped in the quantum's parallel part (the cycles after it
-    /// step alone, [`crate::KernelSource::tick_sm_alone`]); `finished`: warps finished in it.
+    /// step alone, [`KernelSource::tick_sm_alone`]); `finished`: warps finished in it.
     pub last: u64,
     pub finished: bool,
     /// Sum over its cycles of the warps it held (occupancy).
@@ -97,7 +98,7 @@ pub struct QuantumBufs {
     pub pushed: Vec<usize>,
     pub accs: Vec<QuantumAcc>,
     /// The first cycle in which the kernel could end, as last worked out
-    /// ([`crate::KernelSource::quantum_horizon`]), and the cycle it was.
+    /// ([`KernelSource::quantum_horizon`]), and the cycle it was.
     pub horizon: u64,
     pub horizon_checked: u64,
     /// The kernel's first cycle, and the most instructions an SM issues a cycle.
@@ -122,7 +123,7 @@ struct Ahead<'a> {
 
 /// What the run loop does between the SMs' steps of a cycle and the memory system's front
 /// half, for a quantum's serial part ([`run`]).
-pub trait SerialPart<S: crate::KernelSource> {
+pub trait SerialPart<S: KernelSource> {
     /// The start of `cycle` (the CTA dispatcher's cycle: only completions, no CTA waits).
     fn cycle_start(&mut self, cycle: u64);
     /// SM `s` finished warps in `cycle`: their CTAs' bookkeeping.
@@ -145,7 +146,7 @@ pub struct QuantumDone {
 /// loop's bounds from `first + q` on) and what the memory system allows, runs alongside
 /// the SMs' steps, which commits it.
 #[allow(clippy::too_many_arguments)]
-pub fn run<S: crate::KernelSource>(
+pub fn run<S: KernelSource>(
     q: u64,
     first: u64,
     next: u64,
@@ -257,4 +258,79 @@ pub fn run<S: crate::KernelSource>(
         mem.quantum_continue(first + q - 1);
     }
     Ok(done)
+}
+
+/// Cycles between two looks at how long the running kernel must still last
+/// ([`KernelSource::quantum_horizon`]) when the last look ruled quanta out.
+const HORIZON_RECHECK: u64 = 16;
+
+/// The most cycles a quantum from cycle `from` may cover by the run's own bounds, worked
+/// out at cycle `now`: it ends at the next IPC sample or progress report, the cycle limit,
+/// before a deadlock could be reported (as if nothing progressed until then), before the
+/// dispatcher may send a CTA (`disp`) and before the kernel could end
+/// ([`KernelSource::quantum_horizon`]; not before every CTA has been sent). The memory
+/// system's bound is not included.
+pub(crate) fn room<S: KernelSource>(
+    opts: &RunOptions,
+    now: u64,
+    from: u64,
+    last_progress: u64,
+    src: &S,
+    disp: &launch::Dispatcher,
+    bufs: &mut QuantumBufs,
+) -> u64 {
+    let elapsed = from - bufs.start;
+    let mut q = opts.trace_quantum.min(disp.sends_from().saturating_sub(from));
+    let progress_every = if opts.progress.is_some() {
+        opts.progress_interval
+    } else {
+        0
+    };
+    for every in [opts.ipc_sample_interval, progress_every] {
+        if every > 0 {
+            q = q.min(every - elapsed % every);
+        }
+    }
+    if opts.max_cycles > 0 {
+        q = q.min(opts.max_cycles.saturating_sub(elapsed));
+    }
+    if opts.deadlock_cycles > 0 {
+        q = q.min((last_progress + opts.deadlock_cycles).saturating_sub(from));
+    }
+    if !disp.all_sent() {
+        // Some CTA has not been sent: the kernel cannot end before it is.
+        return q;
+    }
+    if q > 1 && from + q > bufs.horizon && now >= bufs.horizon_checked + HORIZON_RECHECK {
+        bufs.horizon = src.quantum_horizon(now, bufs.issue_per_cycle).unwrap_or(0);
+        bufs.horizon_checked = now;
+    }
+    q.min(bufs.horizon.saturating_sub(from))
+}
+
+/// The run loop's part of a quantum's serial part ([`SerialPart`]).
+pub(crate) struct LoopSerial<'a> {
+    pub disp: &'a mut launch::Dispatcher,
+    pub cs: &'a mut crate::CtaSched,
+    pub done_ctas: &'a mut u32,
+    pub sent: &'a mut Vec<launch::Dispatch>,
+}
+
+impl<S: KernelSource> SerialPart<S> for LoopSerial<'_> {
+    fn cycle_start(&mut self, cycle: u64) {
+        self.sent.clear();
+        self.disp.step(cycle, self.sent);
+        // Quanta run only when every CTA has been sent.
+        debug_assert!(self.sent.is_empty(), "a CTA dispatched in a quantum");
+    }
+
+    fn retire(&mut self, s: usize, cycle: u64, sm: &mut Sm<S::Writes>, src: &mut S) {
+        for w in sm.drain_finished() {
+            if self.cs.warp_finished(s, w) {
+                src.retire_cta(w);
+                *self.done_ctas += 1;
+                self.disp.cta_finished(cycle + 1, s);
+            }
+        }
+    }
 }
