@@ -236,9 +236,11 @@ pub trait KernelSource {
         None
     }
     /// The SMs' steps of a quantum: [`quantum::sm_quantum`] for each SM from cycle `first`,
-    /// one cycle per entry of `icnt_before`, on the threads of `threads` with the same
-    /// result; what each did is then [`KernelSource::quantum_acc`]. Called only when
-    /// [`KernelSource::quantum_horizon`] is not `None`.
+    /// one cycle per entry of `icnt_before` (`may_end`: the kernel may end in it), on the
+    /// threads of `threads` with the same result; what each did is then
+    /// [`KernelSource::quantum_acc`]. Called only when [`KernelSource::quantum_horizon`] is
+    /// not `None`.
+    #[allow(clippy::too_many_arguments)]
     fn tick_sms_quantum(
         &mut self,
         sms: &mut [Sm<Self::Writes>],
@@ -247,8 +249,9 @@ pub trait KernelSource {
         threads: &parallel::Threads,
         first: u64,
         icnt_before: &[u64],
+        may_end: bool,
     ) -> Result<(), String> {
-        let _ = (sms, notes, ports, threads, first, icnt_before);
+        let _ = (sms, notes, ports, threads, first, icnt_before, may_end);
         Err("this kernel source does not step its SMs in quanta".into())
     }
     /// What SM `s`'s steps of the last quantum did.
@@ -580,6 +583,8 @@ impl Gpu {
         let mut occ_sum: u64 = 0;
         let mut sample_insts = 0u64;
         let max_warps = self.core.max_warps as u64;
+        // A quantum saw the kernel end: its back half has run ahead of the drain.
+        let mut ended_ahead = false;
         let quanta = opts.trace_quantum > 1 && src.quantum_horizon(start, 1).is_some();
         let mut qbufs = quantum::QuantumBufs {
             start,
@@ -591,20 +596,41 @@ impl Gpu {
             // Several cycles at once when nothing in them needs the serial part between
             // every two (`quantum.rs`).
             let q = if qbufs.committed() > 0 {
-                // Its back half ran during the last quantum's steps.
+                // Its back half ran during the last quantum's steps (the kernel cannot end
+                // in it).
+                qbufs.may_end = false;
                 qbufs.committed()
             } else if quanta && waiting.iter().all(|&w| w == 0) && disp.sends_from() > cycle + 1 {
-                quantum::room(opts, cycle, cycle, last_progress, src, &disp, &mut qbufs)
-                    .min(mem.max_quantum())
+                let q = quantum::room(opts, cycle, cycle, last_progress, src, &disp, true, &mut qbufs)
+                    .min(mem.max_quantum());
+                qbufs.may_end = disp.all_sent() && cycle + q > qbufs.horizon;
+                q
             } else {
                 0
             };
+            let cycle_was = cycle;
             if q > 1 {
-                let next = quantum::room(opts, cycle, cycle + q, last_progress, src, &disp, &mut qbufs);
+                // The next quantum's back half runs beside this one's steps unless the kernel
+                // may end in this one.
+                let next = if qbufs.may_end {
+                    0
+                } else {
+                    quantum::room(
+                        opts,
+                        cycle,
+                        cycle + q,
+                        last_progress,
+                        src,
+                        &disp,
+                        false,
+                        &mut qbufs,
+                    )
+                };
                 let mut serial = quantum::LoopSerial {
                     disp: &mut disp,
                     cs: &mut cs,
                     done_ctas: &mut done_ctas,
+                    num_ctas,
                     sent: &mut sent,
                 };
                 let done = quantum::run(
@@ -621,8 +647,10 @@ impl Gpu {
                 )
                 .map_err(SimError::Exec)?;
                 occ_sum += done.occupancy;
-                run.quantum_cycles += q;
-                cycle += q;
+                let stepped = done.ended_at.map_or(q, |e| e + 1 - cycle);
+                run.quantum_cycles += stepped;
+                cycle += stepped;
+                ended_ahead |= done.ended_at.is_some();
                 if src.progress() != last_issued {
                     last_issued = src.progress();
                     last_progress = done.last_progress.map_or(cycle, |c| c + 1);
@@ -692,7 +720,7 @@ impl Gpu {
                     last_progress = cycle;
                 }
             }
-            let stepped = q.max(1);
+            let stepped = cycle - cycle_was;
             let elapsed = cycle - start;
             if last_progress < cycle
                 && opts.deadlock_cycles > 0
@@ -757,9 +785,15 @@ impl Gpu {
         // stopped by a limit is abandoned as it is.) The drain is part of the bare kernel.
         // The last cycle's responses are still in the SMs' inboxes; its partitions' share
         // has not run.
+        let drain_start = cycle;
+        if ended_ahead {
+            // The kernel ended in a quantum whose back half ran further: the drain starts
+            // with the cycles it has run.
+            let (reached, _) = quantum::drain_ahead(cycle - 1, &mut mem, &mut sms, &mut notes, &mut qbufs);
+            cycle = reached;
+        }
         mem.finish_partitions();
         mem.fill_delivered(&mut sms);
-        let drain_start = cycle;
         let drain_limit = if opts.deadlock_cycles > 0 {
             opts.deadlock_cycles
         } else {

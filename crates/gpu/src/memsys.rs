@@ -432,7 +432,15 @@ impl MemModel {
     /// cycle if it has not run, then the memory system's back half of the `q` cycles
     /// (`MemorySystem::back_cycle`). `clocks` gets each cycle's clocks, `icnt_before[k]` the
     /// interconnect cycle whose responses the SMs' step of the quantum's cycle `k` takes.
-    pub fn quantum_back(&mut self, q: u64, clocks: &mut Vec<mm::CycleClocks>, icnt_before: &mut Vec<u64>) {
+    /// With `may_end` (the kernel may end in the quantum) each cycle's clocks also say
+    /// whether the partitions are idle after it (`MemorySystem::back_cycle_noting`).
+    pub fn quantum_back(
+        &mut self,
+        q: u64,
+        may_end: bool,
+        clocks: &mut Vec<mm::CycleClocks>,
+        icnt_before: &mut Vec<u64>,
+    ) {
         self.finish_partitions();
         clocks.clear();
         icnt_before.clear();
@@ -440,7 +448,11 @@ impl MemModel {
         h.sys.begin_quantum();
         icnt_before.push(h.sys.icnt_cycle_now());
         for _ in 0..q {
-            let k = h.sys.back_cycle();
+            let k = if may_end {
+                h.sys.back_cycle_noting()
+            } else {
+                h.sys.back_cycle()
+            };
             clocks.push(k);
             icnt_before.push(k.icnt_last);
         }
@@ -471,6 +483,62 @@ impl MemModel {
         let MemModel::Hierarchy(h) = self else { return 0 };
         h.sys.merge_ahead(h.slots);
         h.sys.max_quantum_after(ahead)
+    }
+
+    /// After a quantum in which the kernel ended in core cycle `cycle - 1`, whose clocks were
+    /// `before`, with the memory system's back half further on: whether every request of the
+    /// SMs has left the hierarchy, as [`MemModel::drained`] would answer had the back half
+    /// stopped there too (`MemorySystem::drained_ahead`).
+    pub fn drained_ahead<W>(&self, sms: &mut [Sm<W>], before: &mm::CycleClocks) -> bool {
+        let MemModel::Hierarchy(h) = self else { return true };
+        h.sys.drained_ahead(before, h.slots)
+            && sms
+                .iter_mut()
+                .all(|sm| adapter(sm).is_none_or(|m| m.l1.is_idle() && m.bypass.is_idle()))
+    }
+
+    /// The back half's cycles after the one of clocks `to` found everything idle: undone,
+    /// and the quanta end there (`MemorySystem::rewind_back`).
+    pub fn rewind_back(&mut self, to: &mm::CycleClocks, last: u64, notes: &mut [crate::parallel::SmNote]) {
+        if let MemModel::Hierarchy(h) = self {
+            h.sys.rewind_back(to);
+        }
+        self.quantum_end(last, notes);
+    }
+
+    /// One cycle of the drain after a kernel for SMs stepping at their ports whose memory
+    /// system's back half has run it (`cycle`, clocks `k`): the L1s send their queued
+    /// requests in SM order, the front half runs, and the L1s take the responses due by the
+    /// cycle's end ([`MemModel::tick`]'s order).
+    pub fn drain_cycle_ahead<W>(
+        &mut self,
+        cycle: u64,
+        k: &mm::CycleClocks,
+        sms: &mut [Sm<W>],
+        pushed: &mut Vec<usize>,
+    ) {
+        pushed.clear();
+        if let Some(ports) = self.quantum_ports() {
+            let at = ports.at.at_icnt(k.icnt_last);
+            for (i, (sm, port)) in sms.iter_mut().zip(ports.ports.iter_mut()).enumerate() {
+                if after_tick_at(sm, cycle, port, &at).any {
+                    pushed.push(i);
+                }
+            }
+        }
+        self.quantum_front(cycle, k, pushed);
+        self.take_due(sms, k.icnt_last, cycle);
+    }
+
+    /// Each SM's L1 takes the responses due by interconnect cycle `icnt` at its port, filled
+    /// in core cycle `cycle` ([`MemModel::fill_delivered`] at a given cycle).
+    pub fn take_due<W>(&mut self, sms: &mut [Sm<W>], icnt: u64, cycle: u64) {
+        if let Some(ports) = self.quantum_ports() {
+            let at = ports.at.at_icnt(icnt);
+            for (sm, port) in sms.iter_mut().zip(ports.ports.iter_mut()) {
+                before_tick_at(sm, port, &at, cycle);
+            }
+        }
     }
 
     /// The SMs' ports, for their steps in a quantum ([`MemModel::quantum_back`] ran).

@@ -1,5 +1,5 @@
 //! Quanta: several core cycles per parallel step for trace-driven kernels (issue 15;
-//! docs/performance.md "An exact quantum for traces").
+//! docs/performance.md "Eleventh session of 2026-11-27"; docs/model.md "Determinism").
 //!
 //! A quantum of `q` cycles `T .. T + q` runs in three parts, with the results of running
 //! the cycles one by one:
@@ -20,9 +20,15 @@
 //!    are retired in SM order, and the memory system's front half runs (staged requests
 //!    join their input queues, the request crossbar, requests entering the ROP pipelines).
 //!
-//! Quanta are used only while no CTA waits to start, and end before any cycle in which
-//! the kernel could end (a warp with `r` instructions left cannot finish within `r - 1`
-//! cycles), the cycle limit, an IPC sample, a progress report or a possible deadlock.
+//! Quanta are used only while no CTA waits to be sent (the kernel launch latency included)
+//! or to start, and end at the cycle limit, an IPC sample, a progress report or before a
+//! possible deadlock. The next quantum's back half runs beside this one's SM steps unless
+//! the kernel may end in this one (a warp with `r` instructions left cannot finish within
+//! `r - 1` cycles, nor an SM with `r` left within `r / sub-cores - 1`). In a quantum in which
+//! it may end, SMs without warps step alone from its start, so that no SM steps past the
+//! kernel's last cycle, the back half notes after each cycle whether the partitions are
+//! idle, and the drain after the kernel starts with the cycles the back half has run
+//! ([`drain_ahead`]), undoing those after the one that found everything idle.
 
 use crate::parallel::{PortOf, SmNote};
 use crate::{launch, KernelSource, RunOptions};
@@ -31,9 +37,10 @@ use sassim_timing::Sm;
 /// What one SM's steps of a quantum did.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct QuantumAcc {
-    /// The last cycle the SM stepped in the quantum's parallel part (the cycles after it
-    /// step alone, [`KernelSource::tick_sm_alone`]); `finished`: warps finished in it.
-    pub last: u64,
+    /// The first cycle the SM did not step in the quantum's parallel part (from it on it
+    /// steps alone, [`KernelSource::tick_sm_alone`]); `finished`: warps finished in the
+    /// cycle before.
+    pub until: u64,
     pub finished: bool,
     /// Sum over its cycles of the warps it held (occupancy).
     pub occupancy: u64,
@@ -45,21 +52,28 @@ pub struct QuantumAcc {
 /// SM `sm`'s steps of the quantum whose first cycle is `first`, each by `tick` (one SM's
 /// step at its port, [`crate::parallel::tick_sm_at`], which sets `note.progress`):
 /// `icnt_before[k]` is the interconnect cycle whose responses the step of cycle
-/// `first + k` takes. Stops early as the module docs say.
+/// `first + k` takes. Stops early as the module docs say; in a quantum in which the kernel
+/// may end (`may_end`), an SM without warps steps alone from the start, so that no SM's
+/// steps go past the kernel's last cycle.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub fn sm_quantum<W>(
     sm: &mut Sm<W>,
     mut tick: impl FnMut(&mut Sm<W>, u64, &mut SmNote, PortOf<'_>) -> Result<(), String>,
     first: u64,
     icnt_before: &[u64],
+    may_end: bool,
     note: &mut SmNote,
     port: &mut sassim_memory::SmPort,
     at: &sassim_memory::PortStep<'_>,
 ) -> Result<QuantumAcc, String> {
     let mut acc = QuantumAcc {
-        last: first,
+        until: first,
         ..QuantumAcc::default()
     };
+    if may_end && sm.active_warps() == 0 {
+        return Ok(acc);
+    }
     for (k, &icnt) in icnt_before.iter().enumerate() {
         let cycle = first + k as u64;
         let at_c = at.in_quantum(cycle, icnt);
@@ -70,7 +84,7 @@ pub fn sm_quantum<W>(
         note.inbox = port.has_response_at(&at_c);
         let p: PortOf<'_> = (&mut *port, &at_c, crate::cycle_before(cycle));
         tick(sm, cycle, note, p)?;
-        acc.last = cycle;
+        acc.until = cycle + 1;
         acc.occupancy += u64::from(note.active);
         if note.progress > 0 {
             acc.progress += u64::from(note.progress);
@@ -104,6 +118,11 @@ pub struct QuantumBufs {
     /// The kernel's first cycle, and the most instructions an SM issues a cycle.
     pub start: u64,
     pub issue_per_cycle: u64,
+    /// The kernel may end in the current quantum (its clocks note whether the memory
+    /// system is idle, and SMs without warps step alone).
+    pub may_end: bool,
+    /// The first cycle of the quantum in which the kernel ended ([`drain_ahead`]).
+    pub ended_first: u64,
 }
 
 impl QuantumBufs {
@@ -128,6 +147,8 @@ pub trait SerialPart<S: KernelSource> {
     fn cycle_start(&mut self, cycle: u64);
     /// SM `s` finished warps in `cycle`: their CTAs' bookkeeping.
     fn retire(&mut self, s: usize, cycle: u64, sm: &mut Sm<S::Writes>, src: &mut S);
+    /// Every CTA of the kernel has finished.
+    fn ended(&self) -> bool;
 }
 
 /// What a quantum did, for the run loop's counters.
@@ -137,6 +158,8 @@ pub struct QuantumDone {
     pub occupancy: u64,
     /// The last cycle with progress (`None`: none).
     pub last_progress: Option<u64>,
+    /// The kernel's last CTA finished in this cycle of the quantum (the quantum ended there).
+    pub ended_at: Option<u64>,
 }
 
 /// A quantum of `q` cycles from `first` (module docs): `src`'s SMs `sms`, their `notes`,
@@ -170,7 +193,7 @@ pub fn run<S: KernelSource>(
         bufs.icnt_before.extend(bufs.clocks.iter().map(|k| k.icnt_last));
         bufs.icnt_before.pop();
     } else {
-        mem.quantum_back(q, &mut bufs.clocks, &mut bufs.icnt_before);
+        mem.quantum_back(q, bufs.may_end, &mut bufs.clocks, &mut bufs.icnt_before);
     }
     let next = next.min(mem.quantum_merge(q));
     if next > 1 {
@@ -196,16 +219,17 @@ pub fn run<S: KernelSource>(
                     }
                 }
             },
-            || src.tick_sms_quantum(sms, notes, ports, threads, first, icnt_before),
+            || src.tick_sms_quantum(sms, notes, ports, threads, first, icnt_before, false),
         )?;
     } else {
         let ports = mem.quantum_ports().ok_or(NO_PORTS)?;
-        src.tick_sms_quantum(sms, notes, ports, threads, first, &bufs.icnt_before)?;
+        src.tick_sms_quantum(sms, notes, ports, threads, first, &bufs.icnt_before, bufs.may_end)?;
     }
     let n = sms.len();
     bufs.accs.clear();
     bufs.accs.extend((0..n).map(|s| src.quantum_acc(s)));
     let mut done = QuantumDone {
+        ended_at: None,
         occupancy: bufs.accs.iter().map(|a| a.occupancy).sum(),
         last_progress: bufs.accs.iter().filter_map(|a| a.last_progress).max(),
     };
@@ -214,7 +238,7 @@ pub fn run<S: KernelSource>(
         serial.cycle_start(cycle);
         // The SMs whose own steps stopped before this cycle step alone, in SM order.
         bufs.pushed.clear();
-        if bufs.accs.iter().any(|a| a.last < cycle) {
+        if bufs.accs.iter().any(|a| a.until <= cycle) {
             let ports = mem.quantum_ports().ok_or(NO_PORTS)?;
             let at = ports.at.at_icnt(bufs.icnt_before[k]);
             for (s, ((sm, note), port)) in sms
@@ -223,7 +247,7 @@ pub fn run<S: KernelSource>(
                 .zip(ports.ports.iter_mut())
                 .enumerate()
             {
-                if bufs.accs[s].last >= cycle {
+                if bufs.accs[s].until > cycle {
                     continue;
                 }
                 note.inbox = port.has_response_at(&at);
@@ -241,16 +265,29 @@ pub fn run<S: KernelSource>(
         // Warps that finished in this cycle, in SM order.
         for (s, sm) in sms.iter_mut().enumerate() {
             let a = &bufs.accs[s];
-            let finished = if a.last < cycle {
+            let finished = if a.until <= cycle {
                 notes[s].finished
             } else {
-                a.last == cycle && a.finished
+                a.until == cycle + 1 && a.finished
             };
             if finished {
                 serial.retire(s, cycle, sm, src);
             }
         }
         mem.quantum_front(cycle, &bufs.clocks[k], &bufs.pushed);
+        if serial.ended() {
+            debug_assert!(
+                bufs.accs.iter().all(|a| a.until <= cycle + 1),
+                "an SM stepped past the kernel's last cycle {cycle} (may_end {}): {:?}",
+                bufs.may_end,
+                bufs.accs.iter().map(|a| a.until).collect::<Vec<_>>()
+            );
+            // The back half has run the quantum's later cycles: the drain after the kernel
+            // starts from them ([`drain_ahead`]).
+            done.ended_at = Some(cycle);
+            bufs.ended_first = first;
+            return Ok(done);
+        }
     }
     if bufs.committed() == 0 {
         mem.quantum_end(first + q - 1, notes);
@@ -267,9 +304,10 @@ const HORIZON_RECHECK: u64 = 16;
 /// The most cycles a quantum from cycle `from` may cover by the run's own bounds, worked
 /// out at cycle `now`: it ends at the next IPC sample or progress report, the cycle limit,
 /// before a deadlock could be reported (as if nothing progressed until then), before the
-/// dispatcher may send a CTA (`disp`) and before the kernel could end
-/// ([`KernelSource::quantum_horizon`]; not before every CTA has been sent). The memory
-/// system's bound is not included.
+/// dispatcher may send a CTA (`disp`) and, unless `through_end`, before the kernel could end
+/// ([`KernelSource::quantum_horizon`], worked out again when needed; not before every CTA
+/// has been sent). The memory system's bound is not included.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn room<S: KernelSource>(
     opts: &RunOptions,
     now: u64,
@@ -277,6 +315,7 @@ pub(crate) fn room<S: KernelSource>(
     last_progress: u64,
     src: &S,
     disp: &launch::Dispatcher,
+    through_end: bool,
     bufs: &mut QuantumBufs,
 ) -> u64 {
     let elapsed = from - bufs.start;
@@ -305,7 +344,11 @@ pub(crate) fn room<S: KernelSource>(
         bufs.horizon = src.quantum_horizon(now, bufs.issue_per_cycle).unwrap_or(0);
         bufs.horizon_checked = now;
     }
-    q.min(bufs.horizon.saturating_sub(from))
+    if through_end {
+        q
+    } else {
+        q.min(bufs.horizon.saturating_sub(from))
+    }
 }
 
 /// The run loop's part of a quantum's serial part ([`SerialPart`]).
@@ -313,6 +356,7 @@ pub(crate) struct LoopSerial<'a> {
     pub disp: &'a mut launch::Dispatcher,
     pub cs: &'a mut crate::CtaSched,
     pub done_ctas: &'a mut u32,
+    pub num_ctas: u32,
     pub sent: &'a mut Vec<launch::Dispatch>,
 }
 
@@ -324,6 +368,10 @@ impl<S: KernelSource> SerialPart<S> for LoopSerial<'_> {
         debug_assert!(self.sent.is_empty(), "a CTA dispatched in a quantum");
     }
 
+    fn ended(&self) -> bool {
+        *self.done_ctas >= self.num_ctas
+    }
+
     fn retire(&mut self, s: usize, cycle: u64, sm: &mut Sm<S::Writes>, src: &mut S) {
         for w in sm.drain_finished() {
             if self.cs.warp_finished(s, w) {
@@ -333,4 +381,43 @@ impl<S: KernelSource> SerialPart<S> for LoopSerial<'_> {
             }
         }
     }
+}
+
+/// The drain after a kernel that ended in a quantum, in core cycle `end`: the memory
+/// system's back half has run the quantum's later cycles. Returns the cycle the drain has
+/// reached and whether everything has left the hierarchy by then (as the cycle-by-cycle drain
+/// finds it, [`crate::memsys::MemModel::drained`]): for each cycle the back half has run, the
+/// test of that drain (from what the back half noted), then the cycle's front half with the
+/// L1s' sends and fills (`MemModel::drain_cycle_ahead`). Found idle, the back half's later
+/// (idle) cycles are undone. The cycle-by-cycle drain goes on from the cycle returned.
+pub fn drain_ahead<W>(
+    end: u64,
+    mem: &mut crate::memsys::MemModel,
+    sms: &mut [Sm<W>],
+    notes: &mut [SmNote],
+    bufs: &mut QuantumBufs,
+) -> (u64, bool) {
+    let first = bufs.ended_first;
+    let k_end = (end - first) as usize;
+    // The responses of the kernel's last cycle (`MemModel::fill_delivered`).
+    mem.take_due(sms, bufs.clocks[k_end].icnt_last, end);
+    let mut pushed = std::mem::take(&mut bufs.pushed);
+    let mut reached = None;
+    for k in k_end + 1..bufs.clocks.len() {
+        let cycle = first + k as u64;
+        let before = bufs.clocks[k - 1];
+        if mem.drained_ahead(sms, &before) {
+            mem.rewind_back(&before, cycle - 1, notes);
+            reached = Some((cycle, true));
+            break;
+        }
+        let clocks = bufs.clocks[k];
+        mem.drain_cycle_ahead(cycle, &clocks, sms, &mut pushed);
+    }
+    bufs.pushed = pushed;
+    let last = first + bufs.clocks.len() as u64 - 1;
+    reached.unwrap_or_else(|| {
+        mem.quantum_end(last, notes);
+        (last + 1, false)
+    })
 }

@@ -662,6 +662,7 @@ impl crate::KernelSource for TraceKernel {
         }
         Some(now + cycles.saturating_sub(1))
     }
+    #[allow(clippy::too_many_arguments)]
     fn tick_sms_quantum(
         &mut self,
         sms: &mut [sassim_timing::Sm<()>],
@@ -670,6 +671,7 @@ impl crate::KernelSource for TraceKernel {
         threads: &crate::parallel::Threads,
         first: u64,
         icnt_before: &[u64],
+        may_end: bool,
     ) -> Result<(), String> {
         if self.parts.len() < sms.len() {
             self.parts.resize_with(sms.len(), TracePart::default);
@@ -695,6 +697,7 @@ impl crate::KernelSource for TraceKernel {
                     |sm, cycle, note, port| tick_part(sm, p, code, cycle, note, Some(port)),
                     first,
                     icnt_before,
+                    may_end,
                     note,
                     port,
                     at,

@@ -49,6 +49,28 @@ fn bfs_in_quanta_gives_the_cycle_by_cycle_results() {
     }
 }
 
+/// Kernels that end inside a quantum (the sm_80 vector add: one kernel, almost all of its
+/// cycles in quanta; BFS: 16 kernels): the drain after the kernel starts with the cycles the
+/// memory system's back half has run, and undoes them when it finds the memory idle.
+#[test]
+fn kernels_ending_in_a_quantum_drain_as_cycle_by_cycle() {
+    let list = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/traces/vectoradd-sm80-v5/kernelslist.g");
+    let (base, _) = run(&list, 1, 1, 0);
+    for (quantum, threads) in [(32, 1), (32, 2), (5, 2)] {
+        let (r, cycles) = run(&list, quantum, threads, 0);
+        assert!(
+            cycles > 3_000,
+            "quantum {quantum}: only {cycles} cycles in quanta"
+        );
+        same(
+            &format!("vector add, quantum {quantum}, {threads} threads"),
+            &base,
+            &r,
+        );
+    }
+}
+
 /// A memory-bound gather (every load touches 32 lines; L1s, crossbars and L2 slices full),
 /// whole and stopped in the middle of the kernel.
 #[test]

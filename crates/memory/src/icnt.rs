@@ -217,6 +217,18 @@ impl Crossbar {
         }
     }
 
+    /// The last cycle run and the first source of the next cycle's round robin: all that
+    /// a cycle without packets changes ([`Crossbar::set_clock`]).
+    pub fn clock(&self) -> (u64, usize) {
+        (self.now, self.rr)
+    }
+
+    /// Back to [`Crossbar::clock`]'s answer after cycles without packets.
+    pub fn set_clock(&mut self, (now, rr): (u64, usize)) {
+        self.now = now;
+        self.rr = rr;
+    }
+
     /// Packets a destination queue holds before it blocks the crossbar.
     #[inline]
     pub fn dst_cap(&self) -> usize {

@@ -207,8 +207,9 @@ impl Partition {
     /// [`Partition::tick_back`] ran it and later ones): in each of `step`'s L2 cycles, one
     /// request that crossed the request crossbar by `step.icnt_now` enters each slice's ROP
     /// pipeline if it had room then ([`L2Slice::rop_room_at`]). A slice that took one is
-    /// visited by the next back half.
-    pub fn admit(&mut self, step: &PartitionStep) {
+    /// visited by the next back half. Whether any request entered.
+    pub fn admit(&mut self, step: &PartitionStep) -> bool {
+        let mut any = false;
         for (j, s) in self.slices.iter_mut().enumerate() {
             let req_in = &mut self.req_in[j];
             let mut now = step.l2_first;
@@ -224,10 +225,12 @@ impl Partition {
                     w.l2_at = 0;
                     w.busy = true;
                     self.active = true;
+                    any = true;
                 }
                 now += 1;
             }
         }
+        any
     }
 
     /// Whether any slice's request queue holds requests (for [`Partition::admit`]).

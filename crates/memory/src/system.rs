@@ -14,7 +14,7 @@ mod halves;
 pub use halves::BackHalf;
 
 /// Fractional clock accumulator in kHz (integer arithmetic → deterministic).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Clock {
     khz: u64,
     acc: u64,
@@ -41,11 +41,27 @@ pub struct CycleClocks {
     pub l2_last: u64,
     pub dram_first: u64,
     pub dram_last: u64,
+    /// Set by the back half of a quantum that may see the kernel end
+    /// ([`BackHalf::cycle`]): nothing is left in the partitions after this cycle (no
+    /// request, fill, response or DRAM access), apart from requests the front half lets
+    /// in later.
+    pub back_idle: bool,
+    /// What the back half's idle cycles after this one change, to undo them
+    /// ([`MemorySystem::rewind_back`]).
+    mark: Option<BackMark>,
+}
+
+/// The state an idle back half changes in a core cycle: the clocks and the response
+/// crossbar's cycle and round-robin start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct BackMark {
+    clocks: Clocks,
+    resp_net: (u64, usize),
 }
 
 /// The clock domains: core cycles and the interconnect's, L2's and DRAM command clock's
 /// cycles that fall in them.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Clocks {
     core_khz: u64,
     core_cycles: u64,
@@ -79,6 +95,8 @@ impl Clocks {
             l2_last,
             dram_first,
             dram_last,
+            back_idle: false,
+            mark: None,
         }
     }
 }
@@ -254,6 +272,10 @@ pub struct MemorySystem {
     /// Whether the watch also covers slots whose request queue changed (their SM's room,
     /// which an SM stepping at its port reads there itself: [`MemorySystem::set_watch_room`]).
     watch_room: bool,
+    /// A request entered a ROP pipeline in the front half of the current run of quanta
+    /// ([`MemorySystem::front_cycle`]): the partitions are not idle before it reaches its
+    /// lookup, `l2.latency` cycles later (after the quanta).
+    admitted: bool,
     parts: Vec<Partition>,
     /// Partitions with `active` set (a request arrived and they have not been idle since).
     busy_parts: PortSet,
@@ -418,6 +440,7 @@ impl MemorySystem {
             slot_of: (0..num_sms as u32).collect(),
             sm_watch: PortSet::new(num_sms),
             watch_room: true,
+            admitted: false,
             req_net,
             resp_net,
             parts,

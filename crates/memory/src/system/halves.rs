@@ -4,7 +4,9 @@
 
 use std::collections::VecDeque;
 
-use super::{end_cycle, partition_step, Clocks, CycleClocks, MemorySystem, PortStep, RespOut, StepParts};
+use super::{
+    end_cycle, partition_step, BackMark, Clocks, CycleClocks, MemorySystem, PortStep, RespOut, StepParts,
+};
 use crate::hash::AddressMapping;
 use crate::icnt::{Crossbar, DstEntry, PortSet, Ports};
 use crate::partition::Partition;
@@ -53,7 +55,14 @@ impl BackHalf<'_> {
     /// ([`MemorySystem::tick_end`]). Returns the cycle's clocks for
     /// [`MemorySystem::front_cycle`].
     pub fn cycle(&mut self) -> CycleClocks {
-        let k = self.clocks.advance();
+        self.cycle_noting(false)
+    }
+
+    /// [`BackHalf::cycle`], noting in `back_idle` whether the partitions are idle after it
+    /// when `idle` (the kernel may end in the quantum: `MemorySystem::drained_ahead`), and
+    /// what to restore to undo the cycles after it.
+    pub fn cycle_noting(&mut self, idle: bool) -> CycleClocks {
+        let mut k = self.clocks.advance();
         let mut c = k.icnt_first;
         while c <= k.icnt_last {
             self.resp_net.cycle(
@@ -81,6 +90,16 @@ impl BackHalf<'_> {
             }
         }
         end_cycle(self.parts, self.busy_parts, self.resp_net, self.spp);
+        if idle {
+            k.back_idle = self
+                .parts
+                .iter()
+                .all(|p| p.is_idle() && p.resp_out.iter().all(|q| q.is_empty()));
+        }
+        k.mark = Some(BackMark {
+            clocks: *self.clocks,
+            resp_net: self.resp_net.clock(),
+        });
         k
     }
 }
@@ -119,6 +138,7 @@ impl MemorySystem {
     /// runs its core cycles before the SMs' and the front half's
     /// ([`MemorySystem::front_cycle`]).
     pub fn begin_quantum(&mut self) {
+        self.admitted = false;
         for p in &mut self.parts {
             p.record_rop_pops(true);
         }
@@ -229,9 +249,42 @@ impl MemorySystem {
                 let p = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 if self.parts[p].has_requests_in() {
-                    self.parts[p].admit(&step);
+                    self.admitted |= self.parts[p].admit(&step);
                 }
             }
+        }
+    }
+
+    /// The back half of the next core cycle of a quantum in which the kernel may end
+    /// ([`BackHalf::cycle_noting`]).
+    pub fn back_cycle_noting(&mut self) -> CycleClocks {
+        self.split_ahead().1.cycle_noting(true)
+    }
+
+    /// After a quantum in which the kernel ended, with the front half at core cycle
+    /// `cycle - 1` (clocks `before`, noted by [`MemorySystem::back_cycle_noting`]) and the
+    /// back half further: whether nothing is left anywhere, as [`MemorySystem::is_idle`] would
+    /// answer had the back half stopped at `cycle - 1` too. Then the back half's later cycles
+    /// changed only the clocks and the response crossbar's round robin, which
+    /// [`MemorySystem::rewind_back`] undoes.
+    pub fn drained_ahead(&self, before: &CycleClocks, slots: usize) -> bool {
+        before.back_idle
+            && !self.admitted
+            && self.parts.iter().all(|p| p.req_in.iter().all(|q| q.is_empty()))
+            && self
+                .ports
+                .iter()
+                .zip(&self.ahead)
+                .take(slots)
+                .all(|(p, a)| p.req.is_empty() && p.staged.is_empty() && p.resp.is_empty() && a.is_empty())
+    }
+
+    /// Undoes the back half's cycles after the one whose clocks are `to` (they found the
+    /// memory system idle: [`MemorySystem::drained_ahead`]).
+    pub fn rewind_back(&mut self, to: &CycleClocks) {
+        if let Some(m) = to.mark {
+            self.clocks = m.clocks;
+            self.resp_net.set_clock(m.resp_net);
         }
     }
 }
