@@ -562,17 +562,9 @@ impl TraceKernel {
                             parts: &mut [TracePart],
                             notes: &mut [crate::parallel::SmNote],
                             ports: &mut [sassim_memory::SmPort]| {
-                    for (i, (((sm, p), note), port)) in sms
-                        .iter_mut()
-                        .zip(parts.iter_mut())
-                        .zip(notes.iter_mut())
-                        .zip(ports.iter_mut())
-                        .enumerate()
-                    {
+                    each_at_port(first, sms, parts, notes, ports, |sm, p, note, port| {
                         tick_part(sm, p, code, cycle, note, Some((port, at, delivered_at)))
-                            .map_err(|e| (first + i, e))?;
-                    }
-                    Ok(())
+                    })
                 };
                 threads.for_parts4(useful, sms, &mut self.parts[..n], notes, ps.ports, &tick)
             }
@@ -597,6 +589,34 @@ impl TraceKernel {
         self.issued_total += notes.iter().map(|n| u64::from(n.progress)).sum::<u64>();
         r
     }
+}
+
+/// `f` for each SM of a part of the step (`first`: the index of its first SM) with its part
+/// of the trace, its note and its interconnect port; an error names its SM.
+#[inline(always)]
+fn each_at_port(
+    first: usize,
+    sms: &mut [sassim_timing::Sm<()>],
+    parts: &mut [TracePart],
+    notes: &mut [crate::parallel::SmNote],
+    ports: &mut [sassim_memory::SmPort],
+    mut f: impl FnMut(
+        &mut sassim_timing::Sm<()>,
+        &mut TracePart,
+        &mut crate::parallel::SmNote,
+        &mut sassim_memory::SmPort,
+    ) -> Result<(), String>,
+) -> Result<(), crate::parallel::PartError> {
+    for (i, (((sm, p), note), port)) in sms
+        .iter_mut()
+        .zip(parts.iter_mut())
+        .zip(notes.iter_mut())
+        .zip(ports.iter_mut())
+        .enumerate()
+    {
+        f(sm, p, note, port).map_err(|e| (first + i, e))?;
+    }
+    Ok(())
 }
 
 /// One SM's step with its part of the trace (`parallel::tick_sm`, or `tick_sm_at` with
@@ -685,14 +705,8 @@ impl crate::KernelSource for TraceKernel {
                     parts: &mut [TracePart],
                     notes: &mut [crate::parallel::SmNote],
                     ports: &mut [sassim_memory::SmPort]| {
-            for (i, (((sm, p), note), port)) in sms
-                .iter_mut()
-                .zip(parts.iter_mut())
-                .zip(notes.iter_mut())
-                .zip(ports.iter_mut())
-                .enumerate()
-            {
-                let acc = crate::quantum::sm_quantum(
+            each_at_port(first_sm, sms, parts, notes, ports, |sm, p, note, port| {
+                p.quantum = crate::quantum::sm_quantum(
                     sm,
                     |sm, cycle, note, port| tick_part(sm, p, code, cycle, note, Some(port)),
                     first,
@@ -701,11 +715,9 @@ impl crate::KernelSource for TraceKernel {
                     note,
                     port,
                     at,
-                )
-                .map_err(|e| (first_sm + i, e))?;
-                p.quantum = acc;
-            }
-            Ok(())
+                )?;
+                Ok(())
+            })
         };
         let r = threads.for_parts4_long(useful, sms, &mut self.parts[..n], notes, ports.ports, &tick);
         self.issued_total += self.parts[..n].iter().map(|p| p.quantum.progress).sum::<u64>();

@@ -76,13 +76,7 @@ fn kernels_ending_in_a_quantum_drain_as_cycle_by_cycle() {
 #[test]
 fn a_memory_bound_gather_in_quanta_gives_the_cycle_by_cycle_results() {
     let dir = tempfile::tempdir().expect("temporary directory");
-    let gather = sassim_trace::synthetic::GatherTrace {
-        ctas: 336,
-        gathers: 2,
-        table_bytes: 256 << 20,
-        seed: 15,
-    };
-    let list = gather.write(dir.path()).expect("gather trace");
+    let list = common::small_gather(dir.path());
     for max_cycles in [0, 2_345] {
         let (base, _) = run(&list, 1, 1, max_cycles);
         for threads in [1, 2] {

@@ -119,16 +119,9 @@ fn trace_driven_kernels_skip_quiet_cycles_with_the_same_results() {
 /// threads, for whole runs and runs stopped in the middle.
 #[test]
 fn rejected_retries_of_skipped_cycles_are_counted() {
-    // The gather of `scripts/gen-gather-trace.py`, smaller: 336 CTAs, two gathers each.
     // Removed when the test ends, even by a failure.
     let dir = tempfile::tempdir().expect("temporary directory");
-    let gather = sassim_trace::synthetic::GatherTrace {
-        ctas: 336,
-        gathers: 2,
-        table_bytes: 256 << 20,
-        seed: 15,
-    };
-    let list = gather.write(dir.path()).expect("gather trace");
+    let list = common::small_gather(dir.path());
     let run = |skip: bool, threads: usize, max_cycles: u64| {
         let mut gpu = Gpu::new(GpuConfig::preset("rtx-a6000").expect("preset"));
         let o = RunOptions {

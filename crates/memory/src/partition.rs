@@ -98,13 +98,24 @@ impl Partition {
     /// The partition's share of a core cycle (`step`); afterwards `active` says whether it
     /// is still busy.
     pub fn tick(&mut self, step: &PartitionStep, map: &AddressMapping) {
+        self.tick_with(step, map, Self::l2_cycle);
+    }
+
+    /// A core cycle's share with `l2_cycle` for each of its L2 cycles, then its DRAM cycles.
+    #[inline(always)]
+    fn tick_with(
+        &mut self,
+        step: &PartitionStep,
+        map: &AddressMapping,
+        l2_cycle: impl Fn(&mut Self, u64, &PartitionStep, &AddressMapping),
+    ) {
         if !self.active {
             return;
         }
         // (`while` loops: cheaper than inclusive ranges.)
         let mut now = step.l2_first;
         while now <= step.l2_last {
-            self.l2_cycle(now, step, map);
+            l2_cycle(self, now, step, map);
             now += 1;
         }
         let mut now = step.dram_first;
@@ -164,20 +175,7 @@ impl Partition {
     /// pipeline before them: the pipeline's latency is at least the cycles run ahead
     /// ([`crate::MemorySystem::max_quantum`]).
     pub fn tick_back(&mut self, step: &PartitionStep, map: &AddressMapping) {
-        if !self.active {
-            return;
-        }
-        let mut now = step.l2_first;
-        while now <= step.l2_last {
-            self.l2_cycle_back(now, step, map);
-            now += 1;
-        }
-        let mut now = step.dram_first;
-        while now <= step.dram_last {
-            self.dram_cycle(now, step.l2_last);
-            now += 1;
-        }
-        self.active = self.wake.iter().any(|w| w.busy) || !self.is_idle();
+        self.tick_with(step, map, Self::l2_cycle_back);
     }
 
     fn l2_cycle_back(&mut self, now: u64, step: &PartitionStep, map: &AddressMapping) {

@@ -2,6 +2,8 @@
 //! threads do) gives the same responses, cycle by cycle, and the same statistics as
 //! `MemorySystem::tick`.
 
+mod common;
+
 use sassim_memory::*;
 
 /// How the partitions of a cycle are ticked.
@@ -32,21 +34,7 @@ fn run(cfg: &MemoryConfig, sms: usize, cycles: u64, order: Order) -> (Vec<(u64, 
             if r % 2 == 0 {
                 continue;
             }
-            let kind = match (r >> 8) % 8 {
-                0 => L2ReqKind::Write,
-                1 => L2ReqKind::Atomic,
-                _ => L2ReqKind::Read,
-            };
-            let req = L2Request {
-                addr: ((r >> 16) % (1 << 15)) << 7,
-                sectors: ((r >> 40) as u8) | 1,
-                kind,
-                bytes: if kind == L2ReqKind::Read { 0 } else { 32 },
-                atomic_lanes: 1,
-                atomic_max_same: 1,
-                tag: (r >> 48) as u32,
-            };
-            mem.push(now, sm, req);
+            mem.push(now, sm, common::request(r, ((r >> 16) % (1 << 15)) << 7));
         }
         match order {
             Order::Tick => mem.tick(now),

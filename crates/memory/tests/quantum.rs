@@ -5,23 +5,16 @@
 //! ROP pipelines) runs the same cycles. Within `MemorySystem::max_quantum` this gives the
 //! responses of running every core cycle in turn, cycle by cycle, and the same statistics.
 
+mod common;
+
 use sassim_memory::*;
 
-/// Small L2 slices with few MSHRs and short queues towards DRAM, so that heads stall, ROP
-/// pipelines fill and requests wait in the crossbar; the SMs' response queues hold 8
-/// entries, so that they bound the quantum and fill (then cycles run one by one).
+/// The cramped memory system of `sleep.rs` (heads stall, ROP pipelines fill, requests wait in
+/// the crossbar) with 4-entry request queues at the slices and 8-entry response queues at
+/// the SMs, so that they bound the quantum and fill (then cycles run one by one).
 fn cramped() -> MemoryConfig {
-    let mut cfg = MemoryConfig::a6000_like();
-    cfg.l2.partitions = 4;
-    cfg.l2.size_kb = 64;
-    cfg.l2.mshr_entries = 6;
-    cfg.l2.mshr_max_merge = 2;
-    cfg.l2.queue_l2_to_dram = 16;
+    let mut cfg = common::cramped();
     cfg.l2.queue_icnt_to_l2 = 4;
-    cfg.l2.queue_l2_to_icnt = 2;
-    cfg.dram.sched_queue_entries = 8;
-    cfg.dram.return_queue_entries = 2;
-    cfg.icnt.output_queue_entries = 2;
     cfg.icnt.dest_queue_entries = 8;
     // Room for every request the SMs send (a full input queue would refuse a push that
     // the cycle-by-cycle run accepts: the runner ends an SM's quantum before that).
@@ -40,24 +33,7 @@ fn request(now: u64, sm: usize) -> Option<L2Request> {
     if now / 700 % 3 == 2 || r.is_multiple_of(3) {
         return None;
     }
-    let kind = match (r >> 8) % 8 {
-        0 => L2ReqKind::Write,
-        1 => L2ReqKind::Atomic,
-        _ => L2ReqKind::Read,
-    };
-    Some(L2Request {
-        addr: if (r >> 11).is_multiple_of(4) {
-            ((r >> 16) % 16) << 7
-        } else {
-            ((r >> 16) % (1 << 14)) << 7
-        },
-        sectors: ((r >> 40) as u8) | 1,
-        kind,
-        bytes: if kind == L2ReqKind::Read { 0 } else { 32 },
-        atomic_lanes: 1,
-        atomic_max_same: 1,
-        tag: (r >> 48) as u32,
-    })
+    Some(common::request(r, common::hot_or_wide(r)))
 }
 
 /// Whether SM `sm` takes its responses in core cycle `now`: half the SMs take none for 150

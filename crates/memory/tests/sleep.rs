@@ -3,25 +3,9 @@
 //! memory system whose slices are all visited in every cycle (`Partition::wake_all`) gives
 //! the same responses, cycle by cycle, and the same statistics, read at any cycle.
 
-use sassim_memory::*;
+mod common;
 
-/// A configuration with small queues and few MSHRs, so that L2 heads stall for MSHRs and for
-/// room in the DRAM queue, DRAM scheduler queues fill up, returns and responses back up.
-fn cramped() -> MemoryConfig {
-    let mut cfg = MemoryConfig::a6000_like();
-    cfg.l2.partitions = 4;
-    cfg.l2.size_kb = 64;
-    cfg.l2.mshr_entries = 6;
-    cfg.l2.mshr_max_merge = 2;
-    // (A miss needs room for its sectors and its victim's dirty ones: up to 16.)
-    cfg.l2.queue_l2_to_dram = 16;
-    cfg.l2.queue_l2_to_icnt = 2;
-    cfg.dram.sched_queue_entries = 8;
-    cfg.dram.return_queue_entries = 2;
-    cfg.icnt.output_queue_entries = 2;
-    cfg.icnt.dest_queue_entries = 4;
-    cfg
-}
+use sassim_memory::*;
 
 /// Responses (cycle, SM, address, tag) and the statistics read every 250 cycles.
 type Run = (Vec<(u64, usize, u64, u32)>, Vec<MemStats>);
@@ -45,27 +29,7 @@ fn run(cfg: &MemoryConfig, sms: usize, cycles: u64, all_awake: bool) -> Run {
             if !busy || r % 3 == 0 {
                 continue;
             }
-            let kind = match (r >> 8) % 8 {
-                0 => L2ReqKind::Write,
-                1 => L2ReqKind::Atomic,
-                _ => L2ReqKind::Read,
-            };
-            let req = L2Request {
-                // A quarter to 16 hot lines (hits, merges, reserved hits), the others
-                // over 2 MB (misses, evictions, write-backs).
-                addr: if (r >> 11) % 4 == 0 {
-                    ((r >> 16) % 16) << 7
-                } else {
-                    ((r >> 16) % (1 << 14)) << 7
-                },
-                sectors: ((r >> 40) as u8) | 1,
-                kind,
-                bytes: if kind == L2ReqKind::Read { 0 } else { 32 },
-                atomic_lanes: 1,
-                atomic_max_same: 1,
-                tag: (r >> 48) as u32,
-            };
-            mem.push(now, sm, req);
+            mem.push(now, sm, common::request(r, common::hot_or_wide(r)));
         }
         mem.tick_begin(now);
         let (parts, step, map) = mem.partitions();
@@ -95,7 +59,7 @@ fn run(cfg: &MemoryConfig, sms: usize, cycles: u64, all_awake: bool) -> Run {
 
 #[test]
 fn sleeping_slices_and_channels_change_nothing() {
-    let cfg = cramped();
+    let cfg = common::cramped();
     let (ra, sa) = run(&cfg, 12, 12_000, false);
     let (rb, sb) = run(&cfg, 12, 12_000, true);
     let last = sa.last().expect("statistics");

@@ -91,3 +91,16 @@ pub fn run_builtin_a6000(
     )
     .unwrap_or_else(|e| panic!("{what}: {e}"))
 }
+
+/// The gather of `scripts/gen-gather-trace.py`, smaller (336 CTAs, two gathers each),
+/// written into `dir`; its kernels list. A memory-bound load whose L1s reject loads.
+#[allow(dead_code)]
+pub fn small_gather(dir: &std::path::Path) -> std::path::PathBuf {
+    let gather = sassim_trace::synthetic::GatherTrace {
+        ctas: 336,
+        gathers: 2,
+        table_bytes: 256 << 20,
+        seed: 15,
+    };
+    gather.write(dir).expect("gather trace")
+}
