@@ -209,18 +209,10 @@ impl Dispatcher {
         None
     }
 
-    /// The work of cycle `now`: completions that have arrived are processed first, then CTAs
-    /// are sent round-robin to SMs with room; `out` receives the CTAs sent. Several jobs fit
-    /// in one cycle when their costs are below one cycle.
-    /// Every CTA of the kernel has been sent to an SM.
-    pub fn all_sent(&self) -> bool {
-        self.next_cta >= self.num_ctas
-    }
-
     /// The first cycle in which the dispatcher may send a CTA: the end of the kernel launch
     /// latency before the first, `u64::MAX` once all are sent; otherwise any cycle (0).
     pub fn sends_from(&self) -> u64 {
-        if self.all_sent() {
+        if self.all_dispatched() {
             u64::MAX
         } else if self.next_cta == 0 {
             self.begin
@@ -229,6 +221,9 @@ impl Dispatcher {
         }
     }
 
+    /// The work of cycle `now`: completions that have arrived are processed first, then CTAs
+    /// are sent round-robin to SMs with room; `out` receives the CTAs sent. Several jobs fit
+    /// in one cycle when their costs are below one cycle.
     pub fn step(&mut self, now: u64, out: &mut Vec<Dispatch>) {
         if now < self.begin {
             return;

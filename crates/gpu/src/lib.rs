@@ -603,7 +603,7 @@ impl Gpu {
             } else if quanta && waiting.iter().all(|&w| w == 0) && disp.sends_from() > cycle + 1 {
                 let q = quantum::room(opts, cycle, cycle, last_progress, src, &disp, true, &mut qbufs)
                     .min(mem.max_quantum());
-                qbufs.may_end = disp.all_sent() && cycle + q > qbufs.horizon;
+                qbufs.may_end = disp.all_dispatched() && cycle + q > qbufs.horizon;
                 q
             } else {
                 0
@@ -611,8 +611,10 @@ impl Gpu {
             let cycle_was = cycle;
             if q > 1 {
                 // The next quantum's back half runs beside this one's steps unless the kernel
-                // may end in this one.
-                let next = if qbufs.may_end {
+                // may end in this one, or the wall-clock limit has passed (a committed quantum
+                // must run, so the limit is looked at after every uncommitted one).
+                let past_deadline = opts.deadline.is_some_and(|d| std::time::Instant::now() >= d);
+                let next = if qbufs.may_end || past_deadline {
                     0
                 } else {
                     quantum::room(
@@ -764,7 +766,7 @@ impl Gpu {
                 // Every 64 cycles: a fully loaded GPU on a busy machine simulates a few hundred
                 // cycles per second, and the fuzzing runs found 1,024 cycles too coarse (a run
                 // with --max-wall 9 ended after 10.7 s).
-                if (elapsed - stepped) / WALL_CHECK_CYCLES < elapsed / WALL_CHECK_CYCLES
+                if (stepped > 1 || elapsed.is_multiple_of(WALL_CHECK_CYCLES))
                     && std::time::Instant::now() >= d
                 {
                     run.stopped = Some(format!(
@@ -788,7 +790,8 @@ impl Gpu {
         let drain_start = cycle;
         if ended_ahead {
             // The kernel ended in a quantum whose back half ran further: the drain starts
-            // with the cycles it has run.
+            // with the cycles it has run (also after a wall-clock stop in the same step,
+            // which leaves the memory system whole for the next kernel).
             let (reached, _) = quantum::drain_ahead(cycle - 1, &mut mem, &mut sms, &mut notes, &mut qbufs);
             cycle = reached;
         }

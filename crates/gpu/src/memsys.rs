@@ -446,18 +446,16 @@ impl MemModel {
         icnt_before.clear();
         let MemModel::Hierarchy(h) = self else { return };
         h.sys.begin_quantum();
-        icnt_before.push(h.sys.icnt_cycle_now());
+        let first = h.sys.icnt_cycle_now();
         for _ in 0..q {
-            let k = if may_end {
+            clocks.push(if may_end {
                 h.sys.back_cycle_noting()
             } else {
                 h.sys.back_cycle()
-            };
-            clocks.push(k);
-            icnt_before.push(k.icnt_last);
+            });
         }
-        icnt_before.pop();
-        h.sys.merge_ahead(h.slots);
+        crate::quantum::icnt_before(first, clocks, icnt_before);
+        h.sys.merge_ahead();
     }
 
     /// The SMs' ports and the memory system's back half, apart: the back half of the next
@@ -481,7 +479,7 @@ impl MemModel {
     /// (`MemorySystem::max_quantum_after`).
     pub fn quantum_merge(&mut self, ahead: u64) -> u64 {
         let MemModel::Hierarchy(h) = self else { return 0 };
-        h.sys.merge_ahead(h.slots);
+        h.sys.merge_ahead();
         h.sys.max_quantum_after(ahead)
     }
 
@@ -491,10 +489,7 @@ impl MemModel {
     /// stopped there too (`MemorySystem::drained_ahead`).
     pub fn drained_ahead<W>(&self, sms: &mut [Sm<W>], before: &mm::CycleClocks) -> bool {
         let MemModel::Hierarchy(h) = self else { return true };
-        h.sys.drained_ahead(before, h.slots)
-            && sms
-                .iter_mut()
-                .all(|sm| adapter(sm).is_none_or(|m| m.l1.is_idle() && m.bypass.is_idle()))
+        h.sys.drained_ahead(before) && l1s_idle(sms)
     }
 
     /// The back half's cycles after the one of clocks `to` found everything idle: undone,
@@ -595,11 +590,8 @@ impl MemModel {
     pub fn fill_delivered<W>(&mut self, sms: &mut [Sm<W>]) {
         match self {
             MemModel::Hierarchy(h) if h.at_ports => {
-                let at = h.delivered_at;
-                let sp = h.sys.step_parts();
-                for (sm, port) in sms.iter_mut().zip(sp.ports.iter_mut()) {
-                    before_tick_at(sm, port, &sp.at, at);
-                }
+                let (icnt, at) = (h.sys.icnt_cycle_now(), h.delivered_at);
+                self.take_due(sms, icnt, at);
             }
             _ => {
                 for sm in sms.iter_mut() {
@@ -672,10 +664,7 @@ impl MemModel {
     pub fn drained<W>(&self, sms: &mut [Sm<W>]) -> bool {
         let MemModel::Hierarchy(h) = self else { return true };
         debug_assert!(!h.parts_due, "the partitions' step has not run");
-        h.sys.is_idle()
-            && sms
-                .iter_mut()
-                .all(|sm| adapter(sm).is_none_or(|m| m.l1.is_idle() && m.bypass.is_idle()))
+        h.sys.is_idle() && l1s_idle(sms)
     }
 
     pub fn report<W>(&mut self, sms: &mut [Sm<W>]) -> Option<MemReport> {
@@ -906,6 +895,12 @@ fn send_due(
         bypass.send(send);
     }
     l1.has_queued() || bypass.has_queued()
+}
+
+/// No SM's L1 or bypass holds a request (queued or waiting for its response).
+fn l1s_idle<W>(sms: &mut [Sm<W>]) -> bool {
+    sms.iter_mut()
+        .all(|sm| adapter(sm).is_none_or(|m| m.l1.is_idle() && m.bypass.is_idle()))
 }
 
 fn adapter<W>(sm: &mut Sm<W>) -> Option<&mut SmDataMemory> {

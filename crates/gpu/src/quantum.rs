@@ -50,7 +50,8 @@ pub struct QuantumAcc {
 }
 
 /// SM `sm`'s steps of the quantum whose first cycle is `first`, each by `tick` (one SM's
-/// step at its port, [`crate::parallel::tick_sm_at`], which sets `note.progress`):
+/// step at its port, [`crate::parallel::tick_sm_at`], with its progress events in
+/// `note.progress`):
 /// `icnt_before[k]` is the interconnect cycle whose responses the step of cycle
 /// `first + k` takes. Stops early as the module docs say; in a quantum in which the kernel
 /// may end (`may_end`), an SM without warps steps alone from the start, so that no SM's
@@ -96,6 +97,16 @@ pub fn sm_quantum<W>(
         }
     }
     Ok(acc)
+}
+
+/// Into `out`, per cycle of a quantum whose clocks are `clocks`, the interconnect cycle whose
+/// responses the SMs' step of that cycle takes: the one before the quantum (`first`), then
+/// each cycle's last.
+pub fn icnt_before(first: u64, clocks: &[sassim_memory::CycleClocks], out: &mut Vec<u64>) {
+    out.clear();
+    out.push(first);
+    out.extend(clocks.iter().map(|k| k.icnt_last));
+    out.pop();
 }
 
 /// The buffers a run's quanta reuse, and the quantum whose back half has run ahead.
@@ -188,10 +199,7 @@ pub fn run<S: KernelSource>(
         let last = bufs.clocks.last().map_or(0, |k| k.icnt_last);
         std::mem::swap(&mut bufs.clocks, &mut bufs.next_clocks);
         bufs.next_clocks.clear();
-        bufs.icnt_before.clear();
-        bufs.icnt_before.push(last);
-        bufs.icnt_before.extend(bufs.clocks.iter().map(|k| k.icnt_last));
-        bufs.icnt_before.pop();
+        icnt_before(last, &bufs.clocks, &mut bufs.icnt_before);
     } else {
         mem.quantum_back(q, bufs.may_end, &mut bufs.clocks, &mut bufs.icnt_before);
     }
@@ -336,7 +344,7 @@ pub(crate) fn room<S: KernelSource>(
     if opts.deadlock_cycles > 0 {
         q = q.min((last_progress + opts.deadlock_cycles).saturating_sub(from));
     }
-    if !disp.all_sent() {
+    if !disp.all_dispatched() {
         // Some CTA has not been sent: the kernel cannot end before it is.
         return q;
     }

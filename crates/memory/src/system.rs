@@ -42,7 +42,7 @@ pub struct CycleClocks {
     pub dram_first: u64,
     pub dram_last: u64,
     /// Set by the back half of a quantum that may see the kernel end
-    /// ([`BackHalf::cycle`]): nothing is left in the partitions after this cycle (no
+    /// ([`BackHalf::cycle_noting`]): nothing is left in the partitions after this cycle (no
     /// request, fill, response or DRAM access), apart from requests the front half lets
     /// in later.
     pub back_idle: bool,
@@ -136,7 +136,7 @@ pub struct SmPort {
     port: u16,
     req: VecDeque<SrcEntry<InReq>>,
     resp: VecDeque<DstEntry<L2Response>>,
-    /// Requests pushed during a quantum ([`PortStep::staging`]), with the core cycle of
+    /// Requests pushed during a quantum ([`PortStep::in_quantum`]), with the core cycle of
     /// their push: they join `req` when the front half reaches that cycle
     /// ([`MemorySystem::front_cycle`]).
     staged: VecDeque<(u64, SrcEntry<InReq>)>,

@@ -106,8 +106,8 @@ impl BackHalf<'_> {
 
 impl MemorySystem {
     /// The most core cycles a quantum may run the back half ahead of the SMs and the
-    /// front half (docs/performance.md "An exact quantum for traces"), 0 when a partition
-    /// step is pending: no request that enters an L2 slice's ROP pipeline during them can
+    /// front half (docs/memory.md "Back and front halves"): no request that enters an L2
+    /// slice's ROP pipeline during them can
     /// reach its tag lookup before they end (the pipeline's latency), and no SM's response
     /// queue can fill during them, so that the response crossbar's room checks pass as
     /// they would with the SMs' pops in between (a queue takes at most one packet per
@@ -208,10 +208,11 @@ impl MemorySystem {
         (sp, back)
     }
 
-    /// The responses the back half delivered ahead join the response queues of the first
-    /// `slots` slots (the others have none: their SMs are not in the kernel).
-    pub fn merge_ahead(&mut self, slots: usize) {
-        for (p, q) in self.ports.iter_mut().zip(self.ahead.iter_mut()).take(slots) {
+    /// The responses the back half delivered ahead join the SMs' response queues (every
+    /// slot's: responses to a kernel stopped by a limit may still arrive at ports the current
+    /// kernel does not use).
+    pub fn merge_ahead(&mut self) {
+        for (p, q) in self.ports.iter_mut().zip(self.ahead.iter_mut()) {
             if !q.is_empty() {
                 p.resp.extend(q.drain(..));
             }
@@ -261,13 +262,13 @@ impl MemorySystem {
         self.split_ahead().1.cycle_noting(true)
     }
 
-    /// After a quantum in which the kernel ended, with the front half at core cycle
-    /// `cycle - 1` (clocks `before`, noted by [`MemorySystem::back_cycle_noting`]) and the
-    /// back half further: whether nothing is left anywhere, as [`MemorySystem::is_idle`] would
-    /// answer had the back half stopped at `cycle - 1` too. Then the back half's later cycles
-    /// changed only the clocks and the response crossbar's round robin, which
+    /// After a quantum in which the kernel ended, with the front half at the core cycle of
+    /// clocks `before` (noted by [`MemorySystem::back_cycle_noting`]) and the back half
+    /// further: whether nothing is left anywhere, as [`MemorySystem::is_idle`] would answer
+    /// had the back half stopped there too. Then the back half's later cycles changed only the
+    /// clocks and the response crossbar's cycle and round robin, which
     /// [`MemorySystem::rewind_back`] undoes.
-    pub fn drained_ahead(&self, before: &CycleClocks, slots: usize) -> bool {
+    pub fn drained_ahead(&self, before: &CycleClocks) -> bool {
         before.back_idle
             && !self.admitted
             && self.parts.iter().all(|p| p.req_in.iter().all(|q| q.is_empty()))
@@ -275,7 +276,6 @@ impl MemorySystem {
                 .ports
                 .iter()
                 .zip(&self.ahead)
-                .take(slots)
                 .all(|(p, a)| p.req.is_empty() && p.staged.is_empty() && p.resp.is_empty() && a.is_empty())
     }
 
