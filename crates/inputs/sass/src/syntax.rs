@@ -625,6 +625,11 @@ fn parse_operand(cur: &mut Cur) -> Result<Operand, ParseError> {
     let mut closed = !abs;
     loop {
         if cur.peek() == Some(b'.') && cur.peek_at(1).is_some_and(is_word_char) {
+            // `2..5`: a number's suffix cannot start with a digit (printed back, it would
+            // read as the number's fraction).
+            if matches!(kind, OperandKind::Imm(_)) && cur.peek_at(1).is_some_and(|c| c.is_ascii_digit()) {
+                return Err(cur.err_at(cur.pos, "a number cannot be followed by `.` and a digit"));
+            }
             cur.bump();
             let s = cur.scan(is_word_char);
             if s == "reuse" {

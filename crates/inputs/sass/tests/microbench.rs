@@ -358,3 +358,17 @@ fn launch_and_memory_limits_name_the_line() {
     .unwrap();
     assert_eq!(ok.grid[0], 256);
 }
+
+/// A number followed by `.` and a digit (`2..5`, found by the fuzz test) is an error: read as
+/// the number 2 with the suffix `5`, it printed back as `2.5` and re-read as another number.
+#[test]
+fn a_number_with_a_numeric_suffix_is_an_error() {
+    assert_err(
+        "FFMA R0, R1, 2..384185791015625e-07, -INF\n",
+        1,
+        16,
+        "followed by `.` and a digit",
+    );
+    let ok = microbench::parse("FFMA R0, R1, 2.384185791015625e-07, -INF\n", "m.sass").unwrap();
+    assert_eq!(ok.kernel.instructions[0].operands.len(), 4);
+}
