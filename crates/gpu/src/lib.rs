@@ -609,6 +609,8 @@ impl Gpu {
                 0
             };
             let cycle_was = cycle;
+            // The last cycle of this step in which the kernel may have progressed.
+            let progressed_in: Option<u64>;
             if q > 1 {
                 // The next quantum's back half runs beside this one's steps unless the kernel
                 // may end in this one, or the wall-clock limit has passed (a committed quantum
@@ -649,14 +651,11 @@ impl Gpu {
                 )
                 .map_err(SimError::Exec)?;
                 occ_sum += done.occupancy;
-                let stepped = done.ended_at.map_or(q, |e| e + 1 - cycle);
-                run.quantum_cycles += stepped;
-                cycle += stepped;
+                let ran = done.ended_at.map_or(q, |e| e + 1 - cycle);
+                run.quantum_cycles += ran;
+                cycle += ran;
                 ended_ahead |= done.ended_at.is_some();
-                if src.progress() != last_issued {
-                    last_issued = src.progress();
-                    last_progress = done.last_progress.map_or(cycle, |c| c + 1);
-                }
+                progressed_in = done.last_progress;
             } else {
                 // The dispatcher sends CTAs; SMs start the CTAs that arrived and launch warps.
                 sent.clear();
@@ -703,24 +702,19 @@ impl Gpu {
                 .map_err(SimError::Exec)?;
                 occ_sum += notes.iter().map(|n| u64::from(n.active)).sum::<u64>();
                 for (s, sm) in sms.iter_mut().enumerate() {
-                    if !notes[s].finished {
-                        continue;
-                    }
-                    for w in sm.drain_finished() {
-                        if cs.warp_finished(s, w) {
-                            src.retire_cta(w);
-                            done_ctas += 1;
-                            disp.cta_finished(cycle + 1, s);
-                        }
+                    if notes[s].finished {
+                        done_ctas += cs.retire_finished(s, cycle, sm, src, &mut disp);
                     }
                 }
                 mem.tick_beyond_sms(cycle, &mut sms, &mut notes, &phys)
                     .map_err(SimError::Exec)?;
+                progressed_in = Some(cycle);
                 cycle += 1;
-                if src.progress() != last_issued {
-                    last_issued = src.progress();
-                    last_progress = cycle;
-                }
+            }
+            if src.progress() != last_issued {
+                last_issued = src.progress();
+                // The cycle after the last with progress.
+                last_progress = progressed_in.map_or(cycle, |c| c + 1);
             }
             let stepped = cycle - cycle_was;
             let elapsed = cycle - start;
@@ -792,8 +786,7 @@ impl Gpu {
             // The kernel ended in a quantum whose back half ran further: the drain starts
             // with the cycles it has run (also after a wall-clock stop in the same step,
             // which leaves the memory system whole for the next kernel).
-            let (reached, _) = quantum::drain_ahead(cycle - 1, &mut mem, &mut sms, &mut notes, &mut qbufs);
-            cycle = reached;
+            cycle = quantum::drain_ahead(cycle - 1, &mut mem, &mut sms, &mut notes, &mut qbufs);
         }
         mem.finish_partitions();
         mem.fill_delivered(&mut sms);
@@ -952,6 +945,27 @@ impl CtaSched {
         c.warps.extend(warps.iter().map(|&(w, _)| w));
         self.ctas_on_sm[sm] += 1;
         Some(warps)
+    }
+
+    /// SM `s`'s warps that finished in `cycle` (its step's `SmNote::finished`): each CTA they
+    /// complete is retired from `src` and its completion sent to `disp`. Returns how many.
+    fn retire_finished<S: KernelSource>(
+        &mut self,
+        s: usize,
+        cycle: u64,
+        sm: &mut Sm<S::Writes>,
+        src: &mut S,
+        disp: &mut launch::Dispatcher,
+    ) -> u32 {
+        let mut done = 0;
+        for w in sm.drain_finished() {
+            if self.warp_finished(s, w) {
+                src.retire_cta(w);
+                done += 1;
+                disp.cta_finished(cycle + 1, s);
+            }
+        }
+        done
     }
 
     /// Warp `w` of SM `sm` finished: whether it was the last of its CTA (the CTA's slot is

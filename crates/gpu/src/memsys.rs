@@ -419,8 +419,7 @@ impl MemModel {
     }
 
     /// The most core cycles a quantum may cover now (`MemorySystem::max_quantum`; 0 unless
-    /// this kernel's SMs tick at their ports). docs/performance.md "An exact quantum for
-    /// traces".
+    /// this kernel's SMs tick at their ports). docs/memory.md "Back and front halves".
     pub fn max_quantum(&self) -> u64 {
         match self {
             MemModel::Hierarchy(h) if h.at_ports => h.sys.max_quantum(),
@@ -433,7 +432,7 @@ impl MemModel {
     /// (`MemorySystem::back_cycle`). `clocks` gets each cycle's clocks, `icnt_before[k]` the
     /// interconnect cycle whose responses the SMs' step of the quantum's cycle `k` takes.
     /// With `may_end` (the kernel may end in the quantum) each cycle's clocks also say
-    /// whether the partitions are idle after it (`MemorySystem::back_cycle_noting`).
+    /// whether the partitions are idle after it (`MemorySystem::back_cycle`).
     pub fn quantum_back(
         &mut self,
         q: u64,
@@ -448,11 +447,7 @@ impl MemModel {
         h.sys.begin_quantum();
         let first = h.sys.icnt_cycle_now();
         for _ in 0..q {
-            clocks.push(if may_end {
-                h.sys.back_cycle_noting()
-            } else {
-                h.sys.back_cycle()
-            });
+            clocks.push(h.sys.back_cycle(may_end));
         }
         crate::quantum::icnt_before(first, clocks, icnt_before);
         h.sys.merge_ahead();
@@ -538,13 +533,7 @@ impl MemModel {
 
     /// The SMs' ports, for their steps in a quantum ([`MemModel::quantum_back`] ran).
     pub fn quantum_ports(&mut self) -> Option<SmPorts<'_>> {
-        let MemModel::Hierarchy(h) = self else { return None };
-        let sp = h.sys.step_parts();
-        Some(SmPorts {
-            ports: sp.ports,
-            at: sp.at,
-            delivered_at: h.delivered_at,
-        })
+        self.quantum_split().map(|(ports, _)| ports)
     }
 
     /// The front half of core cycle `cycle` of a quantum (clocks `k`), after every SM's

@@ -222,7 +222,7 @@ pub fn run<S: KernelSource>(
             &|share: &mut [Ahead<'_>]| {
                 for a in share {
                     for _ in 0..a.cycles {
-                        let k = a.back.cycle();
+                        let k = a.back.cycle(false);
                         a.clocks.push(k);
                     }
                 }
@@ -381,20 +381,15 @@ impl<S: KernelSource> SerialPart<S> for LoopSerial<'_> {
     }
 
     fn retire(&mut self, s: usize, cycle: u64, sm: &mut Sm<S::Writes>, src: &mut S) {
-        for w in sm.drain_finished() {
-            if self.cs.warp_finished(s, w) {
-                src.retire_cta(w);
-                *self.done_ctas += 1;
-                self.disp.cta_finished(cycle + 1, s);
-            }
-        }
+        *self.done_ctas += self.cs.retire_finished(s, cycle, sm, src, self.disp);
     }
 }
 
 /// The drain after a kernel that ended in a quantum, in core cycle `end`: the memory
 /// system's back half has run the quantum's later cycles. Returns the cycle the drain has
-/// reached and whether everything has left the hierarchy by then (as the cycle-by-cycle drain
-/// finds it, [`crate::memsys::MemModel::drained`]): for each cycle the back half has run, the
+/// reached: the one that found everything idle (as the cycle-by-cycle drain finds it,
+/// [`crate::memsys::MemModel::drained`]), or the one after the back half's last. For each
+/// cycle the back half has run, the
 /// test of that drain (from what the back half noted), then the cycle's front half with the
 /// L1s' sends and fills (`MemModel::drain_cycle_ahead`). Found idle, the back half's later
 /// (idle) cycles are undone. The cycle-by-cycle drain goes on from the cycle returned.
@@ -404,7 +399,7 @@ pub fn drain_ahead<W>(
     sms: &mut [Sm<W>],
     notes: &mut [SmNote],
     bufs: &mut QuantumBufs,
-) -> (u64, bool) {
+) -> u64 {
     let first = bufs.ended_first;
     let k_end = (end - first) as usize;
     // The responses of the kernel's last cycle (`MemModel::fill_delivered`).
@@ -416,7 +411,7 @@ pub fn drain_ahead<W>(
         let before = bufs.clocks[k - 1];
         if mem.drained_ahead(sms, &before) {
             mem.rewind_back(&before, cycle - 1, notes);
-            reached = Some((cycle, true));
+            reached = Some(cycle);
             break;
         }
         let clocks = bufs.clocks[k];
@@ -426,6 +421,6 @@ pub fn drain_ahead<W>(
     let last = first + bufs.clocks.len() as u64 - 1;
     reached.unwrap_or_else(|| {
         mem.quantum_end(last, notes);
-        (last + 1, false)
+        last + 1
     })
 }

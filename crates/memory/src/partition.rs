@@ -156,14 +156,7 @@ impl Partition {
             }
             pushed |= slice_back(s, out, now, step, map);
             // 3b. One new request into the ROP pipeline.
-            if s.rop_has_room() {
-                if let Some(&(at, r)) = req_in.front() {
-                    if at <= step.icnt_now {
-                        req_in.pop_front();
-                        s.rop_push(now, r);
-                    }
-                }
-            }
+            admit_one(s, req_in, now, step.icnt_now);
             *w = s.wake_after(now, out.len() < step.resp_cap, req_in.front().map(|f| f.0));
         }
         self.resp_pushed |= pushed;
@@ -205,30 +198,21 @@ impl Partition {
     /// [`Partition::tick_back`] ran it and later ones): in each of `step`'s L2 cycles, one
     /// request that crossed the request crossbar by `step.icnt_now` enters each slice's ROP
     /// pipeline if it had room then ([`L2Slice::rop_room_at`]). A slice that took one is
-    /// visited by the next back half. Whether any request entered.
-    pub fn admit(&mut self, step: &PartitionStep) -> bool {
-        let mut any = false;
+    /// visited by the next back half.
+    pub fn admit(&mut self, step: &PartitionStep) {
         for (j, s) in self.slices.iter_mut().enumerate() {
             let req_in = &mut self.req_in[j];
             let mut now = step.l2_first;
-            while now <= step.l2_last {
-                let Some(&(at, r)) = req_in.front() else { break };
-                if at > step.icnt_now {
-                    break;
-                }
-                if s.rop_room_at(now) {
-                    req_in.pop_front();
-                    s.rop_push(now, r);
+            while now <= step.l2_last && !req_in.is_empty() {
+                if admit_one(s, req_in, now, step.icnt_now) {
                     let w = &mut self.wake[j];
                     w.l2_at = 0;
                     w.busy = true;
                     self.active = true;
-                    any = true;
                 }
                 now += 1;
             }
         }
-        any
     }
 
     /// Whether any slice's request queue holds requests (for [`Partition::admit`]).
@@ -324,4 +308,19 @@ fn slice_back(
     // 3. One tag lookup.
     s.lookup(now, map);
     pushed
+}
+
+/// One request that crossed the request crossbar by interconnect cycle `icnt_now` enters the
+/// slice's ROP pipeline in L2 cycle `now`, if the pipeline had room then
+/// ([`L2Slice::rop_room_at`]). Whether one entered.
+#[inline(always)]
+fn admit_one(s: &mut L2Slice, req_in: &mut VecDeque<DstEntry<InReq>>, now: u64, icnt_now: u64) -> bool {
+    match req_in.front() {
+        Some(&(at, r)) if at <= icnt_now && s.rop_room_at(now) => {
+            req_in.pop_front();
+            s.rop_push(now, r);
+            true
+        }
+        _ => false,
+    }
 }

@@ -42,7 +42,7 @@ pub struct CycleClocks {
     pub dram_first: u64,
     pub dram_last: u64,
     /// Set by the back half of a quantum that may see the kernel end
-    /// ([`BackHalf::cycle_noting`]): nothing is left in the partitions after this cycle (no
+    /// ([`BackHalf::cycle`]): nothing is left in the partitions after this cycle (no
     /// request, fill, response or DRAM access), apart from requests the front half lets
     /// in later.
     pub back_idle: bool,
@@ -272,10 +272,6 @@ pub struct MemorySystem {
     /// Whether the watch also covers slots whose request queue changed (their SM's room,
     /// which an SM stepping at its port reads there itself: [`MemorySystem::set_watch_room`]).
     watch_room: bool,
-    /// A request entered a ROP pipeline in the front half of the current run of quanta
-    /// ([`MemorySystem::front_cycle`]): the partitions are not idle before it reaches its
-    /// lookup, `l2.latency` cycles later (after the quanta).
-    admitted: bool,
     parts: Vec<Partition>,
     /// Partitions with `active` set (a request arrived and they have not been idle since).
     busy_parts: PortSet,
@@ -355,6 +351,19 @@ fn partition_step(k: &CycleClocks, resp_cap: usize) -> PartitionStep {
         dram_last: k.dram_last,
         icnt_now: k.icnt_last,
         resp_cap,
+    }
+}
+
+/// `f` for each partition of `busy`, in order.
+#[inline(always)]
+fn for_busy(parts: &mut [Partition], busy: &PortSet, mut f: impl FnMut(&mut Partition)) {
+    for w in 0..busy.words() {
+        let mut bits = busy.word_in(w, 0, usize::MAX);
+        while bits != 0 {
+            let p = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            f(&mut parts[p]);
+        }
     }
 }
 
@@ -440,7 +449,6 @@ impl MemorySystem {
             slot_of: (0..num_sms as u32).collect(),
             sm_watch: PortSet::new(num_sms),
             watch_room: true,
-            admitted: false,
             req_net,
             resp_net,
             parts,
@@ -625,16 +633,8 @@ impl MemorySystem {
 
     /// [`Partition::tick`] for the busy partitions, in order, on this thread.
     pub fn tick_partitions(&mut self) {
-        let (parts, step, map) = (&mut self.parts, &self.step, &self.map);
-        let busy = &self.busy_parts;
-        for w in 0..busy.words() {
-            let mut bits = busy.word_in(w, 0, usize::MAX);
-            while bits != 0 {
-                let p = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                parts[p].tick(step, map);
-            }
-        }
+        let (step, map) = (&self.step, &self.map);
+        for_busy(&mut self.parts, &self.busy_parts, |p| p.tick(step, map));
     }
 
     /// The serial first part of a core cycle: the clocks advance and the interconnect runs

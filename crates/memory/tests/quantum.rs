@@ -82,7 +82,7 @@ fn run(cfg: &MemoryConfig, sms: usize, cycles: u64, quantum: u64) -> Run {
         }
         mem.begin_quantum();
         let first_icnt = mem.icnt_cycle_now();
-        let clocks: Vec<CycleClocks> = (0..q).map(|_| mem.back_cycle()).collect();
+        let clocks: Vec<CycleClocks> = (0..q).map(|_| mem.back_cycle(false)).collect();
         mem.merge_ahead();
         // SM by SM, each through the whole quantum (as the threads do).
         let mut steps = Vec::new();

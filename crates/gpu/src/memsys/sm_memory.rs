@@ -282,9 +282,6 @@ impl SmDataMemory {
     }
 }
 
-/// Lanes of a warp.
-const LANES: usize = 32;
-
 impl DataMemory for SmDataMemory {
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
@@ -293,7 +290,7 @@ impl DataMemory for SmDataMemory {
     /// The L1's `requests_per_cycle`, the bypass's queued reads and one more warp-wide
     /// bypassing load, at most one read per lane ([`crate::l1_bypass::L1Bypass::load`]).
     fn max_sends_per_cycle(&self) -> usize {
-        self.l1.requests_per_cycle() + self.bypass.queued() + LANES
+        self.l1.requests_per_cycle() + self.bypass.queued() + sassim_trace::WARP_SIZE
     }
 
     fn access(&mut self, now: u64, req: &MemReq) -> Access {

@@ -5,7 +5,8 @@
 use std::collections::VecDeque;
 
 use super::{
-    end_cycle, partition_step, BackMark, Clocks, CycleClocks, MemorySystem, PortStep, RespOut, StepParts,
+    end_cycle, for_busy, partition_step, BackMark, Clocks, CycleClocks, MemorySystem, PortStep, RespOut,
+    StepParts,
 };
 use crate::hash::AddressMapping;
 use crate::icnt::{Crossbar, DstEntry, PortSet, Ports};
@@ -53,15 +54,11 @@ impl BackHalf<'_> {
     /// crossbar's cycles, every busy partition's L2 and DRAM cycles but for requests
     /// entering the ROP pipelines ([`Partition::tick_back`]), the end of the cycle
     /// ([`MemorySystem::tick_end`]). Returns the cycle's clocks for
-    /// [`MemorySystem::front_cycle`].
-    pub fn cycle(&mut self) -> CycleClocks {
-        self.cycle_noting(false)
-    }
-
-    /// [`BackHalf::cycle`], noting in `back_idle` whether the partitions are idle after it
-    /// when `idle` (the kernel may end in the quantum: `MemorySystem::drained_ahead`), and
-    /// what to restore to undo the cycles after it.
-    pub fn cycle_noting(&mut self, idle: bool) -> CycleClocks {
+    /// [`MemorySystem::front_cycle`], with what undoes the cycles after it
+    /// ([`MemorySystem::rewind_back`]) and, when `note_idle` (the kernel may end in the
+    /// quantum), whether the partitions are idle after it (`back_idle`:
+    /// [`MemorySystem::drained_ahead`]).
+    pub fn cycle(&mut self, note_idle: bool) -> CycleClocks {
         let mut k = self.clocks.advance();
         let mut c = k.icnt_first;
         while c <= k.icnt_last {
@@ -80,17 +77,10 @@ impl BackHalf<'_> {
             c += 1;
         }
         let step = partition_step(&k, self.resp_net.src_cap);
-        let busy = &*self.busy_parts;
-        for w in 0..busy.words() {
-            let mut bits = busy.word_in(w, 0, usize::MAX);
-            while bits != 0 {
-                let p = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                self.parts[p].tick_back(&step, self.map);
-            }
-        }
+        let map = self.map;
+        for_busy(self.parts, self.busy_parts, |p| p.tick_back(&step, map));
         end_cycle(self.parts, self.busy_parts, self.resp_net, self.spp);
-        if idle {
+        if note_idle {
             k.back_idle = self
                 .parts
                 .iter()
@@ -138,7 +128,6 @@ impl MemorySystem {
     /// runs its core cycles before the SMs' and the front half's
     /// ([`MemorySystem::front_cycle`]).
     pub fn begin_quantum(&mut self) {
-        self.admitted = false;
         for p in &mut self.parts {
             p.record_rop_pops(true);
         }
@@ -157,8 +146,8 @@ impl MemorySystem {
 
     /// The back half of the next core cycle of a quantum ([`BackHalf::cycle`]); the
     /// responses it delivers wait for [`MemorySystem::merge_ahead`].
-    pub fn back_cycle(&mut self) -> CycleClocks {
-        self.split_ahead().1.cycle()
+    pub fn back_cycle(&mut self, note_idle: bool) -> CycleClocks {
+        self.split_ahead().1.cycle(note_idle)
     }
 
     /// The SMs' ports by slot (as [`MemorySystem::step_parts`] hands them out, without the
@@ -244,34 +233,27 @@ impl MemorySystem {
             c += 1;
         }
         let step = partition_step(k, self.resp_net.src_cap);
-        for w in 0..self.busy_parts.words() {
-            let mut bits = self.busy_parts.word_in(w, 0, usize::MAX);
-            while bits != 0 {
-                let p = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if self.parts[p].has_requests_in() {
-                    self.admitted |= self.parts[p].admit(&step);
-                }
+        for_busy(&mut self.parts, &self.busy_parts, |p| {
+            if p.has_requests_in() {
+                p.admit(&step);
             }
-        }
-    }
-
-    /// The back half of the next core cycle of a quantum in which the kernel may end
-    /// ([`BackHalf::cycle_noting`]).
-    pub fn back_cycle_noting(&mut self) -> CycleClocks {
-        self.split_ahead().1.cycle_noting(true)
+        });
     }
 
     /// After a quantum in which the kernel ended, with the front half at the core cycle of
-    /// clocks `before` (noted by [`MemorySystem::back_cycle_noting`]) and the back half
+    /// clocks `before` (noted by [`MemorySystem::back_cycle`]) and the back half
     /// further: whether nothing is left anywhere, as [`MemorySystem::is_idle`] would answer
     /// had the back half stopped there too. Then the back half's later cycles changed only the
     /// clocks and the response crossbar's cycle and round robin, which
     /// [`MemorySystem::rewind_back`] undoes.
     pub fn drained_ahead(&self, before: &CycleClocks) -> bool {
+        // (With the partitions idle after that cycle in the back half's run, which saw none
+        // of the quanta's requests, a request in a ROP pipeline entered it in a front half.)
         before.back_idle
-            && !self.admitted
-            && self.parts.iter().all(|p| p.req_in.iter().all(|q| q.is_empty()))
+            && self
+                .parts
+                .iter()
+                .all(|p| p.req_in.iter().all(|q| q.is_empty()) && p.slices.iter().all(|s| s.rop.is_empty()))
             && self
                 .ports
                 .iter()
