@@ -51,6 +51,15 @@ pub const MAX_THREADS: usize = 1024;
 /// core at each round (so that a busy machine's other work, or the thread it waits for,
 /// can run).
 pub const SPIN_ROUNDS: u32 = 256;
+/// A wait for a worker this long beyond the spinning rounds marks a step as slow
+/// ([`Threads::note_step`]): the worker was not running (a Linux scheduler's time slice is
+/// 0.75–6 ms), whereas a running worker keeps the calling thread waiting only as long as
+/// its part is longer (a few µs; a step is ~3–100 µs of work). Whether a worker merely
+/// started late says nothing: it does whenever the calling thread's own part is shorter
+/// than the time a store takes to reach the other core, which sent half of the two-thread
+/// runs of the vector add alone for 4,096 steps (docs/performance.md, twelfth session).
+pub const SLOW_WAIT_NS: u64 = 100_000;
+
 /// Idle rounds (spinning, then yielding) after which a worker parks until the next step.
 pub const PARK_ROUNDS: u32 = 2_000;
 
@@ -103,8 +112,6 @@ impl Drop for ClearSide<'_> {
 #[repr(align(128))]
 #[derive(Default)]
 struct Slot {
-    /// The last epoch whose work this worker has started.
-    started: AtomicU64,
     /// The last epoch whose work this worker has finished.
     done: AtomicU64,
 }
@@ -132,7 +139,7 @@ struct Shared {
 pub struct Threads {
     n: usize,
     /// Back-off on a busy machine ([`Threads::note_step`]): steps run since the last check,
-    /// how many of them found a worker not yet started, and steps left to run on this
+    /// how many of them waited for a worker that was not running, and steps left to run on this
     /// thread alone.
     steps: Cell<u32>,
     slow: Cell<u32>,
@@ -498,22 +505,29 @@ impl Threads {
         // SeqCst: ordered with the `parked` load below (a parking worker registers, then
         // reads the epoch, both SeqCst), so no worker sleeps through this step.
         sh.post.epoch.store(epoch, Ordering::SeqCst);
-        if sh.parked.load(Ordering::SeqCst) > 0 {
+        // A parked worker is woken (it is late to this step for that reason alone).
+        let woke = sh.parked.load(Ordering::SeqCst) > 0;
+        if woke {
             let _g = sh.lock.lock().unwrap_or_else(|p| p.into_inner());
             sh.wake.notify_all();
         }
         part(0);
-        // A worker that has not even started when this thread is done was not running.
-        let late = workers.iter().any(|w| w.started.load(Ordering::Relaxed) != epoch);
+        // The wait for the workers: spinning, then yielding; the time spent yielding is
+        // measured (the clock is read only then, which a step on a machine with idle cores
+        // seldom reaches).
+        let mut yielding_since: Option<std::time::Instant> = None;
         for w in workers {
             let mut round = 0u32;
             while w.done.load(Ordering::Acquire) != epoch {
+                if round == SPIN_ROUNDS && yielding_since.is_none() {
+                    yielding_since = Some(std::time::Instant::now());
+                }
                 pause(round);
                 round = round.saturating_add(1);
             }
         }
         if kind != StepKind::Long {
-            self.note_step(late);
+            self.note_wait(woke, yielding_since.map(|t| t.elapsed()));
         }
         match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
             Some((_, e)) => Err(e),
@@ -523,9 +537,18 @@ impl Threads {
 }
 
 impl Threads {
-    /// Count a parallel step (`slow`: a worker had not started its part when the calling
-    /// thread had finished its own). When the cores are taken by other work, the threads of a step take
-    /// turns on one core and every step costs context switches: if more than a quarter of
+    /// [`Threads::note_step`] for a step whose calling thread waited `yielded` for the
+    /// workers after its spinning rounds (`None`: it did not yield); `woke`: the step woke a
+    /// parked worker.
+    fn note_wait(&self, woke: bool, yielded: Option<std::time::Duration>) {
+        let slow = !woke && yielded.is_some_and(|d| d.as_nanos() >= u128::from(SLOW_WAIT_NS));
+        self.note_step(slow);
+    }
+
+    /// Count a parallel step (`slow`: the calling thread, done with its own part, waited for
+    /// a worker [`SLOW_WAIT_NS`] or more after its spinning rounds; a step that woke a
+    /// parked worker is not slow for that). When the cores are taken by other work, the
+    /// threads of a step take turns on one core and every step costs context switches: if more than a quarter of
     /// [`CHECK_STEPS`] steps were slow, the next steps run on the calling thread alone,
     /// [`ALONE_STEPS`] after the first such check, twice as many after each further one in
     /// a row (up to [`MAX_ALONE_STEPS`]): on a machine that stays busy, the checks
@@ -677,7 +700,6 @@ fn worker(sh: &Shared, k: usize) {
         if sh.quit.load(Ordering::Acquire) {
             return;
         }
-        slot.started.store(seen, Ordering::Relaxed);
         let job = sh.post.job.load(Ordering::Relaxed) as *const &'static Job<'static>;
         // SAFETY: the poster stored `job` before the epoch this thread acquired, and keeps
         // it alive until this thread's `done` reaches that epoch (`for_parts3`).
@@ -731,6 +753,43 @@ mod tests {
             assert_eq!(t.choose_at(true, || panic!("no clock read once decided")), way);
         }
         way
+    }
+
+    /// The busy-machine back-off: waits of a running worker (a calling thread whose part was
+    /// shorter than the worker's, or than a store's way to the other core) never send the
+    /// pool alone, however many; waits of a worker that was not running do, and for twice
+    /// as long when the next check finds the machine still busy.
+    #[test]
+    fn only_waits_for_a_descheduled_worker_send_the_pool_alone() {
+        let t = Threads::new(2);
+        let short = Some(Duration::from_nanos(SLOW_WAIT_NS / 2));
+        let long = Some(Duration::from_nanos(SLOW_WAIT_NS));
+        for _ in 0..4 * CHECK_STEPS {
+            t.note_wait(false, short);
+            t.note_wait(false, None);
+        }
+        assert_eq!(t.alone.get(), 0, "short waits are not a busy machine");
+        // Woken from its park, a worker is late for that alone.
+        for _ in 0..CHECK_STEPS {
+            t.note_wait(true, Some(Duration::from_millis(5)));
+        }
+        assert_eq!(t.alone.get(), 0, "waking a parked worker is not a busy machine");
+        // A quarter of a check's steps are not enough; one more is.
+        let quarter = CHECK_STEPS / 4;
+        for k in 0..CHECK_STEPS {
+            t.note_wait(false, if k < quarter { long } else { short });
+        }
+        assert_eq!(t.alone.get(), 0, "{quarter} slow steps of {CHECK_STEPS}");
+        for k in 0..CHECK_STEPS {
+            t.note_wait(false, if k <= quarter { long } else { None });
+        }
+        assert_eq!(t.alone.get(), ALONE_STEPS);
+        // Still busy at the next check: twice as long.
+        t.alone.set(0);
+        for _ in 0..CHECK_STEPS {
+            t.note_wait(false, long);
+        }
+        assert_eq!(t.alone.get(), 2 * ALONE_STEPS);
     }
 
     #[test]
