@@ -200,7 +200,14 @@ impl<W> Sm<W> {
                     },
                 ),
                 Access::Pending => {
-                    self.mem_pending.insert(id, (st.slot, st.sidx, st.writes));
+                    self.mem_pending.insert(
+                        id,
+                        crate::state::PendingMem {
+                            slot: st.slot,
+                            sidx: st.sidx,
+                            writes: st.writes,
+                        },
+                    );
                 }
             }
             self.next_mem_id += 1;

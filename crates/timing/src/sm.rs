@@ -130,8 +130,9 @@ pub struct Sm<W> {
     pub(crate) slab_live: Vec<bool>,
     pub(crate) free_slab: Vec<usize>,
     pub(crate) event_seq: u64,
-    /// Accesses the data memory completes later: request id -> (warp slot, instruction, results).
-    pub(crate) mem_pending: std::collections::HashMap<u64, (usize, usize, usize)>,
+    /// Accesses the data memory completes later, by request id (ids are sequential: a
+    /// fast integer hash, not the default SipHash).
+    pub(crate) mem_pending: rustc_hash::FxHashMap<u64, crate::state::PendingMem>,
     pub(crate) next_mem_id: u64,
     pub(crate) next_age: u64,
     pub(crate) l1i: TagCache,
@@ -253,7 +254,7 @@ impl<W> Sm<W> {
             arb_front: [crate::mempipe::FrontRejection::NONE; MAX_SUBCORES],
             arb_rr: 0,
             mem,
-            mem_pending: std::collections::HashMap::new(),
+            mem_pending: rustc_hash::FxHashMap::default(),
             next_mem_id: 0,
             next_age: 0,
             stats: CoreStats::default(),
@@ -529,9 +530,9 @@ impl<W> Sm<W> {
                 if !self.tma.is_empty() && self.tma.completed(id) {
                     continue;
                 }
-                if let Some((slot, sidx, writes)) = self.mem_pending.remove(&id) {
-                    self.touch_slot(slot);
-                    self.finish_mem(slot, sidx, writes, now);
+                if let Some(p) = self.mem_pending.remove(&id) {
+                    self.touch_slot(p.slot);
+                    self.finish_mem(p.slot, p.sidx, p.writes, now);
                 }
             }
             done.clear();

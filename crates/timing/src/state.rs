@@ -138,6 +138,17 @@ pub(crate) struct PendingResult {
     pub(crate) inst: usize,
 }
 
+/// A memory access the data memory completes later ([`crate::mem::Access::Pending`]):
+/// whose it is, until the memory returns its id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PendingMem {
+    /// The warp slot and its in-flight instruction (index into its stages).
+    pub(crate) slot: usize,
+    pub(crate) sidx: usize,
+    /// Slab index of the executor's results.
+    pub(crate) writes: usize,
+}
+
 /// LTRF: what a warp's register-cache partition holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RegCacheState {
