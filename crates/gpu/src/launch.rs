@@ -209,16 +209,31 @@ impl Dispatcher {
         None
     }
 
-    /// The first cycle in which the dispatcher may send a CTA: the end of the kernel launch
-    /// latency before the first, `u64::MAX` once all are sent; otherwise any cycle (0).
+    /// The first cycle in which the dispatcher may send a CTA to an SM that
+    /// [`Dispatcher::may_send_to`] does not name: the end of the kernel launch latency before
+    /// the first CTA, never (`u64::MAX`) after it (quanta, `quantum.rs`).
     pub fn sends_from(&self) -> u64 {
-        if self.all_dispatched() {
-            u64::MAX
-        } else if self.next_cta == 0 {
+        if self.next_cta == 0 && !self.all_dispatched() {
             self.begin
         } else {
-            0
+            u64::MAX
         }
+    }
+
+    /// CTAs are being sent: the first was, and some are left.
+    pub fn dispatching(&self) -> bool {
+        self.next_cta > 0 && !self.all_dispatched()
+    }
+
+    /// Whether the dispatcher may send a CTA to SM `sm` before the SM has finished one more
+    /// (CTAs are being sent, [`Dispatcher::dispatching`]): the SM has room, a completion of
+    /// it is on its way, or it is reserved for the rest of a thread-block cluster. A CTA goes
+    /// only to an SM with room, and only the SM's own completions give it more.
+    pub fn may_send_to(&self, sm: usize) -> bool {
+        self.dispatching()
+            && (self.room.get(sm).is_some_and(|&r| r > 0)
+                || self.completions.iter().any(|&(_, s)| s == sm)
+                || self.reserved.contains(&sm))
     }
 
     /// The work of cycle `now`: completions that have arrived are processed first, then CTAs

@@ -1,6 +1,7 @@
 //! `sassim-gpu`: the GPU around the SMs — CTA scheduling with occupancy limits, kernel
 //! sequencing, the cycle loop, deadlock detection, and the microbenchmark runner.
 
+mod cta;
 pub mod ctlbits;
 pub mod ctlbits_validation;
 pub mod engine;
@@ -526,11 +527,11 @@ impl Gpu {
             })
             .collect();
         let start_pc = kernel.instructions.first().map_or(0, |i| i.pc);
-        let mut cs = CtaSched {
+        let mut cs = cta::CtaSched {
             per_sm,
             ctas_on_sm: vec![0; num_sms],
             slots: (0..num_sms * per_sm as usize)
-                .map(|_| CtaSlot::default())
+                .map(|_| cta::CtaSlot::default())
                 .collect(),
             start_pc,
             slot_by_warp_index: opts.slot_by_warp_index,
@@ -571,13 +572,9 @@ impl Gpu {
             &mut notes,
             opts.sm_ports && src.ticks_at_ports(),
         );
-        let mut launchers = vec![launch::SmLauncher::default(); num_sms];
-        // The SMs whose launcher is not empty, a bit each (visited in SM order).
-        let mut waiting = vec![0u64; num_sms.div_ceil(64)];
-        let mut sent = Vec::new();
+        let mut launchers = cta::Launchers::new(timing, num_sms);
         let mut done_ctas = 0u32;
         let mut cycle: u64 = start;
-        let mut first_warp: Option<u64> = None;
         let mut last_progress = start;
         let mut last_issued = 0u64;
         let mut occ_sum: u64 = 0;
@@ -597,13 +594,24 @@ impl Gpu {
             // every two (`quantum.rs`).
             let q = if qbufs.committed() > 0 {
                 // Its back half ran during the last quantum's steps (the kernel cannot end
-                // in it).
+                // in it, nor was a CTA left to send).
                 qbufs.may_end = false;
+                quantum::mark_alone(&disp, &launchers, &mut notes);
                 qbufs.committed()
-            } else if quanta && waiting.iter().all(|&w| w == 0) && disp.sends_from() > cycle + 1 {
+            } else if quanta
+                && !qbufs.paused(cycle)
+                && disp.sends_from() > cycle + 1
+                && quantum::mark_alone(&disp, &launchers, &mut notes) * quantum::ALONE_SHARE <= num_sms
+            {
                 let q = quantum::room(opts, cycle, cycle, last_progress, src, &disp, true, &mut qbufs)
                     .min(mem.max_quantum());
-                qbufs.may_end = disp.all_dispatched() && cycle + q > qbufs.horizon;
+                // While CTAs are being sent the kernel may end in any quantum (those not sent
+                // yet are not known); before the first is, in none.
+                qbufs.may_end = if disp.all_dispatched() {
+                    cycle + q > qbufs.horizon
+                } else {
+                    disp.dispatching()
+                };
                 q
             } else {
                 0
@@ -633,9 +641,9 @@ impl Gpu {
                 let mut serial = quantum::LoopSerial {
                     disp: &mut disp,
                     cs: &mut cs,
+                    launchers: &mut launchers,
                     done_ctas: &mut done_ctas,
                     num_ctas,
-                    sent: &mut sent,
                 };
                 let done = quantum::run(
                     q,
@@ -654,46 +662,12 @@ impl Gpu {
                 let ran = done.ended_at.map_or(q, |e| e + 1 - cycle);
                 run.quantum_cycles += ran;
                 cycle += ran;
+                qbufs.note(&done, cycle, threads.count());
                 ended_ahead |= done.ended_at.is_some();
                 progressed_in = done.last_progress;
             } else {
                 // The dispatcher sends CTAs; SMs start the CTAs that arrived and launch warps.
-                sent.clear();
-                disp.step(cycle, &mut sent);
-                for d in &sent {
-                    launchers[d.sm].arrive(&timing, d);
-                    waiting[d.sm / 64] |= 1 << (d.sm % 64);
-                }
-                for (word, set) in waiting.iter_mut().enumerate() {
-                    let mut bits = *set;
-                    while bits != 0 {
-                        let s = word * 64 + bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        let l = &mut launchers[s];
-                        while let Some(cta) = l.ready_cta(cycle) {
-                            // An SM skipping quiet cycles is brought to this one first.
-                            parallel::catch_up(&mut sms[s], &mut notes[s], cycle);
-                            let Some(warps) = cs.start(s, cta, l.warps_pending(), &sms[s], src) else {
-                                break;
-                            };
-                            l.start_cta(&timing, cycle, &warps);
-                        }
-                        while let Some(w) = l.launch_due(cycle) {
-                            parallel::catch_up(&mut sms[s], &mut notes[s], cycle);
-                            if !sms[s].start_at(cycle) {
-                                return Err(SimError::Exec(format!(
-                                    "SM {s} is at cycle {} when a warp is launched at {cycle}",
-                                    sms[s].now()
-                                )));
-                            }
-                            cs.add_warp(&mut sms[s], &w)?;
-                            first_warp.get_or_insert(cycle);
-                        }
-                        if l.is_empty() {
-                            *set &= !(1 << (s % 64));
-                        }
-                    }
-                }
+                launchers.cycle(cycle, &mut disp, &mut cs, &mut sms, &mut notes, src, |_| true)?;
                 // The memory partitions' share of the last cycle runs alongside the SMs' step.
                 mem.with_partitions(&threads, |ports| match ports {
                     Some(ports) => src.tick_sms_at(&mut sms, &mut notes, ports, &threads, cycle),
@@ -806,7 +780,7 @@ impl Gpu {
                 )));
             }
         }
-        let first = first_warp.unwrap_or(cycle);
+        let first = launchers.first_warp.unwrap_or(cycle);
         let end = if run.stopped.is_some() {
             cycle
         } else {
@@ -889,127 +863,4 @@ pub fn sm_placement_order(num_sms: u32, num_gpcs: u32) -> Vec<usize> {
         }
     }
     order
-}
-
-/// One resident CTA of an SM.
-#[derive(Default)]
-struct CtaSlot {
-    used: bool,
-    /// The executor ids of its warps that have not finished (capacity kept from one CTA to
-    /// the next).
-    warps: Vec<u32>,
-}
-
-/// CTA residency of one kernel launch: which CTAs run on which SM.
-struct CtaSched {
-    per_sm: u32,
-    ctas_on_sm: Vec<u32>,
-    /// The CTAs resident on each SM: `per_sm` slots per SM (SM `s`'s are
-    /// `s * per_sm .. (s + 1) * per_sm`), sized once per launch.
-    slots: Vec<CtaSlot>,
-    start_pc: u64,
-    slot_by_warp_index: bool,
-    /// Warps a CTA occupies (its active warps).
-    need: usize,
-}
-
-impl CtaSched {
-    /// Start CTA `cta` on SM `sm` if it has room (CTA slots, and warp slots beyond the
-    /// `pending` warps of started CTAs not launched yet): its warps are created in the
-    /// executor and returned (executor id, index in the CTA) for the warp launcher.
-    fn start<S: KernelSource>(
-        &mut self,
-        sm: usize,
-        cta: u32,
-        pending: usize,
-        s: &Sm<S::Writes>,
-        src: &mut S,
-    ) -> Option<Vec<(u32, u32)>> {
-        if self.ctas_on_sm[sm] >= self.per_sm || s.free_warp_slots() < self.need + pending {
-            return None;
-        }
-        // Warps placed in the slot of their index within the CTA (microbenchmarks): a
-        // second CTA would want the same slots, so an SM runs one such CTA at a time.
-        if self.slot_by_warp_index && s.active_warps() > 0 {
-            return None;
-        }
-        let per = self.per_sm as usize;
-        // A free slot exists: fewer than `per_sm` CTAs are resident on the SM.
-        let slot = self.slots[sm * per..(sm + 1) * per]
-            .iter()
-            .position(|c| !c.used)?;
-        let warps = src.start_cta(sm, cta);
-        let c = &mut self.slots[sm * per + slot];
-        c.used = true;
-        c.warps.clear();
-        c.warps.extend(warps.iter().map(|&(w, _)| w));
-        self.ctas_on_sm[sm] += 1;
-        Some(warps)
-    }
-
-    /// SM `s`'s warps that finished in `cycle` (its step's `SmNote::finished`): each CTA they
-    /// complete is retired from `src` and its completion sent to `disp`. Returns how many.
-    fn retire_finished<S: KernelSource>(
-        &mut self,
-        s: usize,
-        cycle: u64,
-        sm: &mut Sm<S::Writes>,
-        src: &mut S,
-        disp: &mut launch::Dispatcher,
-    ) -> u32 {
-        let mut done = 0;
-        for w in sm.drain_finished() {
-            if self.warp_finished(s, w) {
-                src.retire_cta(w);
-                done += 1;
-                disp.cta_finished(cycle + 1, s);
-            }
-        }
-        done
-    }
-
-    /// Warp `w` of SM `sm` finished: whether it was the last of its CTA (the CTA's slot is
-    /// then free).
-    fn warp_finished(&mut self, sm: usize, w: u32) -> bool {
-        let per = self.per_sm as usize;
-        for c in self.slots[sm * per..(sm + 1) * per].iter_mut().filter(|c| c.used) {
-            let Some(i) = c.warps.iter().position(|&e| e == w) else {
-                continue;
-            };
-            c.warps.swap_remove(i);
-            if c.warps.is_empty() {
-                c.used = false;
-                self.ctas_on_sm[sm] -= 1;
-                return true;
-            }
-            return false;
-        }
-        false
-    }
-
-    /// The first `n` warps (by executor id) of the resident CTAs that have not finished
-    /// (deadlock reports).
-    fn running_warps(&self, n: usize) -> Vec<u32> {
-        let mut ws: Vec<u32> = self.slots.iter().flat_map(|c| c.warps.iter().copied()).collect();
-        ws.sort_unstable();
-        ws.truncate(n);
-        ws
-    }
-
-    /// Place a launched warp on its SM.
-    fn add_warp<W>(&self, sm: &mut Sm<W>, w: &launch::WarpStart) -> Result<(), SimError> {
-        let placed = if self.slot_by_warp_index {
-            sm.add_warp_at(w.in_cta as usize, w.warp, self.start_pc)
-        } else {
-            sm.add_warp(w.warp, self.start_pc).is_some()
-        };
-        if placed {
-            Ok(())
-        } else {
-            Err(SimError::Exec(format!(
-                "no free warp slot for warp {} of CTA {} (slot {})",
-                w.warp, w.cta, w.in_cta
-            )))
-        }
-    }
 }

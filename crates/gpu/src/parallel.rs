@@ -48,6 +48,9 @@ pub struct SmNote {
     /// ticks). While this is not 0 the SM's clock may be behind the GPU's
     /// ([`catch_up`]); when it is 0 the SM's clock is the GPU's.
     pub quiet_until: u64,
+    /// The SM steps alone through the current quantum, in its serial part (`quantum.rs`,
+    /// [`crate::quantum::mark_alone`]): a CTA may be sent to it, or its launcher has work.
+    pub alone: bool,
     /// With `quiet_until`: the SM has a memory-queue front its L1 rejected
     /// ([`Sm::has_rejected_front`]), whose retries in the skipped cycles are counted when
     /// it catches up; once its L1 sends a request, it ticks again.

@@ -20,18 +20,25 @@
 //!    are retired in SM order, and the memory system's front half runs (staged requests
 //!    join their input queues, the request crossbar, requests entering the ROP pipelines).
 //!
-//! Quanta are used only while no CTA waits to be sent (the kernel launch latency included)
-//! or to start, and end at the cycle limit, an IPC sample, a progress report or before a
-//! possible deadlock. The next quantum's back half runs beside this one's SM steps unless
+//! Quanta end at the cycle limit, an IPC sample, a progress report or before a possible
+//! deadlock, and cover the kernel launch latency. While CTAs are being sent, the SMs the
+//! dispatcher may send one to (they have room, or a completion of theirs is on its way) and
+//! those whose launcher has work step alone from the quantum's start ([`mark_alone`]); the
+//! dispatcher's and the launchers' cycles run in the serial part. Any other SM can only
+//! receive a CTA after finishing one, and it stops its own steps there. A quantum in which
+//! most of the busy SMs' cycles ran alone (a memory-bound load: full request queues) is no
+//! faster than cycle-by-cycle steps: after a window of such quanta the run loop steps cycle
+//! by cycle for a while ([`QuantumBufs::note`]). The next quantum's back half runs beside this one's SM steps unless
 //! the kernel may end in this one (a warp with `r` instructions left cannot finish within
-//! `r - 1` cycles, nor an SM with `r` left within `r / sub-cores - 1`). In a quantum in which
+//! `r - 1` cycles, nor an SM with `r` left within `r / sub-cores - 1`; while CTAs are being
+//! sent, it may end in any quantum: the CTAs not sent yet are not known). In a quantum in which
 //! it may end, SMs without warps step alone from its start, so that no SM steps past the
 //! kernel's last cycle, the back half notes after each cycle whether the partitions are
 //! idle, and the drain after the kernel starts with the cycles the back half has run
 //! ([`drain_ahead`]), undoing those after the one that found everything idle.
 
 use crate::parallel::{PortOf, SmNote};
-use crate::{launch, KernelSource, RunOptions};
+use crate::{cta, launch, KernelSource, RunOptions};
 use sassim_timing::Sm;
 
 /// What one SM's steps of a quantum did.
@@ -42,8 +49,9 @@ pub struct QuantumAcc {
     /// cycle before.
     pub until: u64,
     pub finished: bool,
-    /// Sum over its cycles of the warps it held (occupancy).
+    /// Sum over its cycles of the warps it held (occupancy), and the cycles it held any.
     pub occupancy: u64,
+    pub busy_cycles: u64,
     /// Progress events, and the last cycle with one (`None`: none).
     pub progress: u64,
     pub last_progress: Option<u64>,
@@ -51,7 +59,7 @@ pub struct QuantumAcc {
 
 /// SM `sm`'s steps of the quantum whose first cycle is `first`, each by `tick` (one SM's
 /// step at its port, [`crate::parallel::tick_sm_at`], with its progress events in
-/// `note.progress`):
+/// `note.progress`); none if it steps alone (`note.alone`, [`mark_alone`]):
 /// `icnt_before[k]` is the interconnect cycle whose responses the step of cycle
 /// `first + k` takes. Stops early as the module docs say; in a quantum in which the kernel
 /// may end (`may_end`), an SM without warps steps alone from the start, so that no SM's
@@ -72,7 +80,7 @@ pub fn sm_quantum<W>(
         until: first,
         ..QuantumAcc::default()
     };
-    if may_end && sm.active_warps() == 0 {
+    if note.alone || (may_end && sm.active_warps() == 0) {
         return Ok(acc);
     }
     for (k, &icnt) in icnt_before.iter().enumerate() {
@@ -87,6 +95,7 @@ pub fn sm_quantum<W>(
         tick(sm, cycle, note, p)?;
         acc.until = cycle + 1;
         acc.occupancy += u64::from(note.active);
+        acc.busy_cycles += u64::from(note.active > 0);
         if note.progress > 0 {
             acc.progress += u64::from(note.progress);
             acc.last_progress = Some(cycle);
@@ -134,9 +143,83 @@ pub struct QuantumBufs {
     pub may_end: bool,
     /// The first cycle of the quantum in which the kernel ended ([`drain_ahead`]).
     pub ended_first: u64,
+    /// Whether quanta pay for the load ([`QuantumBufs::note`]).
+    pub payoff: Payoff,
+}
+
+/// Quanta are judged in windows of this many ([`QuantumBufs::note`]).
+pub const CHECK_QUANTA: u32 = 16;
+/// The share of the busy SMs' cycles (numerator, denominator) that must run in the
+/// parallel part for a window of quanta to pay on `threads` threads: 1 - 1/(2 threads). An
+/// SM that stops early steps alone in the serial part, which one thread runs; on one
+/// thread quanta pay from half (each SM's state stays cached through its cycles), on more
+/// only when few SMs stop (the parallel part is the one that scales). Measured on the
+/// twelfth session's loads: the BFS trace's quanta run 96 % of the busy SMs' cycles in the
+/// parallel part; a memory-bound gather's 34 % (its SMs' request queues are full most
+/// cycles, so that they stop before a push that could be refused): its quanta were 4–8 %
+/// slower than cycle-by-cycle steps on one thread. A compute-bound trace of 2,688 CTAs in
+/// waves on 84 SMs ran 12 % faster in quanta on one thread, and 15–25 % slower on two
+/// (docs/performance.md, twelfth session).
+pub fn paying_share(threads: usize) -> (u64, u64) {
+    let t = threads.max(1) as u64;
+    (2 * t - 1, 2 * t)
+}
+/// Cycles stepped one by one after a window of quanta that did not pay, doubled after each
+/// further such window in a row, up to [`MAX_PAUSE_CYCLES`].
+pub const PAUSE_CYCLES: u64 = 4_096;
+pub const MAX_PAUSE_CYCLES: u64 = 65_536;
+/// At most one SM in this many may step alone from a quantum's start (CTAs being sent to
+/// them, [`mark_alone`]) for the quantum to run: more do not pay.
+pub const ALONE_SHARE: usize = 4;
+
+/// Whether quanta pay for the load being simulated: the busy SMs' cycles of the current
+/// window of quanta in the parallel part and alone, and the pause of quanta.
+#[derive(Debug, Default)]
+pub struct Payoff {
+    quanta: u32,
+    parallel: u64,
+    alone: u64,
+    /// No quantum starts before this cycle; the next pause's length.
+    paused_until: u64,
+    pause: u64,
 }
 
 impl QuantumBufs {
+    /// A quantum that `done` describes ended before cycle `end`: at the end of a window of
+    /// [`CHECK_QUANTA`] quanta (not counting those without busy SMs), one whose busy SMs ran
+    /// less than [`paying_share`] of their cycles in the parallel part on `threads` threads
+    /// pauses quanta (for
+    /// [`PAUSE_CYCLES`], twice as long after each further such window in a row). Only which
+    /// cycles run in quanta depends on it, never a result.
+    pub fn note(&mut self, done: &QuantumDone, end: u64, threads: usize) {
+        let p = &mut self.payoff;
+        if done.parallel_busy + done.alone_busy == 0 {
+            return;
+        }
+        p.quanta += 1;
+        p.parallel += done.parallel_busy;
+        p.alone += done.alone_busy;
+        if p.quanta < CHECK_QUANTA {
+            return;
+        }
+        let (num, den) = paying_share(threads);
+        if p.parallel * den < (p.parallel + p.alone) * num {
+            let pause = p.pause.max(PAUSE_CYCLES);
+            p.paused_until = end + pause;
+            p.pause = (pause * 2).min(MAX_PAUSE_CYCLES);
+        } else {
+            p.pause = PAUSE_CYCLES;
+        }
+        p.quanta = 0;
+        p.parallel = 0;
+        p.alone = 0;
+    }
+
+    /// Quanta are paused at `cycle` ([`QuantumBufs::note`]).
+    pub fn paused(&self, cycle: u64) -> bool {
+        cycle < self.payoff.paused_until
+    }
+
     /// The length of the quantum whose back half has run ahead (0: none): the next cycles
     /// must be that quantum.
     pub fn committed(&self) -> u64 {
@@ -154,8 +237,16 @@ struct Ahead<'a> {
 /// What the run loop does between the SMs' steps of a cycle and the memory system's front
 /// half, for a quantum's serial part ([`run`]).
 pub trait SerialPart<S: KernelSource> {
-    /// The start of `cycle` (the CTA dispatcher's cycle: only completions, no CTA waits).
-    fn cycle_start(&mut self, cycle: u64);
+    /// The start of `cycle`, before the SMs that step alone in it (`alone`) do: the CTA
+    /// dispatcher's and the SMs' launchers' cycles (CTAs go only to SMs that step alone).
+    fn cycle_start(
+        &mut self,
+        cycle: u64,
+        sms: &mut [Sm<S::Writes>],
+        notes: &mut [SmNote],
+        src: &mut S,
+        alone: &dyn Fn(usize) -> bool,
+    ) -> Result<(), String>;
     /// SM `s` finished warps in `cycle`: their CTAs' bookkeeping.
     fn retire(&mut self, s: usize, cycle: u64, sm: &mut Sm<S::Writes>, src: &mut S);
     /// Every CTA of the kernel has finished.
@@ -171,6 +262,9 @@ pub struct QuantumDone {
     pub last_progress: Option<u64>,
     /// The kernel's last CTA finished in this cycle of the quantum (the quantum ended there).
     pub ended_at: Option<u64>,
+    /// SM-cycles of SMs with warps in the parallel part, and alone in the serial part.
+    pub parallel_busy: u64,
+    pub alone_busy: u64,
 }
 
 /// A quantum of `q` cycles from `first` (module docs): `src`'s SMs `sms`, their `notes`,
@@ -240,10 +334,13 @@ pub fn run<S: KernelSource>(
         ended_at: None,
         occupancy: bufs.accs.iter().map(|a| a.occupancy).sum(),
         last_progress: bufs.accs.iter().filter_map(|a| a.last_progress).max(),
+        parallel_busy: bufs.accs.iter().map(|a| a.busy_cycles).sum(),
+        alone_busy: 0,
     };
     for k in 0..bufs.clocks.len() {
         let cycle = first + k as u64;
-        serial.cycle_start(cycle);
+        let accs = &bufs.accs;
+        serial.cycle_start(cycle, sms, notes, src, &|s| accs[s].until <= cycle)?;
         // The SMs whose own steps stopped before this cycle step alone, in SM order.
         bufs.pushed.clear();
         if bufs.accs.iter().any(|a| a.until <= cycle) {
@@ -262,6 +359,7 @@ pub fn run<S: KernelSource>(
                 src.tick_sm_alone(s, sm, note, (port, &at, crate::cycle_before(cycle)), cycle)
                     .map_err(|e| format!("SM {s}: {e}"))?;
                 done.occupancy += u64::from(note.active);
+                done.alone_busy += u64::from(note.active > 0);
                 if note.progress > 0 {
                     done.last_progress = Some(cycle);
                 }
@@ -359,21 +457,44 @@ pub(crate) fn room<S: KernelSource>(
     }
 }
 
+/// Marks the SMs that step alone through a quantum from now on (`SmNote::alone`): those the
+/// dispatcher may send a CTA to ([`launch::Dispatcher::may_send_to`]) and those whose
+/// launcher has work. Any other SM receives a CTA only after it has finished one, which
+/// stops its own steps. Returns how many.
+pub(crate) fn mark_alone(
+    disp: &launch::Dispatcher,
+    launchers: &cta::Launchers,
+    notes: &mut [SmNote],
+) -> usize {
+    let mut n = 0;
+    for (s, note) in notes.iter_mut().enumerate() {
+        note.alone = launchers.has_work(s) || disp.may_send_to(s);
+        n += usize::from(note.alone);
+    }
+    n
+}
+
 /// The run loop's part of a quantum's serial part ([`SerialPart`]).
 pub(crate) struct LoopSerial<'a> {
     pub disp: &'a mut launch::Dispatcher,
-    pub cs: &'a mut crate::CtaSched,
+    pub cs: &'a mut cta::CtaSched,
+    pub launchers: &'a mut cta::Launchers,
     pub done_ctas: &'a mut u32,
     pub num_ctas: u32,
-    pub sent: &'a mut Vec<launch::Dispatch>,
 }
 
 impl<S: KernelSource> SerialPart<S> for LoopSerial<'_> {
-    fn cycle_start(&mut self, cycle: u64) {
-        self.sent.clear();
-        self.disp.step(cycle, self.sent);
-        // Quanta run only when every CTA has been sent.
-        debug_assert!(self.sent.is_empty(), "a CTA dispatched in a quantum");
+    fn cycle_start(
+        &mut self,
+        cycle: u64,
+        sms: &mut [Sm<S::Writes>],
+        notes: &mut [SmNote],
+        src: &mut S,
+        alone: &dyn Fn(usize) -> bool,
+    ) -> Result<(), String> {
+        self.launchers
+            .cycle(cycle, self.disp, self.cs, sms, notes, src, alone)
+            .map_err(|e| e.to_string())
     }
 
     fn ended(&self) -> bool {

@@ -12,7 +12,22 @@ use sassim_gpu::{Gpu, RunOptions};
 /// Runs the kernels of `list` with `quantum` and `threads`; (text of each kernel's run,
 /// cycles run in quanta).
 fn run(list: &std::path::Path, quantum: u64, threads: usize, max_cycles: u64) -> (Vec<String>, u64) {
-    let mut gpu = Gpu::new(GpuConfig::preset("rtx-a6000").expect("preset"));
+    run_on(list, 0, quantum, threads, max_cycles)
+}
+
+/// [`run`] on an RTX A6000 with `sms` SMs (0: its own 84).
+fn run_on(
+    list: &std::path::Path,
+    sms: u32,
+    quantum: u64,
+    threads: usize,
+    max_cycles: u64,
+) -> (Vec<String>, u64) {
+    let mut cfg = GpuConfig::preset("rtx-a6000").expect("preset");
+    if sms > 0 {
+        cfg.gpu.num_sms = sms;
+    }
+    let mut gpu = Gpu::new(cfg);
     let o = RunOptions {
         threads,
         trace_quantum: quantum,
@@ -65,6 +80,98 @@ fn kernels_ending_in_a_quantum_drain_as_cycle_by_cycle() {
         );
         same(
             &format!("vector add, quantum {quantum}, {threads} threads"),
+            &base,
+            &r,
+        );
+    }
+}
+
+/// CTAs in waves (the sm_80 vector add's 196 CTAs on 8 SMs that hold 6 each): while CTAs
+/// are being sent, the SMs they may go to step alone from a quantum's start, the
+/// dispatcher and the launchers run in the serial part, and a CTA finishing stops its SM's
+/// own steps. Whole and stopped by cycle limits in the middle of the waves.
+#[test]
+fn ctas_sent_in_waves_during_quanta_give_the_cycle_by_cycle_results() {
+    let list = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/traces/vectoradd-sm80-v5/kernelslist.g");
+    for max_cycles in [0, 2_500, 3_333] {
+        let (base, none) = run_on(&list, 8, 1, 1, max_cycles);
+        assert_eq!(none, 0);
+        let cycles: u64 = base
+            .iter()
+            .filter_map(|t| {
+                t.strip_prefix("cycles ")?
+                    .split_whitespace()
+                    .next()?
+                    .parse::<u64>()
+                    .ok()
+            })
+            .sum();
+        assert!(cycles >= 2_500, "limit {max_cycles}: {cycles} cycles");
+        for (quantum, threads) in [(32, 1), (32, 2), (7, 4)] {
+            let (r, in_quanta) = run_on(&list, 8, quantum, threads, max_cycles);
+            // The launch latency (1,500 cycles) and most of the first 1,300 cycles of waves
+            // run in quanta on any thread count; on one thread, more than half of all the
+            // waves (on more, quanta whose SMs keep stopping early may pause).
+            let waves = in_quanta.saturating_sub(1_500);
+            assert!(
+                waves * 4 >= (cycles.min(2_800) - 1_500) * 3,
+                "limit {max_cycles}, quantum {quantum}, {threads} threads: {in_quanta} of {cycles} cycles in quanta"
+            );
+            if threads == 1 {
+                assert!(
+                    waves * 2 > cycles - 1_500,
+                    "{in_quanta} of {cycles} cycles in quanta"
+                );
+            }
+            same(
+                &format!("vector add on 8 SMs, limit {max_cycles}, quantum {quantum}, {threads} threads"),
+                &base,
+                &r,
+            );
+        }
+    }
+}
+
+/// A trace of `ctas` CTAs of one warp that moves a register and exits (tracer version 5).
+fn tiny_ctas(dir: &std::path::Path, ctas: u32) -> std::path::PathBuf {
+    use std::fmt::Write as _;
+    let mut t = String::new();
+    t.push_str("-kernel name = _Z4tinyv\n-kernel id = 1\n");
+    let _ = write!(t, "-grid dim = ({ctas},1,1)\n-block dim = (32,1,1)\n");
+    t.push_str("-shmem = 0\n-nregs = 8\n-binary version = 86\n-cuda stream id = 0\n");
+    t.push_str("-shmem base_addr = 0x00007fb139000000\n-local mem base_addr = 0x00007fb137000000\n");
+    t.push_str("-nvbit version = 1.7\n-accelsim tracer version = 5\n-enable lineinfo = 0\n\n");
+    for c in 0..ctas {
+        let _ = write!(
+            t,
+            "#BEGIN_TB\n\nthread block = {c},0,0\n\nwarp = 0\ninsts = 2\n\
+             0000 ffffffff 1 R0 MOV 0 0 0 \n0010 ffffffff 0 EXIT 0 0 0 \n\n#END_TB\n\n"
+        );
+    }
+    std::fs::write(dir.join("kernel-1.traceg"), t).expect("trace");
+    let list = dir.join("kernelslist.g");
+    std::fs::write(&list, "kernel-1.traceg\n").expect("kernelslist");
+    list
+}
+
+/// CTAs that live a few cycles, so that the last ones are sent, run and finish within one
+/// quantum: a quantum that starts while CTAs are being sent may see the kernel end (the
+/// drain then starts from the memory system's back half, as for any kernel ending in a
+/// quantum).
+#[test]
+fn a_kernel_can_end_in_the_quantum_that_sends_its_last_ctas() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let list = tiny_ctas(dir.path(), 1_000);
+    let (base, _) = run_on(&list, 8, 1, 1, 0);
+    for (quantum, threads) in [(32, 1), (32, 2), (7, 2)] {
+        let (r, in_quanta) = run_on(&list, 8, quantum, threads, 0);
+        assert!(
+            in_quanta > 1_500,
+            "quantum {quantum}: {in_quanta} cycles in quanta"
+        );
+        same(
+            &format!("tiny CTAs, quantum {quantum}, {threads} threads"),
             &base,
             &r,
         );
