@@ -83,6 +83,22 @@ impl CtaSched {
         done
     }
 
+    /// Per SM, the fewest warps of a CTA resident on it that have not finished (`u32::MAX`
+    /// without CTAs): fewer finished warps cannot have completed a CTA on it
+    /// ([`crate::quantum::QuantumSteps::finish_budgets`]).
+    pub(crate) fn finish_budgets(&self, out: &mut Vec<u32>) {
+        let per = self.per_sm as usize;
+        out.clear();
+        out.extend(self.ctas_on_sm.iter().enumerate().map(|(sm, _)| {
+            self.slots[sm * per..(sm + 1) * per]
+                .iter()
+                .filter(|c| c.used)
+                .map(|c| c.warps.len() as u32)
+                .min()
+                .unwrap_or(u32::MAX)
+        }));
+    }
+
     /// Warp `w` of SM `sm` finished: whether it was the last of its CTA (the CTA's slot is
     /// then free).
     fn warp_finished(&mut self, sm: usize, w: u32) -> bool {

@@ -236,23 +236,19 @@ pub trait KernelSource {
         let _ = (now, issue_per_cycle);
         None
     }
-    /// The SMs' steps of a quantum: [`quantum::sm_quantum`] for each SM from cycle `first`,
-    /// one cycle per entry of `icnt_before` (`may_end`: the kernel may end in it), on the
+    /// The SMs' steps of a quantum (`steps`): [`quantum::sm_quantum`] for each SM, on the
     /// threads of `threads` with the same result; what each did is then
     /// [`KernelSource::quantum_acc`]. Called only when [`KernelSource::quantum_horizon`] is
     /// not `None`.
-    #[allow(clippy::too_many_arguments)]
     fn tick_sms_quantum(
         &mut self,
         sms: &mut [Sm<Self::Writes>],
         notes: &mut [parallel::SmNote],
         ports: memsys::SmPorts<'_>,
         threads: &parallel::Threads,
-        first: u64,
-        icnt_before: &[u64],
-        may_end: bool,
+        steps: &quantum::QuantumSteps<'_>,
     ) -> Result<(), String> {
-        let _ = (sms, notes, ports, threads, first, icnt_before, may_end);
+        let _ = (sms, notes, ports, threads, steps);
         Err("this kernel source does not step its SMs in quanta".into())
     }
     /// What SM `s`'s steps of the last quantum did.

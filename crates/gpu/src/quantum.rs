@@ -14,8 +14,10 @@
 //!    threads: every cycle its L1 takes the responses due by then, it ticks, and its
 //!    requests wait at its port with their cycle (staged). An SM stops early before a
 //!    cycle in which its input queue could refuse a request (a push the cycle-by-cycle run
-//!    might accept), and after a cycle in which warps finished (their CTA bookkeeping is
-//!    serial, in cycle order).
+//!    might accept), and after a cycle in which a CTA on it may have completed (as many of
+//!    its warps have finished as the fewest unfinished warps of one of its CTAs): CTA
+//!    completions are serial, in cycle order. Warps finished before then are retired with
+//!    them (nothing else depends on when).
 //! 3. **Cycle by cycle, serially**: the SMs that stopped early step alone, finished warps
 //!    are retired in SM order, and the memory system's front half runs (staged requests
 //!    join their input queues, the request crossbar, requests entering the ROP pipelines).
@@ -41,12 +43,30 @@ use crate::parallel::{PortOf, SmNote};
 use crate::{cta, launch, KernelSource, RunOptions};
 use sassim_timing::Sm;
 
+/// What the SMs' steps of a quantum need besides the SMs and their ports
+/// ([`KernelSource::tick_sms_quantum`], [`sm_quantum`]).
+#[derive(Debug, Clone, Copy)]
+pub struct QuantumSteps<'a> {
+    /// The quantum's first cycle.
+    pub first: u64,
+    /// Per cycle of the quantum, the interconnect cycle whose responses the SMs' step of
+    /// that cycle takes ([`icnt_before`]).
+    pub icnt_before: &'a [u64],
+    /// The kernel may end in the quantum.
+    pub may_end: bool,
+    /// Per SM, how many of its warps may finish before one of its CTAs can have completed:
+    /// the fewest unfinished warps of a CTA on it (`SerialPart::finish_budgets`). An SM
+    /// stops its own steps after the cycle in which that many have finished.
+    pub finish_budgets: &'a [u32],
+}
+
 /// What one SM's steps of a quantum did.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct QuantumAcc {
     /// The first cycle the SM did not step in the quantum's parallel part (from it on it
-    /// steps alone, [`KernelSource::tick_sm_alone`]); `finished`: warps finished in the
-    /// cycle before.
+    /// steps alone, [`KernelSource::tick_sm_alone`]); `finished`: warps finished in its
+    /// steps, which the serial part retires in the cycle before `until` (only in that one
+    /// can a CTA have completed).
     pub until: u64,
     pub finished: bool,
     /// Sum over its cycles of the warps it held (occupancy), and the cycles it held any.
@@ -57,33 +77,31 @@ pub struct QuantumAcc {
     pub last_progress: Option<u64>,
 }
 
-/// SM `sm`'s steps of the quantum whose first cycle is `first`, each by `tick` (one SM's
-/// step at its port, [`crate::parallel::tick_sm_at`], with its progress events in
-/// `note.progress`); none if it steps alone (`note.alone`, [`mark_alone`]):
-/// `icnt_before[k]` is the interconnect cycle whose responses the step of cycle
-/// `first + k` takes. Stops early as the module docs say; in a quantum in which the kernel
-/// may end (`may_end`), an SM without warps steps alone from the start, so that no SM's
-/// steps go past the kernel's last cycle.
+/// SM `s`'s (`sm`'s) steps of a quantum (`steps`), each by `tick` (one SM's step at its
+/// port, [`crate::parallel::tick_sm_at`], with its progress events in `note.progress`);
+/// none if it steps alone (`note.alone`, [`mark_alone`]). Stops early as the module docs
+/// say; in a quantum in which the kernel may end, an SM without warps steps alone from the
+/// start, so that no SM's steps go past the kernel's last cycle.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 pub fn sm_quantum<W>(
+    s: usize,
     sm: &mut Sm<W>,
     mut tick: impl FnMut(&mut Sm<W>, u64, &mut SmNote, PortOf<'_>) -> Result<(), String>,
-    first: u64,
-    icnt_before: &[u64],
-    may_end: bool,
+    steps: &QuantumSteps<'_>,
     note: &mut SmNote,
     port: &mut sassim_memory::SmPort,
     at: &sassim_memory::PortStep<'_>,
 ) -> Result<QuantumAcc, String> {
+    let first = steps.first;
     let mut acc = QuantumAcc {
         until: first,
         ..QuantumAcc::default()
     };
-    if note.alone || (may_end && sm.active_warps() == 0) {
+    if note.alone || (steps.may_end && sm.active_warps() == 0) {
         return Ok(acc);
     }
-    for (k, &icnt) in icnt_before.iter().enumerate() {
+    let budget = steps.finish_budgets.get(s).map_or(0, |&b| b as usize);
+    for (k, &icnt) in steps.icnt_before.iter().enumerate() {
         let cycle = first + k as u64;
         let at_c = at.in_quantum(cycle, icnt);
         // The first cycle's room is the cycle-by-cycle run's (nothing is staged yet).
@@ -101,8 +119,12 @@ pub fn sm_quantum<W>(
             acc.last_progress = Some(cycle);
         }
         if note.finished {
+            // Retired in the serial part at the last cycle of these steps: stop when a CTA
+            // may have completed.
             acc.finished = true;
-            break;
+            if sm.finished_count() >= budget {
+                break;
+            }
         }
     }
     Ok(acc)
@@ -131,6 +153,8 @@ pub struct QuantumBufs {
     /// SMs that stepped alone in a cycle of the serial part and pushed requests.
     pub pushed: Vec<usize>,
     pub accs: Vec<QuantumAcc>,
+    /// [`QuantumSteps::finish_budgets`] of the current quantum.
+    pub finish_budgets: Vec<u32>,
     /// The first cycle in which the kernel could end, as last worked out
     /// ([`KernelSource::quantum_horizon`]), and the cycle it was.
     pub horizon: u64,
@@ -247,7 +271,11 @@ pub trait SerialPart<S: KernelSource> {
         src: &mut S,
         alone: &dyn Fn(usize) -> bool,
     ) -> Result<(), String>;
-    /// SM `s` finished warps in `cycle`: their CTAs' bookkeeping.
+    /// Into `out`, per SM: how many of its warps may finish before a CTA on it can have
+    /// completed ([`QuantumSteps::finish_budgets`]).
+    fn finish_budgets(&self, out: &mut Vec<u32>);
+    /// SM `s` finished warps in `cycle` (or before, in its own steps of the quantum): their
+    /// CTAs' bookkeeping.
     fn retire(&mut self, s: usize, cycle: u64, sm: &mut Sm<S::Writes>, src: &mut S);
     /// Every CTA of the kernel has finished.
     fn ended(&self) -> bool;
@@ -298,6 +326,7 @@ pub fn run<S: KernelSource>(
         mem.quantum_back(q, bufs.may_end, &mut bufs.clocks, &mut bufs.icnt_before);
     }
     let next = next.min(mem.quantum_merge(q));
+    serial.finish_budgets(&mut bufs.finish_budgets);
     if next > 1 {
         let (ports, back) = mem.quantum_split().ok_or(NO_PORTS)?;
         // The calling thread runs the back half beside its part of the SMs.
@@ -306,7 +335,12 @@ pub fn run<S: KernelSource>(
             cycles: next,
             clocks: &mut bufs.next_clocks,
         }];
-        let icnt_before = &bufs.icnt_before;
+        let steps = QuantumSteps {
+            first,
+            icnt_before: &bufs.icnt_before,
+            may_end: false,
+            finish_budgets: &bufs.finish_budgets,
+        };
         // As many threads as the SMs' step uses: a step over one busy SM (or none, during
         // the kernel launch latency) wakes no worker.
         let useful = crate::parallel::useful_threads(threads, notes);
@@ -321,11 +355,17 @@ pub fn run<S: KernelSource>(
                     }
                 }
             },
-            || src.tick_sms_quantum(sms, notes, ports, threads, first, icnt_before, false),
+            || src.tick_sms_quantum(sms, notes, ports, threads, &steps),
         )?;
     } else {
         let ports = mem.quantum_ports().ok_or(NO_PORTS)?;
-        src.tick_sms_quantum(sms, notes, ports, threads, first, &bufs.icnt_before, bufs.may_end)?;
+        let steps = QuantumSteps {
+            first,
+            icnt_before: &bufs.icnt_before,
+            may_end: bufs.may_end,
+            finish_budgets: &bufs.finish_budgets,
+        };
+        src.tick_sms_quantum(sms, notes, ports, threads, &steps)?;
     }
     let n = sms.len();
     bufs.accs.clear();
@@ -499,6 +539,10 @@ impl<S: KernelSource> SerialPart<S> for LoopSerial<'_> {
 
     fn ended(&self) -> bool {
         *self.done_ctas >= self.num_ctas
+    }
+
+    fn finish_budgets(&self, out: &mut Vec<u32>) {
+        self.cs.finish_budgets(out);
     }
 
     fn retire(&mut self, s: usize, cycle: u64, sm: &mut Sm<S::Writes>, src: &mut S) {

@@ -562,7 +562,7 @@ impl TraceKernel {
                             parts: &mut [TracePart],
                             notes: &mut [crate::parallel::SmNote],
                             ports: &mut [sassim_memory::SmPort]| {
-                    each_at_port(first, sms, parts, notes, ports, |sm, p, note, port| {
+                    each_at_port(first, sms, parts, notes, ports, |_, sm, p, note, port| {
                         tick_part(sm, p, code, cycle, note, Some((port, at, delivered_at)))
                     })
                 };
@@ -601,6 +601,7 @@ fn each_at_port(
     notes: &mut [crate::parallel::SmNote],
     ports: &mut [sassim_memory::SmPort],
     mut f: impl FnMut(
+        usize,
         &mut sassim_timing::Sm<()>,
         &mut TracePart,
         &mut crate::parallel::SmNote,
@@ -614,7 +615,7 @@ fn each_at_port(
         .zip(ports.iter_mut())
         .enumerate()
     {
-        f(sm, p, note, port).map_err(|e| (first + i, e))?;
+        f(first + i, sm, p, note, port).map_err(|e| (first + i, e))?;
     }
     Ok(())
 }
@@ -682,16 +683,13 @@ impl crate::KernelSource for TraceKernel {
         }
         Some(now + cycles.saturating_sub(1))
     }
-    #[allow(clippy::too_many_arguments)]
     fn tick_sms_quantum(
         &mut self,
         sms: &mut [sassim_timing::Sm<()>],
         notes: &mut [crate::parallel::SmNote],
         ports: crate::memsys::SmPorts<'_>,
         threads: &crate::parallel::Threads,
-        first: u64,
-        icnt_before: &[u64],
-        may_end: bool,
+        steps: &crate::quantum::QuantumSteps<'_>,
     ) -> Result<(), String> {
         if self.parts.len() < sms.len() {
             self.parts.resize_with(sms.len(), TracePart::default);
@@ -705,13 +703,12 @@ impl crate::KernelSource for TraceKernel {
                     parts: &mut [TracePart],
                     notes: &mut [crate::parallel::SmNote],
                     ports: &mut [sassim_memory::SmPort]| {
-            each_at_port(first_sm, sms, parts, notes, ports, |sm, p, note, port| {
+            each_at_port(first_sm, sms, parts, notes, ports, |s, sm, p, note, port| {
                 p.quantum = crate::quantum::sm_quantum(
+                    s,
                     sm,
                     |sm, cycle, note, port| tick_part(sm, p, code, cycle, note, Some(port)),
-                    first,
-                    icnt_before,
-                    may_end,
+                    steps,
                     note,
                     port,
                     at,

@@ -441,6 +441,11 @@ impl<W> Sm<W> {
         !self.finished.is_empty()
     }
 
+    /// How many warps finished since the last [`Sm::drain_finished`].
+    pub fn finished_count(&self) -> usize {
+        self.finished.len()
+    }
+
     pub fn is_idle(&self) -> bool {
         self.used_warps == 0 && self.events.is_empty() && self.tma.is_empty()
     }
