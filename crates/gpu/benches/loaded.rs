@@ -9,6 +9,9 @@
 //! * `gather-40k`: a generated memory-bound random-gather trace with every SM busy (1,344 CTAs
 //!   of 8 warps, one 32-address gather each from a 256 MB table; `sassim_trace::synthetic`),
 //!   its first 40,000 cycles;
+//! * `compute-waves`: a generated compute-bound trace whose CTAs come in waves (2,688 CTAs of 8
+//!   warps, each a coalesced load, 64 dependent FFMAs and a coalesced store;
+//!   `sassim_trace::synthetic::ComputeTrace`), whole;
 //! * `bfs-trace`: every kernel of the BFS Accel-Sim trace (`fixtures/traces/bfs-sm80-v3`);
 //! * `matmul-1024`: the built-in shared-memory tiled matmul resized to 1024 x 1024 (4,096 CTAs;
 //!   minutes of simulation), only when `SASSIM_BENCH_ONLY` names it;
@@ -119,8 +122,8 @@ fn sgemm(cfg: &GpuConfig, threads: usize) -> Measured {
     execution_driven(cfg, &w, &listing, "sm_86", smem, threads)
 }
 
-/// The first `cycles` cycles of the generated gather trace (`list`).
-fn gather(cfg: &GpuConfig, list: &Path, cycles: u64, threads: usize) -> Measured {
+/// The first `cycles` cycles (0: all) of a generated trace (`list`).
+fn generated(cfg: &GpuConfig, list: &Path, cycles: u64, threads: usize) -> Measured {
     let mut gpu = Gpu::new(cfg.clone());
     let opts = RunOptions {
         threads,
@@ -129,7 +132,7 @@ fn gather(cfg: &GpuConfig, list: &Path, cycles: u64, threads: usize) -> Measured
         ..RunOptions::default()
     };
     let t = Instant::now();
-    let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, list, &[], &opts).expect("gather trace");
+    let runs = sassim_gpu::trace_exec::run_kernelslist(&mut gpu, list, &[], &opts).expect("generated trace");
     let wall = t.elapsed().as_secs_f64();
     let r = &runs[0].run;
     Measured {
@@ -178,9 +181,10 @@ fn main() {
     let all = std::thread::available_parallelism().map_or(1, |n| n.get());
     let n = env_number("SASSIM_BENCH_THREADS", all, 1, 1024);
     let repeat = env_number("SASSIM_BENCH_REPEAT", 3, 1, 100);
-    // The gather trace (about 20 MB of text), written once into a fresh directory that is
-    // removed when the benchmark ends (also by a panic).
-    let gather_dir = tempfile::tempdir().expect("temporary directory");
+    // The generated traces (the gather about 20 MB of text, the compute-bound one 60 MB),
+    // written once into a fresh directory that is removed when the benchmark ends (also by a
+    // panic).
+    let gen_dir = tempfile::tempdir().expect("temporary directory");
     let gather_list = want("gather-40k").then(|| {
         sassim_trace::synthetic::GatherTrace {
             ctas: 1344,
@@ -188,8 +192,13 @@ fn main() {
             table_bytes: 256 << 20,
             seed: 15,
         }
-        .write(gather_dir.path())
+        .write(gen_dir.path())
         .expect("gather trace")
+    });
+    let compute_list = want("compute-waves").then(|| {
+        sassim_trace::synthetic::ComputeTrace { ctas: 2688, ffma: 64 }
+            .write(&gen_dir.path().join("compute"))
+            .expect("compute trace")
     });
     let a6000 = GpuConfig::preset("rtx-a6000").expect("preset");
     let mut counts = vec![1];
@@ -234,7 +243,10 @@ fn main() {
         bench("sgemm-1024", &|t| sgemm(&a6000, t));
     }
     if let Some(list) = &gather_list {
-        bench("gather-40k", &|t| gather(&a6000, list, 40_000, t));
+        bench("gather-40k", &|t| generated(&a6000, list, 40_000, t));
+    }
+    if let Some(list) = &compute_list {
+        bench("compute-waves", &|t| generated(&a6000, list, 0, t));
     }
     if want("bfs-trace") {
         // The trace was recorded on an sm_80 GPU; the A6000 (sm_86) runs it as Accel-Sim would.
