@@ -2,13 +2,15 @@
 # Loaded-GPU benchmark set (issue 15; method in docs/performance.md). Runs each benchmark with
 # `sassim run --jobs 1`, once with `--threads 1` and once with `--threads $THREADS` (default: all
 # cores), and prints the simulator's own speed line plus peak RSS (GNU time).
-# Usage: scripts/bench.sh [SASSIM_BINARY] [BFS_TRACE_DIR] [GATHER_TRACE_DIR]
-#   (the gather trace: scripts/gen-gather-trace.py DIR 1; run for 40,000 cycles)
+# Usage: scripts/bench.sh [SASSIM_BINARY] [BFS_TRACE_DIR] [GATHER_TRACE_DIR] [COMPUTE_TRACE_DIR]
+#   (the gather trace: scripts/gen-gather-trace.py DIR 1; run for 40,000 cycles;
+#    the compute-bound trace in waves: scripts/gen-compute-trace.py DIR; run whole)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$repo/target/release/sassim}
 bfs=${2:-/work/shared/traces/bfs-sm80-v3}
 gather=${3:-}
+compute=${4:-}
 threads=${THREADS:-$(nproc)}
 out=$(mktemp -d)
 run() {
@@ -32,5 +34,8 @@ else
 fi
 if [ -n "$gather" ]; then
     run gather-40k --trace "$gather" --max-cycles 40000
+fi
+if [ -n "$compute" ]; then
+    run compute-waves --trace "$compute"
 fi
 echo "JSON statistics in $out"
