@@ -590,7 +590,7 @@ impl Gpu {
             // every two (`quantum.rs`).
             let q = if qbufs.committed() > 0 {
                 // Its back half ran during the last quantum's steps (the kernel cannot end
-                // in it, nor was a CTA left to send).
+                // in it, and no CTA can be sent in it).
                 qbufs.may_end = false;
                 quantum::mark_alone(&disp, &launchers, &mut notes);
                 qbufs.committed()

@@ -100,6 +100,8 @@ pub fn sm_quantum<W>(
     if note.alone || (steps.may_end && sm.active_warps() == 0) {
         return Ok(acc);
     }
+    // Every warp finished before the quantum was retired (so the budget counts from 0).
+    debug_assert!(!sm.has_finished(), "SM {s} starts a quantum with finished warps");
     let budget = steps.finish_budgets.get(s).map_or(0, |&b| b as usize);
     for (k, &icnt) in steps.icnt_before.iter().enumerate() {
         let cycle = first + k as u64;
