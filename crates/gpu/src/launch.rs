@@ -474,6 +474,56 @@ mod tests {
         assert!(d.all_dispatched());
     }
 
+    /// Quanta (`quantum.rs`): a CTA goes only to an SM that `may_send_to` named at the
+    /// quantum's start or that finished a CTA since; before the first CTA none is named and
+    /// `sends_from` bounds the quantum instead.
+    #[test]
+    fn ctas_go_only_to_the_sms_it_may_send_to() {
+        let mut d = Dispatcher::new(timing(0.4, 0.5), 3, 1, 7, 0);
+        assert_eq!(d.sends_from(), 100);
+        assert!(!d.dispatching() && (0..3).all(|s| !d.may_send_to(s)));
+        let mut out = Vec::new();
+        d.step(100, &mut out);
+        d.step(101, &mut out);
+        assert_eq!(out.iter().map(|x| x.sm).collect::<Vec<_>>(), vec![0, 1, 2]);
+        assert_eq!(d.sends_from(), u64::MAX);
+        assert!(
+            d.dispatching() && (0..3).all(|s| !d.may_send_to(s)),
+            "every SM is full"
+        );
+        // SM 1 finishes a CTA: its completion is on its way (10 cycles), it may get one.
+        d.cta_finished(105, 1);
+        assert_eq!(
+            (0..3).map(|s| d.may_send_to(s)).collect::<Vec<_>>(),
+            vec![false, true, false]
+        );
+        out.clear();
+        for c in 102..=115 {
+            d.step(c, &mut out);
+        }
+        assert_eq!(out.iter().map(|x| x.sm).collect::<Vec<_>>(), vec![1]);
+        assert!((0..3).all(|s| !d.may_send_to(s)));
+        // A cluster's SMs are named while reserved (one CTA a cycle: the second waits).
+        let mut d = Dispatcher::new(timing(1.0, 0.5), 4, 1, 4, 0);
+        let geom = ClusterGeom {
+            grid: [4, 1, 1],
+            cluster: [2, 1, 1],
+        };
+        assert!(d.set_clusters(geom, vec![0, 0, 1, 1], 1));
+        out.clear();
+        d.step(100, &mut out);
+        assert_eq!(out.iter().map(|x| x.sm).collect::<Vec<_>>(), vec![0]);
+        assert!(d.may_send_to(1), "reserved for the cluster's second CTA");
+        assert!(d.may_send_to(2) && d.may_send_to(3), "room");
+        assert!(!d.may_send_to(0));
+        // Once every CTA is sent, none is named.
+        for c in 101..=104 {
+            d.step(c, &mut out);
+        }
+        assert!(d.all_dispatched() && !d.dispatching());
+        assert!((0..4).all(|s| !d.may_send_to(s)));
+    }
+
     #[test]
     fn end_waits_for_completions_and_minimum() {
         let mut d = Dispatcher::new(timing(1.0, 2.0), 1, 4, 2, 0);
