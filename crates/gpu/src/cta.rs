@@ -190,7 +190,13 @@ impl Launchers {
         self.sent.clear();
         disp.step(cycle, &mut self.sent);
         for d in &self.sent {
-            debug_assert!(steps(d.sm), "a CTA sent to SM {} while it steps on its own", d.sm);
+            // (Quanta: CTAs go only to SMs that step alone, `quantum::mark_alone`.)
+            if !steps(d.sm) {
+                return Err(SimError::Exec(format!(
+                    "internal: CTA {} sent at cycle {cycle} to SM {}, which steps on its own in a quantum",
+                    d.cta, d.sm
+                )));
+            }
             self.sms[d.sm].arrive(&self.timing, d);
             self.waiting[d.sm / 64] |= 1 << (d.sm % 64);
         }
@@ -201,8 +207,9 @@ impl Launchers {
                 bits &= bits - 1;
                 if !steps(s) {
                     // (Quanta: only SMs whose launcher is empty step on their own.)
-                    debug_assert!(false, "SM {s}'s launcher has work while it steps on its own");
-                    continue;
+                    return Err(SimError::Exec(format!(
+                        "internal: SM {s}'s launcher has work at cycle {cycle} while the SM steps on its own in a quantum"
+                    )));
                 }
                 let l = &mut self.sms[s];
                 while let Some(cta) = l.ready_cta(cycle) {
