@@ -10,8 +10,9 @@ Defaults: 2,688 CTAs, 64 FFMAs (about 60 MB of text; not committed).
 
 Usage: scripts/gen-compute-trace.py OUT_DIR [CTAS [FFMA]]
 """
-import os
 import sys
+
+import tracegen
 
 WARPS, LANES = 8, 32
 TABLE = 0x7F0000000000
@@ -31,16 +32,7 @@ def main():
         sys.exit("CTAS must be in 1..65536")
     if not 0 <= ffma <= 4096:
         sys.exit("FFMA must be in 0..4096")
-    os.makedirs(out_dir, exist_ok=True)
-    trace = os.path.join(out_dir, "kernel-1.traceg")
-    if os.path.exists(trace):
-        sys.exit(f"{trace} exists: not overwritten")
-    with open(trace, "w") as f:
-        f.write("-kernel name = _Z7computePKfPf\n-kernel id = 1\n")
-        f.write(f"-grid dim = ({ctas},1,1)\n-block dim = ({WARPS * LANES},1,1)\n")
-        f.write("-shmem = 0\n-nregs = 16\n-binary version = 86\n-cuda stream id = 0\n")
-        f.write("-shmem base_addr = 0x00007fb139000000\n-local mem base_addr = 0x00007fb137000000\n")
-        f.write("-nvbit version = 1.7\n-accelsim tracer version = 5\n-enable lineinfo = 0\n\n")
+    with tracegen.create_trace(out_dir, "_Z7computePKfPf", ctas, WARPS * LANES) as f:
         for cta in range(ctas):
             f.write(f"#BEGIN_TB\n\nthread block = {cta},0,0\n\n")
             for w in range(WARPS):
@@ -56,8 +48,7 @@ def main():
                 lines.append(f"{pc + 0x10:04x} ffffffff 0 EXIT 0 0 0 ")
                 f.write(f"warp = {w}\ninsts = {len(lines)}\n" + "\n".join(lines) + "\n\n")
             f.write("#END_TB\n\n")
-    with open(os.path.join(out_dir, "kernelslist.g"), "w") as f:
-        f.write("kernel-1.traceg\n")
+    tracegen.write_kernelslist(out_dir)
 
 
 if __name__ == "__main__":

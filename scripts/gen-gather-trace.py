@@ -8,9 +8,10 @@ generated, not committed (about 20 MB of text); the seed makes it the same every
 
 Usage: scripts/gen-gather-trace.py OUT_DIR [GATHERS]
 """
-import os
 import random
 import sys
+
+import tracegen
 
 CTAS, WARPS, LANES = 1344, 8, 32
 TABLE = 0x7F0000000000
@@ -22,19 +23,14 @@ def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
     out_dir = sys.argv[1]
-    gathers = int(sys.argv[2]) if len(sys.argv) == 3 else 4
+    try:
+        gathers = int(sys.argv[2]) if len(sys.argv) == 3 else 4
+    except ValueError:
+        sys.exit("GATHERS must be an integer")
     if not 1 <= gathers <= 64:
         sys.exit("GATHERS must be in 1..64")
-    os.makedirs(out_dir, exist_ok=True)
-    if os.path.exists(os.path.join(out_dir, "kernel-1.traceg")):
-        sys.exit(f"{out_dir}/kernel-1.traceg exists: not overwritten")
     rng = random.Random(15)
-    with open(os.path.join(out_dir, "kernel-1.traceg"), "w") as f:
-        f.write("-kernel name = _Z6gatherPKfPKjPf\n-kernel id = 1\n")
-        f.write(f"-grid dim = ({CTAS},1,1)\n-block dim = ({WARPS * LANES},1,1)\n")
-        f.write("-shmem = 0\n-nregs = 16\n-binary version = 86\n-cuda stream id = 0\n")
-        f.write("-shmem base_addr = 0x00007fb139000000\n-local mem base_addr = 0x00007fb137000000\n")
-        f.write("-nvbit version = 1.7\n-accelsim tracer version = 5\n-enable lineinfo = 0\n\n")
+    with tracegen.create_trace(out_dir, "_Z6gatherPKfPKjPf", CTAS, WARPS * LANES) as f:
         f.write("#traces format = [line_num] PC mask dest_num [reg_dests] opcode src_num "
                 "[reg_srcs] mem_width [adrrescompress?] [mem_addresses] immediate\n\n")
         for cta in range(CTAS):
@@ -57,8 +53,7 @@ def main():
                 lines.append(f"{pc + 0x10:04x} ffffffff 0 EXIT 0 0 0 ")
                 f.write(f"warp = {w}\ninsts = {len(lines)}\n" + "\n".join(lines) + "\n\n")
             f.write("#END_TB\n\n")
-    with open(os.path.join(out_dir, "kernelslist.g"), "w") as f:
-        f.write("kernel-1.traceg\n")
+    tracegen.write_kernelslist(out_dir)
 
 
 if __name__ == "__main__":
