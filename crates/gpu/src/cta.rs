@@ -87,10 +87,9 @@ impl CtaSched {
     /// without CTAs): fewer finished warps cannot have completed a CTA on it
     /// ([`crate::quantum::QuantumSteps::finish_budgets`]).
     pub(crate) fn finish_budgets(&self, out: &mut Vec<u32>) {
-        let per = self.per_sm as usize;
         out.clear();
-        out.extend(self.ctas_on_sm.iter().enumerate().map(|(sm, _)| {
-            self.slots[sm * per..(sm + 1) * per]
+        out.extend(self.slots.chunks(self.per_sm.max(1) as usize).map(|slots| {
+            slots
                 .iter()
                 .filter(|c| c.used)
                 .map(|c| c.warps.len() as u32)

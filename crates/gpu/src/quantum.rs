@@ -27,14 +27,16 @@
 //! dispatcher may send one to (they have room, or a completion of theirs is on its way) and
 //! those whose launcher has work step alone from the quantum's start ([`mark_alone`]); the
 //! dispatcher's and the launchers' cycles run in the serial part. Any other SM can only
-//! receive a CTA after finishing one, and it stops its own steps there. A quantum in which
-//! most of the busy SMs' cycles ran alone (a memory-bound load: full request queues) is no
-//! faster than cycle-by-cycle steps: after a window of such quanta the run loop steps cycle
-//! by cycle for a while ([`QuantumBufs::note`]). The next quantum's back half runs beside this one's SM steps unless
-//! the kernel may end in this one (a warp with `r` instructions left cannot finish within
-//! `r - 1` cycles, nor an SM with `r` left within `r / sub-cores - 1`; while CTAs are being
-//! sent, it may end in any quantum: the CTAs not sent yet are not known). In a quantum in which
-//! it may end, SMs without warps step alone from its start, so that no SM steps past the
+//! receive a CTA after finishing one, and it stops its own steps there. Quanta in which too
+//! many of the busy SMs' cycles ran alone (a memory-bound load: full request queues) are
+//! slower than cycle-by-cycle steps: after a window of such quanta the run loop steps cycle
+//! by cycle for a while ([`QuantumBufs::note`]).
+//!
+//! The next quantum's back half runs beside this one's SM steps unless the kernel may end
+//! in this one (a warp with `r` instructions left cannot finish within `r - 1` cycles, nor an
+//! SM with `r` left within `r / sub-cores - 1`; while CTAs are being sent, it may end in any
+//! quantum: the CTAs not sent yet are not known). In a quantum in which it may end, SMs
+//! without warps step alone from its start, so that no SM steps past the
 //! kernel's last cycle, the back half notes after each cycle whether the partitions are
 //! idle, and the drain after the kernel starts with the cycles the back half has run
 //! ([`drain_ahead`]), undoing those after the one that found everything idle.
@@ -184,8 +186,9 @@ pub const CHECK_QUANTA: u32 = 16;
 /// parallel part; a memory-bound gather's 34 % (its SMs' request queues are full most
 /// cycles, so that they stop before a push that could be refused): its quanta were 4–8 %
 /// slower than cycle-by-cycle steps on one thread. A compute-bound trace of 2,688 CTAs in
-/// waves on 84 SMs ran 12 % faster in quanta on one thread, and 15–25 % slower on two
-/// (docs/performance.md, twelfth session).
+/// waves on 84 SMs (75–100 % per window) ran faster with this rule on two threads than with
+/// half as the bar there (eight alternated runs: median 0.493 against 0.538 s;
+/// docs/performance.md, twelfth session).
 pub fn paying_share(threads: usize) -> (u64, u64) {
     let t = threads.max(1) as u64;
     (2 * t - 1, 2 * t)
@@ -214,9 +217,8 @@ impl QuantumBufs {
     /// A quantum that `done` describes ended before cycle `end`: at the end of a window of
     /// [`CHECK_QUANTA`] quanta (not counting those without busy SMs), one whose busy SMs ran
     /// less than [`paying_share`] of their cycles in the parallel part on `threads` threads
-    /// pauses quanta (for
-    /// [`PAUSE_CYCLES`], twice as long after each further such window in a row). Only which
-    /// cycles run in quanta depends on it, never a result.
+    /// pauses quanta (for [`PAUSE_CYCLES`], twice as long after each further such window in a
+    /// row). Only which cycles run in quanta depends on it, never a result.
     pub fn note(&mut self, done: &QuantumDone, end: u64, threads: usize) {
         let p = &mut self.payoff;
         if done.parallel_busy + done.alone_busy == 0 {
@@ -329,6 +331,17 @@ pub fn run<S: KernelSource>(
     }
     let next = next.min(mem.quantum_merge(q));
     serial.finish_budgets(&mut bufs.finish_budgets);
+    // (A quantum in which the kernel may end commits no next one.)
+    debug_assert!(
+        next <= 1 || !bufs.may_end,
+        "a quantum that may end commits the next"
+    );
+    let steps = QuantumSteps {
+        first,
+        icnt_before: &bufs.icnt_before,
+        may_end: bufs.may_end,
+        finish_budgets: &bufs.finish_budgets,
+    };
     if next > 1 {
         let (ports, back) = mem.quantum_split().ok_or(NO_PORTS)?;
         // The calling thread runs the back half beside its part of the SMs.
@@ -337,12 +350,6 @@ pub fn run<S: KernelSource>(
             cycles: next,
             clocks: &mut bufs.next_clocks,
         }];
-        let steps = QuantumSteps {
-            first,
-            icnt_before: &bufs.icnt_before,
-            may_end: false,
-            finish_budgets: &bufs.finish_budgets,
-        };
         // As many threads as the SMs' step uses: a step over one busy SM (or none, during
         // the kernel launch latency) wakes no worker.
         let useful = crate::parallel::useful_threads(threads, notes);
@@ -361,12 +368,6 @@ pub fn run<S: KernelSource>(
         )?;
     } else {
         let ports = mem.quantum_ports().ok_or(NO_PORTS)?;
-        let steps = QuantumSteps {
-            first,
-            icnt_before: &bufs.icnt_before,
-            may_end: bufs.may_end,
-            finish_budgets: &bufs.finish_budgets,
-        };
         src.tick_sms_quantum(sms, notes, ports, threads, &steps)?;
     }
     let n = sms.len();
