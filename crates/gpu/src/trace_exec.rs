@@ -703,18 +703,31 @@ impl crate::KernelSource for TraceKernel {
                     parts: &mut [TracePart],
                     notes: &mut [crate::parallel::SmNote],
                     ports: &mut [sassim_memory::SmPort]| {
-            each_at_port(first_sm, sms, parts, notes, ports, |s, sm, p, note, port| {
+            // Each SM's next instruction records are asked for while the SM before it steps
+            // (`TracePart::prefetch_warps`).
+            if let Some(p) = parts.first() {
+                p.prefetch_warps();
+            }
+            let len = sms.len().min(parts.len()).min(notes.len()).min(ports.len());
+            for i in 0..len {
+                let (head, tail) = parts.split_at_mut(i + 1);
+                if let Some(next) = tail.first() {
+                    next.prefetch_warps();
+                }
+                let s = first_sm + i;
+                let p = &mut head[i];
                 p.quantum = crate::quantum::sm_quantum(
                     s,
-                    sm,
+                    &mut sms[i],
                     |sm, cycle, note, port| tick_part(sm, p, code, cycle, note, Some(port)),
                     steps,
-                    note,
-                    port,
+                    &mut notes[i],
+                    &mut ports[i],
                     at,
-                )?;
-                Ok(())
-            })
+                )
+                .map_err(|e| (s, e))?;
+            }
+            Ok(())
         };
         let r = threads.for_parts4_long(useful, sms, &mut self.parts[..n], notes, ports.ports, &tick);
         self.issued_total += self.parts[..n].iter().map(|p| p.quantum.progress).sum::<u64>();

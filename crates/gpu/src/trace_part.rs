@@ -55,6 +55,51 @@ impl TWarp {
     pub fn done(&self) -> bool {
         self.pos >= self.instrs.len()
     }
+
+    /// Hint the CPU to bring `records` of the warp's instruction records from the next one
+    /// on, and the next one's addresses, into its caches ([`prefetch`]).
+    #[inline]
+    fn prefetch_next(&self, records: usize) {
+        let Some(next) = self.instrs.get(self.pos..) else {
+            return;
+        };
+        for i in next.iter().take(records) {
+            // A record is 64 bytes at any 8-byte boundary: two lines.
+            let p = std::ptr::from_ref(i).cast::<u8>();
+            prefetch(p);
+            prefetch(p.wrapping_add(size_of::<TraceInstr>() - 1));
+        }
+        if let Some(i) = next.first().filter(|i| i.is_mem()) {
+            let s = i.addr_start as usize;
+            if let Some(a) = self.addrs.get(s..s + i.n_addrs()) {
+                for line in a.chunks(8) {
+                    prefetch(line.as_ptr().cast());
+                }
+            }
+        }
+    }
+}
+
+/// Instruction records a warp that issued asks the CPU for ([`TWarp::prefetch_next`]): the
+/// next (its PC is read at once, to check that fetch follows it) and the one after, which
+/// the warp's next issue reads.
+const PREFETCH_AT_ISSUE: usize = 2;
+
+/// A hint to the CPU that the cache line at `p` will be read soon, where the target has
+/// such an instruction. On a loaded GPU a warp reads its next instruction record every few
+/// cycles, interleaved with thousands of other warps' (a compute-bound trace of 2,688 CTAs:
+/// 90 MB of records, past the last-level cache): without hints most record reads missed
+/// every cache (docs/performance.md, thirteenth session). Hints change no result.
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `prefetcht0` never faults and changes nothing the program can observe, for
+    // any address; SSE is part of every x86_64 target.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// What issuing reads of a kernel trace (read-only while SMs tick).
@@ -81,6 +126,15 @@ pub(crate) struct TracePart {
 }
 
 impl TracePart {
+    /// Hint the CPU to bring each warp's next instruction record into its caches: before
+    /// the SM's steps of a quantum (no SM's records stay cached through the other SMs'
+    /// steps).
+    pub fn prefetch_warps(&self) {
+        for w in self.warps.values() {
+            w.prefetch_next(1);
+        }
+    }
+
     pub fn update_cta_min(&mut self, wpc: u32, cta: u32) {
         let first = cta as u64 * wpc as u64;
         let m = (first..first + wpc as u64)
@@ -180,6 +234,7 @@ impl Executor for PartExec<'_> {
         }
         let bar = code.barrier.get(index).copied().unwrap_or(0);
         w.pos += 1;
+        w.prefetch_next(PREFETCH_AT_ISSUE);
         let exited = w.done();
         if bar != 0 {
             w.bars += 1;
