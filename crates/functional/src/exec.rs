@@ -693,8 +693,36 @@ impl KernelExec {
             self.progress += 1;
             self.check_barriers(cta_idx);
             self.cluster_warp_exited(cta_idx);
+        } else {
+            self.prefetch_next_operands(wi, code);
         }
         Ok(())
+    }
+
+    /// Hint the CPU to bring the register rows of warp `wi`'s next instruction (in `code`)
+    /// into its caches: its next issue reads them ([`sassim_isa::cpu_hint`]).
+    #[inline]
+    fn prefetch_next_operands(&self, wi: usize, code: &[DInst]) {
+        let Some(p) = self.warps[wi].cur else { return };
+        let at = (p.pc / sassim_isa::INSTRUCTION_BYTES) as usize;
+        let Some(d) = code.get(at).filter(|d| d.pc == p.pc) else {
+            return;
+        };
+        for o in &d.o {
+            if let K::R(i) = o.k {
+                self.prefetch_row(WarpId(wi as u32), i);
+            }
+        }
+    }
+
+    /// Hint the CPU to bring warp `w`'s row of register R`i` into its caches (nothing for RZ,
+    /// a register past the kernel's count or a warp that does not exist).
+    #[inline]
+    pub fn prefetch_row(&self, w: WarpId, i: u8) {
+        let b = i as usize * 32;
+        if let Some(row) = self.warps.get(w.0 as usize).and_then(|wp| wp.regs.get(b..b + 32)) {
+            sassim_isa::cpu_hint::prefetch_val(row);
+        }
     }
 }
 

@@ -146,9 +146,30 @@ impl Executor for EngineExec<'_> {
         self.k.bulk_done(id).map_err(|e| e.to_string())
     }
 
+    fn prefetch_commit(&self, warp: u32, writes: &PendingWrites, regs: &[sassim_isa::ArchReg]) {
+        prefetch_commit(self.k, WarpId(warp), writes, regs);
+    }
+
     fn commit(&mut self, warp: u32, writes: &PendingWrites) {
         // Register writes that change a value count as progress (deadlock detection).
         let changed = self.k.commit_changed(WarpId(warp), writes);
         self.reg_changes += u64::from(changed);
+    }
+}
+
+/// [`Executor::prefetch_commit`] of the functional engine's executors: `writes`' record and
+/// warp `w`'s rows of the registers it writes.
+#[inline]
+pub(crate) fn prefetch_commit(
+    k: &KernelExec,
+    w: WarpId,
+    writes: &PendingWrites,
+    regs: &[sassim_isa::ArchReg],
+) {
+    writes.prefetch(regs.len());
+    for r in regs {
+        if let sassim_isa::ArchReg::R(i) = *r {
+            k.prefetch_row(w, i);
+        }
     }
 }

@@ -13,7 +13,7 @@
 //! SM or a partition writes in (1), so (1) gives the same state in any order, and (2) has
 //! one order (docs/model.md "Determinism").
 
-use crate::engine::{copy_issued, describe_warp, warp_blocked};
+use crate::engine::{copy_issued, describe_warp, prefetch_commit, warp_blocked};
 use sassim_functional::{GlobalMemory, KernelExec, PendingWrites, WarpId};
 use sassim_timing::exec::{Executor, Issued};
 use sassim_timing::Sm;
@@ -356,6 +356,10 @@ impl Executor for ShardExec<'_> {
         self.sh.issued += 1;
         copy_issued(i, out);
         Ok(())
+    }
+
+    fn prefetch_commit(&self, warp: u32, writes: &PendingWrites, regs: &[sassim_isa::ArchReg]) {
+        prefetch_commit(&self.sh.k, local(warp), writes, regs);
     }
 
     fn commit(&mut self, warp: u32, writes: &PendingWrites) {

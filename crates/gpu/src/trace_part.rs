@@ -4,6 +4,7 @@
 //! trace reader is used when a CTA starts, between cycles).
 
 use crate::trace_exec::PcMap;
+use sassim_isa::cpu_hint::prefetch_val;
 use sassim_timing::exec::{Executor, Issued, MemAccess};
 use sassim_timing::inst::MemSpace;
 use sassim_trace::TraceInstr;
@@ -57,24 +58,21 @@ impl TWarp {
     }
 
     /// Hint the CPU to bring `records` of the warp's instruction records from the next one
-    /// on, and the next one's addresses, into its caches ([`prefetch`]).
+    /// on, and the next one's addresses, into its caches ([`sassim_isa::cpu_hint`]: a loaded
+    /// GPU's records, 90 MB for the compute-bound waves trace, are far past the host's
+    /// caches, and a warp reads its next one every few cycles).
     #[inline]
     fn prefetch_next(&self, records: usize) {
         let Some(next) = self.instrs.get(self.pos..) else {
             return;
         };
-        for i in next.iter().take(records) {
-            // A record is 64 bytes at any 8-byte boundary: two lines.
-            let p = std::ptr::from_ref(i).cast::<u8>();
-            prefetch(p);
-            prefetch(p.wrapping_add(size_of::<TraceInstr>() - 1));
+        if let Some(r) = next.get(..records.min(next.len())) {
+            prefetch_val(r);
         }
         if let Some(i) = next.first().filter(|i| i.is_mem()) {
             let s = i.addr_start as usize;
             if let Some(a) = self.addrs.get(s..s + i.n_addrs()) {
-                for line in a.chunks(8) {
-                    prefetch(line.as_ptr().cast());
-                }
+                prefetch_val(a);
             }
         }
     }
@@ -84,23 +82,6 @@ impl TWarp {
 /// next (its PC is read at once, to check that fetch follows it) and the one after, which
 /// the warp's next issue reads.
 const PREFETCH_AT_ISSUE: usize = 2;
-
-/// A hint to the CPU that the cache line at `p` will be read soon, where the target has
-/// such an instruction. On a loaded GPU a warp reads its next instruction record every few
-/// cycles, interleaved with thousands of other warps' (a compute-bound trace of 2,688 CTAs:
-/// 90 MB of records, past the last-level cache): without hints most record reads missed
-/// every cache (docs/performance.md, thirteenth session). Hints change no result.
-#[inline(always)]
-fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `prefetcht0` never faults and changes nothing the program can observe, for
-    // any address; SSE is part of every x86_64 target.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
 
 /// What issuing reads of a kernel trace (read-only while SMs tick).
 #[derive(Debug)]

@@ -7,6 +7,7 @@
 //! - [`dataflow`]: destinations, operand widths and the registers each instruction reads and writes.
 
 pub mod control;
+pub mod cpu_hint;
 pub mod dataflow;
 pub mod elem;
 pub mod instruction;

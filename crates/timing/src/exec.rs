@@ -83,6 +83,11 @@ pub trait Executor {
     /// nothing meaningful.
     fn issue(&mut self, warp: u32, clock: u64, out: &mut Issued<Self::Writes>) -> Result<(), String>;
     fn commit(&mut self, warp: u32, writes: &Self::Writes);
+    /// A hint: `writes`, the record of an instruction that writes `regs`, will be committed
+    /// to `warp` soon (at its next issue, or at a load's write-back). An executor may ask the
+    /// CPU to bring what that commit touches into its caches ([`sassim_isa::cpu_hint`]),
+    /// without reading `writes` now. Changes no result; by default nothing.
+    fn prefetch_commit(&self, _warp: u32, _writes: &Self::Writes, _regs: &[sassim_isa::ArchReg]) {}
     /// The bulk copy the instruction just issued started (TMA), if it started one.
     fn take_bulk(&mut self) -> Option<BulkCopy> {
         None

@@ -853,6 +853,11 @@ impl<W> Sm<W> {
         // The engine executed the instruction: if the warp's next PC is not the next one
         // fetched (taken branch, reconvergence), flush and redirect fetch.
         self.redirect_if_needed(ex, slot);
+        // Results still pending are committed at the warp's next issue at the earliest.
+        let id = self.warps[slot].exec_id;
+        for p in &self.warps[slot].pending {
+            ex.prefetch_commit(id, &self.slab[p.slab].writes, &self.code[p.inst].writes);
+        }
         Ok(())
     }
 }

@@ -523,6 +523,15 @@ impl<W> Sm<W> {
         }
     }
 
+    /// The memory instruction `sidx` of warp slot `slot`, whose record is `writes`, has its
+    /// data: its write-back commits the record a few cycles on ([`Executor::prefetch_commit`]).
+    #[inline]
+    fn prefetch_mem_result<E: Executor<Writes = W>>(&self, ex: &E, slot: usize, sidx: usize, writes: usize) {
+        if let (Some(rec), Some(st)) = (self.slab.get(writes), self.code.get(sidx)) {
+            ex.prefetch_commit(self.warps[slot].exec_id, &rec.writes, &st.writes);
+        }
+    }
+
     /// Advance the SM by one core cycle.
     pub fn tick<E: Executor<Writes = W>>(&mut self, ex: &mut E) -> Result<(), String> {
         let now = self.now;
@@ -537,6 +546,7 @@ impl<W> Sm<W> {
                 }
                 if let Some(p) = self.mem_pending.remove(&id) {
                     self.touch_slot(p.slot);
+                    self.prefetch_mem_result(ex, p.slot, p.sidx, p.writes);
                     self.finish_mem(p.slot, p.sidx, p.writes, now);
                 }
             }
@@ -678,7 +688,10 @@ impl<W> Sm<W> {
                     }
                 }
                 Event::FixedDone { slot, sidx } => self.release_write(slot, sidx),
-                Event::MemDone { slot, sidx, writes } => self.finish_mem(slot, sidx, writes, now),
+                Event::MemDone { slot, sidx, writes } => {
+                    self.prefetch_mem_result(ex, slot, sidx, writes);
+                    self.finish_mem(slot, sidx, writes, now)
+                }
                 Event::Writeback { slot, sidx, writes } => {
                     // A load colliding with a fixed-latency result in the same bank waits.
                     let sc = self.slot_sc[slot] as usize;

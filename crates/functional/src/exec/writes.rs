@@ -31,6 +31,17 @@ pub struct PendingWrites {
     pub(super) w: [RegWrite; MAX_WRITES],
 }
 
+impl PendingWrites {
+    /// Hint the CPU to bring the part of this record that holds `n` writes into its caches,
+    /// without reading it ([`sassim_isa::cpu_hint`]).
+    #[inline]
+    pub fn prefetch(&self, n: usize) {
+        let bytes =
+            std::mem::offset_of!(PendingWrites, w) + n.min(MAX_WRITES) * std::mem::size_of::<RegWrite>();
+        sassim_isa::cpu_hint::prefetch_bytes(std::ptr::from_ref(self).cast(), bytes);
+    }
+}
+
 impl PartialEq for PendingWrites {
     fn eq(&self, other: &Self) -> bool {
         self.as_slice() == other.as_slice()
