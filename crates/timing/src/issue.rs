@@ -853,10 +853,13 @@ impl<W> Sm<W> {
         // The engine executed the instruction: if the warp's next PC is not the next one
         // fetched (taken branch, reconvergence), flush and redirect fetch.
         self.redirect_if_needed(ex, slot);
-        // Results still pending are committed at the warp's next issue at the earliest.
+        // Results still pending are committed at the warp's next issue at the earliest (an
+        // entry whose record was committed early holds no record: `COMMITTED`).
         let id = self.warps[slot].exec_id;
         for p in &self.warps[slot].pending {
-            ex.prefetch_commit(id, &self.slab[p.slab].writes, &self.code[p.inst].writes);
+            if let (Some(rec), Some(st)) = (self.slab.get(p.slab), self.code.get(p.inst)) {
+                ex.prefetch_commit(id, &rec.writes, &st.writes);
+            }
         }
         Ok(())
     }
