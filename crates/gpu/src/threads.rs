@@ -22,7 +22,8 @@ pub type PartError = (usize, String);
 /// How [`Threads`] runs a step's parts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum StepKind {
-    /// [`Threads::for_parts`]: equal parts, never measured.
+    /// [`Threads::for_parts`] (batches of trace blocks to parse): equal parts, never
+    /// measured, outside the busy-machine back-off ([`Threads::note_step`]).
     Plain,
     /// An SM step of one cycle: the planned parts ([`Threads::plan_step`]); whether several
     /// threads pay is measured when there are few SMs per thread.
@@ -398,10 +399,10 @@ impl Threads {
         let mut own = self.n.min(threads).min(len).max(1);
         let mut parts = own.max(side.map_or(1, |s| s.want.min(self.n)));
         // The busy-machine back-off is for steps of one cycle, which a late worker costs
-        // more than it saves; a quantum's step is long enough to pay even so (and a worker
-        // that parked while the serial part ran between kernels is late at every kernel's
-        // first steps).
-        if self.alone.get() > 0 && kind != StepKind::Long {
+        // more than it saves; a quantum's step, or a batch of trace blocks to parse, is long
+        // enough to pay even so (and a worker that parked while the serial part ran between
+        // kernels is late at every kernel's first steps).
+        if self.alone.get() > 0 && kind == StepKind::Measured {
             self.alone.set(self.alone.get() - 1);
             own = 1;
             parts = 1;
@@ -526,7 +527,11 @@ impl Threads {
                 round = round.saturating_add(1);
             }
         }
-        if kind != StepKind::Long {
+        // Only steps of one cycle tell whether the machine is busy: a longer step's worker
+        // may finish 100 µs after the calling thread while running all along (a batch of
+        // trace blocks to parse takes ~0.3 ms a thread; counting them sent the parsing of
+        // the waves trace, and the first 4,096 cycles after it, to one thread in most runs).
+        if kind == StepKind::Measured {
             self.note_wait(woke, yielding_since.map(|t| t.elapsed()));
         }
         match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
@@ -790,6 +795,41 @@ mod tests {
             t.note_wait(false, long);
         }
         assert_eq!(t.alone.get(), 2 * ALONE_STEPS);
+    }
+
+    /// A batch of trace blocks to parse (`for_parts`) whose worker finishes well after the
+    /// calling thread neither counts as a slow step nor runs alone during a back-off: only
+    /// steps of one cycle say whether the machine is busy. (Counting them sent the parsing of
+    /// the waves trace to one thread in most runs.)
+    #[test]
+    fn long_steps_leave_the_busy_machine_back_off_alone() {
+        let t = Threads::new(2);
+        if t.count() < 2 {
+            return; // the system refused a thread: nothing to check
+        }
+        let (mut a, mut b) = (vec![0u8; 2], vec![0u8; 2]);
+        let late_worker = |first: usize, _: &mut [u8], _: &mut [u8]| {
+            if first > 0 {
+                std::thread::sleep(Duration::from_nanos(3 * SLOW_WAIT_NS));
+            }
+            Ok(())
+        };
+        for _ in 0..2 * CHECK_STEPS {
+            t.for_parts(&mut a, &mut b, &late_worker).expect("step");
+        }
+        assert_eq!((t.alone.get(), t.steps.get()), (0, 0), "long steps counted");
+        // During a back-off they still run on every thread.
+        t.alone.set(ALONE_STEPS);
+        let on_worker = std::sync::atomic::AtomicBool::new(false);
+        t.for_parts(&mut a, &mut b, &|first, _, _| {
+            if first > 0 {
+                on_worker.store(true, Ordering::Relaxed);
+            }
+            Ok(())
+        })
+        .expect("step");
+        assert!(on_worker.load(Ordering::Relaxed), "a long step ran alone");
+        assert_eq!(t.alone.get(), ALONE_STEPS);
     }
 
     #[test]
