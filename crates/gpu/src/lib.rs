@@ -256,17 +256,23 @@ pub trait KernelSource {
         let _ = s;
         quantum::QuantumAcc::default()
     }
-    /// SM `s`'s step of cycle `cycle` at its port, alone (in a quantum, after its own steps
-    /// stopped early).
-    fn tick_sm_alone(
+    /// The step of cycle `cycle` of the SMs that `alone` marks, each at its port in `ports`
+    /// as `at` says (in a quantum's serial part: the SMs whose own steps stopped early or
+    /// that may receive a CTA), on the threads of `threads` with the result of stepping them
+    /// one after the other: each such SM's note gets whether a response waits at its port
+    /// (`inbox`) and what its step did. An error names the SM (the lowest that failed).
+    #[allow(clippy::too_many_arguments)]
+    fn tick_sms_alone(
         &mut self,
-        s: usize,
-        sm: &mut Sm<Self::Writes>,
-        note: &mut parallel::SmNote,
-        port: parallel::PortOf<'_>,
+        sms: &mut [Sm<Self::Writes>],
+        notes: &mut [parallel::SmNote],
+        ports: &mut [sassim_memory::SmPort],
+        at: &sassim_memory::PortStep<'_>,
+        threads: &parallel::Threads,
         cycle: u64,
+        alone: &[bool],
     ) -> Result<(), String> {
-        let _ = (s, sm, note, port, cycle);
+        let _ = (sms, notes, ports, at, threads, cycle, alone);
         Err("this kernel source does not step its SMs in quanta".into())
     }
     /// All warps of the CTA of `warp` have finished.

@@ -736,21 +736,62 @@ impl crate::KernelSource for TraceKernel {
     fn quantum_acc(&self, s: usize) -> crate::quantum::QuantumAcc {
         self.parts.get(s).map(|p| p.quantum).unwrap_or_default()
     }
-    fn tick_sm_alone(
+    fn tick_sms_alone(
         &mut self,
-        s: usize,
-        sm: &mut sassim_timing::Sm<()>,
-        note: &mut crate::parallel::SmNote,
-        port: crate::parallel::PortOf<'_>,
+        sms: &mut [sassim_timing::Sm<()>],
+        notes: &mut [crate::parallel::SmNote],
+        ports: &mut [sassim_memory::SmPort],
+        at: &sassim_memory::PortStep<'_>,
+        threads: &crate::parallel::Threads,
         cycle: u64,
+        alone: &[bool],
     ) -> Result<(), String> {
-        let p = self
-            .parts
-            .get_mut(s)
-            .ok_or_else(|| format!("SM {s} has no part of the trace"))?;
-        tick_part(sm, p, &self.code, cycle, note, Some(port))?;
-        self.issued_total += u64::from(note.progress);
-        Ok(())
+        if self.parts.len() < sms.len() {
+            self.parts.resize_with(sms.len(), TracePart::default);
+        }
+        let code = &self.code;
+        let n = sms.len().min(alone.len());
+        let prev = crate::cycle_before(cycle);
+        // The parts are planned over the SMs that step (the others cost a flag test).
+        let useful = threads.plan_step(alone[..n].iter().copied());
+        if useful == 1 {
+            // Few SMs step alone: on this thread, visiting only them.
+            for s in (0..n).filter(|&s| alone[s]) {
+                let (sm, note, port) = (&mut sms[s], &mut notes[s], &mut ports[s]);
+                note.inbox = port.has_response_at(at);
+                tick_part(sm, &mut self.parts[s], code, cycle, note, Some((port, at, prev)))
+                    .map_err(|e| format!("SM {s}: {e}"))?;
+                self.issued_total += u64::from(note.progress);
+            }
+            return Ok(());
+        }
+        let tick = |first: usize,
+                    sms: &mut [sassim_timing::Sm<()>],
+                    parts: &mut [TracePart],
+                    notes: &mut [crate::parallel::SmNote],
+                    ports: &mut [sassim_memory::SmPort]| {
+            each_at_port(first, sms, parts, notes, ports, |s, sm, p, note, port| {
+                if !alone[s] {
+                    return Ok(());
+                }
+                note.inbox = port.has_response_at(at);
+                tick_part(sm, p, code, cycle, note, Some((port, at, prev)))
+                    .map_err(|e| format!("SM {s}: {e}"))
+            })
+        };
+        let r = threads.for_parts4(
+            useful,
+            &mut sms[..n],
+            &mut self.parts[..n],
+            &mut notes[..n],
+            ports,
+            &tick,
+        );
+        self.issued_total += (0..n)
+            .filter(|&s| alone[s])
+            .map(|s| u64::from(notes[s].progress))
+            .sum::<u64>();
+        r
     }
     fn num_ctas(&self) -> u32 {
         self.num_blocks
