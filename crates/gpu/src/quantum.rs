@@ -187,9 +187,9 @@ pub const CHECK_QUANTA: u32 = 16;
 /// when few do); on one thread quanta pay from half (each SM's state stays cached through
 /// its cycles), on more only when few SMs stop (the quantum's steps are the part that
 /// scales without a fork-join per cycle). Since the SMs that step alone do so on the threads
-/// (thirteenth session) the rule still wins on two: the waves trace with quanta never paused
-/// was 3 % faster in ten alternated runs (0.505 against 0.522 s medians), within this VM's
-/// noise, so the rule stays. Measured on the
+/// (thirteenth session) the rule could be dropped on two: the waves trace with quanta never
+/// paused was 3 % faster in ten alternated runs (0.505 against 0.522 s medians), within this
+/// VM's noise, so the rule stays. Measured on the
 /// twelfth session's loads: the BFS trace's quanta run 96 % of the busy SMs' cycles in the
 /// parallel part; a memory-bound gather's 34 % (its SMs' request queues are full most
 /// cycles, so that they stop before a push that could be refused): its quanta were 4–8 %

@@ -750,7 +750,7 @@ impl crate::KernelSource for TraceKernel {
             self.parts.resize_with(sms.len(), TracePart::default);
         }
         let code = &self.code;
-        let n = sms.len().min(alone.len());
+        let n = sms.len().min(alone.len()).min(notes.len()).min(ports.len());
         let prev = crate::cycle_before(cycle);
         // The parts are planned over the SMs that step (the others cost a flag test).
         let useful = threads.plan_step(alone[..n].iter().copied());
@@ -784,7 +784,7 @@ impl crate::KernelSource for TraceKernel {
             &mut sms[..n],
             &mut self.parts[..n],
             &mut notes[..n],
-            ports,
+            &mut ports[..n],
             &tick,
         );
         self.issued_total += (0..n)
