@@ -628,14 +628,12 @@ impl KernelExec {
         let wi = w.0 as usize;
         // The instruction at `path.pc`: where its PC says (one per 16 bytes), else searched
         // (as `Kernel::index_of`).
-        let at = (path.pc / sassim_isa::INSTRUCTION_BYTES) as usize;
-        let index = match code.get(at) {
-            Some(d) if d.pc == path.pc => at,
-            _ => self.kernel.index_of(path.pc).ok_or(ExecError::BadPc {
+        let index = slot_at(code, path.pc)
+            .or_else(|| self.kernel.index_of(path.pc))
+            .ok_or(ExecError::BadPc {
                 warp: w.0,
                 pc: path.pc,
-            })?,
-        };
+            })?;
         let d = &code[index];
         let next_pc = d.next_pc;
         let guard = {
@@ -703,9 +701,12 @@ impl KernelExec {
     /// into its caches: its next issue reads them ([`sassim_isa::cpu_hint`]).
     #[inline]
     fn prefetch_next_operands(&self, wi: usize, code: &[DInst]) {
-        let Some(p) = self.warps[wi].cur else { return };
-        let at = (p.pc / sassim_isa::INSTRUCTION_BYTES) as usize;
-        let Some(d) = code.get(at).filter(|d| d.pc == p.pc) else {
+        // Where its PC says only (a hint is not worth the search `issue_code` falls back on).
+        let Some(d) = self.warps[wi]
+            .cur
+            .and_then(|p| slot_at(code, p.pc))
+            .map(|i| &code[i])
+        else {
             return;
         };
         for o in &d.o {
@@ -836,3 +837,11 @@ mod writes;
 pub use arch::ArchInfo;
 pub use launch::{ExecOptions, Launch, DEFAULT_SHARED_BYTES, DEVICE_HEAP_BYTES, LOCAL_BYTES};
 pub use writes::{Issued, MemAccess, MemKind, PendingWrites, RegWrite, MAX_WRITES};
+
+/// The index in `code` of the instruction at `pc` where its PC says (one per 16 bytes), if
+/// it is there; otherwise `Kernel::index_of` searches.
+#[inline]
+fn slot_at(code: &[DInst], pc: u64) -> Option<usize> {
+    let at = (pc / sassim_isa::INSTRUCTION_BYTES) as usize;
+    code.get(at).filter(|d| d.pc == pc).map(|_| at)
+}

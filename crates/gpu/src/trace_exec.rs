@@ -752,41 +752,45 @@ impl crate::KernelSource for TraceKernel {
         let code = &self.code;
         let n = sms.len().min(alone.len()).min(notes.len()).min(ports.len());
         let prev = crate::cycle_before(cycle);
+        // One SM's step, at its port.
+        let step = |s: usize,
+                    sm: &mut sassim_timing::Sm<()>,
+                    p: &mut TracePart,
+                    note: &mut crate::parallel::SmNote,
+                    port: &mut sassim_memory::SmPort| {
+            note.inbox = port.has_response_at(at);
+            tick_part(sm, p, code, cycle, note, Some((port, at, prev))).map_err(|e| format!("SM {s}: {e}"))
+        };
         // The parts are planned over the SMs that step (the others cost a flag test).
         let useful = threads.plan_step(alone[..n].iter().copied());
-        if useful == 1 {
+        let r = if useful == 1 {
             // Few SMs step alone: on this thread, visiting only them.
-            for s in (0..n).filter(|&s| alone[s]) {
-                let (sm, note, port) = (&mut sms[s], &mut notes[s], &mut ports[s]);
-                note.inbox = port.has_response_at(at);
-                tick_part(sm, &mut self.parts[s], code, cycle, note, Some((port, at, prev)))
-                    .map_err(|e| format!("SM {s}: {e}"))?;
-                self.issued_total += u64::from(note.progress);
-            }
-            return Ok(());
-        }
-        let tick = |first: usize,
-                    sms: &mut [sassim_timing::Sm<()>],
-                    parts: &mut [TracePart],
-                    notes: &mut [crate::parallel::SmNote],
-                    ports: &mut [sassim_memory::SmPort]| {
-            each_at_port(first, sms, parts, notes, ports, |s, sm, p, note, port| {
-                if !alone[s] {
-                    return Ok(());
-                }
-                note.inbox = port.has_response_at(at);
-                tick_part(sm, p, code, cycle, note, Some((port, at, prev)))
-                    .map_err(|e| format!("SM {s}: {e}"))
-            })
+            (0..n)
+                .filter(|&s| alone[s])
+                .try_for_each(|s| step(s, &mut sms[s], &mut self.parts[s], &mut notes[s], &mut ports[s]))
+        } else {
+            let tick = |first: usize,
+                        sms: &mut [sassim_timing::Sm<()>],
+                        parts: &mut [TracePart],
+                        notes: &mut [crate::parallel::SmNote],
+                        ports: &mut [sassim_memory::SmPort]| {
+                each_at_port(first, sms, parts, notes, ports, |s, sm, p, note, port| {
+                    if alone[s] {
+                        step(s, sm, p, note, port)
+                    } else {
+                        Ok(())
+                    }
+                })
+            };
+            threads.for_parts4(
+                useful,
+                &mut sms[..n],
+                &mut self.parts[..n],
+                &mut notes[..n],
+                &mut ports[..n],
+                &tick,
+            )
         };
-        let r = threads.for_parts4(
-            useful,
-            &mut sms[..n],
-            &mut self.parts[..n],
-            &mut notes[..n],
-            &mut ports[..n],
-            &tick,
-        );
         self.issued_total += (0..n)
             .filter(|&s| alone[s])
             .map(|s| u64::from(notes[s].progress))

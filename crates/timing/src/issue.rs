@@ -857,9 +857,7 @@ impl<W> Sm<W> {
         // entry whose record was committed early holds no record: `COMMITTED`).
         let id = self.warps[slot].exec_id;
         for p in &self.warps[slot].pending {
-            if let (Some(rec), Some(st)) = (self.slab.get(p.slab), self.code.get(p.inst)) {
-                ex.prefetch_commit(id, &rec.writes, &st.writes);
-            }
+            self.prefetch_commit_of(ex, id, p.inst, p.slab);
         }
         Ok(())
     }

@@ -523,13 +523,27 @@ impl<W> Sm<W> {
         }
     }
 
+    /// Slab record `writes` of instruction `sidx` will be committed to executor warp `id`
+    /// soon ([`Executor::prefetch_commit`]; nothing for an index without a record, such as
+    /// [`COMMITTED`]).
+    #[inline]
+    pub(crate) fn prefetch_commit_of<E: Executor<Writes = W>>(
+        &self,
+        ex: &E,
+        id: u32,
+        sidx: usize,
+        writes: usize,
+    ) {
+        if let (Some(rec), Some(st)) = (self.slab.get(writes), self.code.get(sidx)) {
+            ex.prefetch_commit(id, &rec.writes, &st.writes);
+        }
+    }
+
     /// The memory instruction `sidx` of warp slot `slot`, whose record is `writes`, has its
-    /// data: its write-back commits the record a few cycles on ([`Executor::prefetch_commit`]).
+    /// data: its write-back commits the record a few cycles on.
     #[inline]
     fn prefetch_mem_result<E: Executor<Writes = W>>(&self, ex: &E, slot: usize, sidx: usize, writes: usize) {
-        if let (Some(rec), Some(st)) = (self.slab.get(writes), self.code.get(sidx)) {
-            ex.prefetch_commit(self.warps[slot].exec_id, &rec.writes, &st.writes);
-        }
+        self.prefetch_commit_of(ex, self.warps[slot].exec_id, sidx, writes);
     }
 
     /// Advance the SM by one core cycle.
