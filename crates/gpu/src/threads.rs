@@ -85,6 +85,12 @@ pub const MIN_BUSY_SMS_PER_THREAD: usize = 4;
 /// partition's core cycle (two L2 slices, a DRAM channel) is well under a µs of work.
 pub const MIN_BUSY_PARTITIONS_PER_THREAD: usize = 4;
 
+/// A thread takes this fraction (1/`TAKE_DIV`, at least one element) of the elements left of
+/// a step's part at a time ([`Claim`]): its first takes are large (few atomic operations on
+/// a loaded GPU's 42 SMs a thread: about a dozen), its last are single SMs, so a thread done
+/// early waits at most for one SM of another's.
+pub const TAKE_DIV: u32 = 4;
+
 /// One step's work: called with the part index (1.. for the workers).
 type Job<'a> = dyn Fn(usize) + Sync + 'a;
 
@@ -115,6 +121,66 @@ impl Drop for ClearSide<'_> {
 struct Slot {
     /// The last epoch whose work this worker has finished.
     done: AtomicU64,
+}
+
+/// The elements of one part of a step not yet taken (alone on its cache line): `front..back`,
+/// the front in the low 32 bits. The part's own thread takes them from the front; a thread
+/// done with its own part (and its share of the side job) takes them from the back
+/// ([`Threads::run_parts`]), so an SM moves to another core only when its thread is late:
+/// taking every SM from one shared counter moved them all the time and was slower
+/// (docs/performance.md, eleventh session). Which thread steps an SM changes no result.
+#[repr(align(128))]
+#[derive(Default)]
+struct Claim {
+    left: AtomicU64,
+}
+
+impl Claim {
+    fn set(&self, front: usize, back: usize) {
+        self.left
+            .store((back as u64) << 32 | front as u64, Ordering::Relaxed);
+    }
+
+    /// The first elements left, taken ([`TAKE_DIV`]); their range.
+    #[inline]
+    fn take_front(&self) -> Option<(usize, usize)> {
+        let mut v = self.left.load(Ordering::Relaxed);
+        loop {
+            let (front, back) = (v as u32, (v >> 32) as u32);
+            if front >= back {
+                return None;
+            }
+            let n = ((back - front) / TAKE_DIV).max(1);
+            match self
+                .left
+                .compare_exchange_weak(v, v + u64::from(n), Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return Some((front as usize, (front + n) as usize)),
+                Err(now) => v = now,
+            }
+        }
+    }
+
+    /// The last elements left, taken ([`TAKE_DIV`]); their range.
+    #[inline]
+    fn take_back(&self) -> Option<(usize, usize)> {
+        let mut v = self.left.load(Ordering::Relaxed);
+        loop {
+            let (front, back) = (v as u32, (v >> 32) as u32);
+            if front >= back {
+                return None;
+            }
+            let n = ((back - front) / TAKE_DIV).max(1);
+            let next = u64::from(back - n) << 32 | u64::from(front);
+            match self
+                .left
+                .compare_exchange_weak(v, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return Some(((back - n) as usize, back as usize)),
+                Err(now) => v = now,
+            }
+        }
+    }
 }
 
 /// What the calling thread writes to post a step (one cache line).
@@ -157,6 +223,8 @@ pub struct Threads {
     planned: Cell<bool>,
     /// The next step's part boundaries (reused: no allocation per step).
     bounds: RefCell<Vec<usize>>,
+    /// Each part's elements not yet taken in the step under way ([`Claim`]).
+    claims: Box<[Claim]>,
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
 }
@@ -219,6 +287,7 @@ impl Threads {
             busy_at: RefCell::new(Vec::new()),
             planned: Cell::new(false),
             bounds: RefCell::new(Vec::new()),
+            claims: (0..=workers.len()).map(|_| Claim::default()).collect(),
             shared,
             workers,
         }
@@ -332,7 +401,10 @@ impl Threads {
     /// [`Threads::for_parts`] over three slices, on at most `threads` threads (and the side
     /// job of [`Threads::with_side`], if one waits, in the same step). For steps that come
     /// one after the other (the SMs' cycles): whether several threads pay for a step over
-    /// few SMs a thread is measured as it goes ([`StepTiming`]).
+    /// few SMs a thread is measured as it goes ([`StepTiming`]). `f` may be called on any
+    /// contiguous ranges that cover the slices once: a thread done with its part (and its
+    /// share of the side job) takes the elements of a part whose thread has not begun them
+    /// ([`Claim`]).
     pub fn for_parts3<A: Send, B: Send, C: Send>(
         &self,
         threads: usize,
@@ -424,25 +496,44 @@ impl Threads {
         }
         // Part k is elements bounds[k]..bounds[k + 1].
         let mut bounds = self.bounds.borrow_mut();
-        bounds.clear();
         let busy = self.busy_at.borrow();
-        let size = len.div_ceil(own);
-        bounds.extend((0..=own).map(|k| {
-            if k == own {
-                len
-            } else if planned && !busy.is_empty() {
-                // The part's first busy element starts it (the first part starts at 0).
-                let j = k * busy.len() / own;
-                if k == 0 {
-                    0
-                } else {
-                    busy.get(j).map_or(len, |&i| i.min(len))
-                }
-            } else {
-                len.min(k * size)
-            }
-        }));
+        let planned = planned && !busy.is_empty();
+        part_bounds(&mut bounds, own, len, planned.then_some(&busy[..]));
+        // A thread done early takes the elements others have not begun (`Claim`), except in
+        // a batch of trace blocks to parse (equal parts of equal work).
+        let steal = kind != StepKind::Plain && u32::try_from(len).is_ok();
         let bounds: &[usize] = &bounds;
+        // Planned parts are claimed by their busy elements (part `k` has busy elements
+        // `k * n / own..(k + 1) * n / own` of `n`; its idle ones go with the chunk before).
+        let by_busy = planned;
+        let nb = busy.len();
+        if steal {
+            for (k, claim) in self.claims[..own].iter().enumerate() {
+                if by_busy {
+                    claim.set(k * nb / own, (k + 1) * nb / own);
+                } else {
+                    claim.set(bounds[k], bounds[k + 1]);
+                }
+            }
+        }
+        let busy: &[usize] = &busy;
+        // Elements `from..to` of part `k`'s claims as a range of elements.
+        let elements = |k: usize, from: usize, to: usize| {
+            if !by_busy {
+                return (from, to);
+            }
+            let at = |j: usize| {
+                if j == k * nb / own {
+                    bounds[k]
+                } else if j == (k + 1) * nb / own {
+                    bounds[k + 1]
+                } else {
+                    busy[j].min(bounds[k + 1])
+                }
+            };
+            (at(from), at(to))
+        };
+        let claims = &self.claims[..own];
         let first_err: Mutex<Option<PartError>> = Mutex::new(None);
         let note = |e: PartError| {
             let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
@@ -456,26 +547,12 @@ impl Threads {
             RawSlice(c.as_mut_ptr(), len),
             RawSlice(d.as_mut_ptr(), len),
         );
-        let part = |k: usize| {
-            if k >= parts {
-                return;
-            }
-            if let Some(s) = side {
-                if catch_unwind(AssertUnwindSafe(|| (s.job)(k, parts))).is_err() {
-                    note((
-                        len,
-                        format!("a thread's share {k} of the step's side work panicked"),
-                    ));
-                }
-            }
-            if k >= own {
-                return;
-            }
-            let (start, end) = (bounds[k], bounds[k + 1]);
+        let run = |start: usize, end: usize| {
             if start >= end {
                 return;
             }
-            // SAFETY: parts are disjoint ranges of `a`, `b`, `c` and `d`, which this function
+            // SAFETY: parts, and the chunks of parts, are disjoint ranges of `a`, `b`, `c` and
+            // `d`, each given out once (a chunk is taken once: `Claim`), which this function
             // borrows mutably and does not touch until every part has finished.
             let (ca, cb, cc, cd) = unsafe {
                 (
@@ -490,6 +567,43 @@ impl Threads {
                 Ok(Err(e)) => note(e),
                 Err(_) => note((start, format!("a thread ticking SMs {start}.. panicked"))),
             }
+        };
+        let part = |k: usize| {
+            if k >= parts {
+                return;
+            }
+            if let Some(s) = side {
+                if catch_unwind(AssertUnwindSafe(|| (s.job)(k, parts))).is_err() {
+                    note((
+                        len,
+                        format!("a thread's share {k} of the step's side work panicked"),
+                    ));
+                }
+            }
+            if steal {
+                if let Some(mine) = claims.get(k) {
+                    while let Some((i, e)) = mine.take_front() {
+                        let (i, e) = elements(k, i, e);
+                        run(i, e);
+                    }
+                }
+                for j in 1..=own {
+                    let v = (k + j) % own;
+                    if v == k {
+                        continue;
+                    }
+                    let other = &claims[v];
+                    while let Some((i, e)) = other.take_back() {
+                        let (i, e) = elements(v, i, e);
+                        run(i, e);
+                    }
+                }
+                return;
+            }
+            if k >= own {
+                return;
+            }
+            run(bounds[k], bounds[k + 1]);
         };
         let job: &Job<'_> = &part;
         // SAFETY: the workers use `job` only between the epoch bump below and their `done`
@@ -676,6 +790,20 @@ pub const ALONE_STEPS: u32 = 4_096;
 /// loaded GPU's steps).
 pub const MAX_ALONE_STEPS: u32 = 1 << 20;
 
+/// The boundaries of a step's `own` parts of `len` elements (part `k` is elements
+/// `out[k]..out[k + 1]`): equal-sized, or planned over the `busy` elements (part `k` starts at
+/// busy element `k * busy.len() / own`, the first part at 0).
+fn part_bounds(out: &mut Vec<usize>, own: usize, len: usize, busy: Option<&[usize]>) {
+    out.clear();
+    let size = len.div_ceil(own.max(1));
+    out.extend((0..=own).map(|k| match busy {
+        _ if k == own => len,
+        Some(_) if k == 0 => 0,
+        Some(busy) => busy.get(k * busy.len() / own).map_or(len, |&i| i.min(len)),
+        None => len.min(k * size),
+    }));
+}
+
 fn worker(sh: &Shared, k: usize) {
     let slot = &sh.slots[k - 1];
     let mut seen = 0u64;
@@ -830,6 +958,47 @@ mod tests {
         .expect("step");
         assert!(on_worker.load(Ordering::Relaxed), "a long step ran alone");
         assert_eq!(t.alone.get(), ALONE_STEPS);
+    }
+
+    /// A kernel of 8 CTAs keeps SMs 0..8 busy: equal-sized parts would give them all to the
+    /// first thread; planned, each of two threads gets four.
+    #[test]
+    fn planned_parts_give_each_thread_as_many_busy_elements() {
+        let mut b = Vec::new();
+        part_bounds(&mut b, 2, 84, Some(&[0, 1, 2, 3, 4, 5, 6, 7]));
+        assert_eq!(b, [0, 4, 84]);
+        // Busy elements spread out: the second part starts at the fifth.
+        let spread = [3, 10, 20, 30, 40, 50, 60, 70, 80, 81, 82, 83];
+        part_bounds(&mut b, 3, 84, Some(&spread));
+        assert_eq!(b, [0, 40, 80, 84]);
+        part_bounds(&mut b, 2, 84, None);
+        assert_eq!(b, [0, 42, 84]);
+        part_bounds(&mut b, 4, 10, None);
+        assert_eq!(b, [0, 3, 6, 9, 10]);
+    }
+
+    /// A part's elements are taken a quarter at a time from either end, each once.
+    #[test]
+    fn claims_give_each_element_once() {
+        let c = Claim::default();
+        c.set(10, 50);
+        assert_eq!(c.take_front(), Some((10, 20)));
+        assert_eq!(c.take_back(), Some((43, 50)));
+        let mut seen = [0u32; 50];
+        for r in [(10, 20), (43, 50)] {
+            (r.0..r.1).for_each(|i| seen[i] += 1);
+        }
+        let mut k = 0;
+        while let Some((a, b)) = if k % 2 == 0 { c.take_front() } else { c.take_back() } {
+            assert!(a < b);
+            (a..b).for_each(|i| seen[i] += 1);
+            k += 1;
+        }
+        assert!(k > 10, "the last takes are small: {k}");
+        assert_eq!(&seen[..10], &[0; 10]);
+        assert_eq!(&seen[10..], &[1; 40]);
+        c.set(5, 5);
+        assert_eq!((c.take_front(), c.take_back()), (None, None));
     }
 
     #[test]

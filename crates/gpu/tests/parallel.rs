@@ -99,41 +99,72 @@ fn parts_cover_the_slices_and_report_the_lowest_error() {
     .expect("one part");
 }
 
+/// Whatever the plan, the threads and their timing, a step visits every element once: a
+/// thread done with its part takes elements of parts not yet begun.
 #[test]
-fn planned_steps_give_each_thread_as_many_busy_elements() {
+fn every_element_is_stepped_once_whoever_takes_it() {
     let t = Threads::new(4);
-    assert_eq!(t.count(), 4);
     let n = 84;
-    let mut firsts = vec![usize::MAX; n];
+    let mut seen = vec![0u32; n];
     let (mut b, mut c) = (vec![(); n], vec![(); n]);
-    let mut step = |threads: usize, firsts: &mut Vec<usize>| {
-        t.for_parts3(threads, firsts, &mut b, &mut c, &|first, p, _, _| {
-            p.iter_mut().for_each(|x| *x = first);
+    let busy = |sms: &[usize]| (0..n).map(move |i| sms.contains(&i)).collect::<Vec<_>>();
+    let spread = [3, 10, 20, 30, 40, 50, 60, 70, 80, 81, 82, 83];
+    for round in 0..40u64 {
+        let threads = match round % 3 {
+            0 => t.plan_step(busy(&[0, 1, 2, 3, 4, 5, 6, 7]).into_iter()),
+            1 => t.plan_step(busy(&spread).into_iter()),
+            _ => 4,
+        };
+        // Some elements are slow (another thread may take what follows them).
+        t.for_parts3(threads, &mut seen, &mut b, &mut c, &|first, p, _, _| {
+            for (i, x) in p.iter_mut().enumerate() {
+                if (first + i) as u64 % 7 == round % 7 {
+                    std::thread::sleep(std::time::Duration::from_micros(50));
+                }
+                *x += 1;
+            }
             Ok(())
         })
         .expect("step");
-    };
-    let parts = |firsts: &[usize]| {
-        let mut v = firsts.to_vec();
-        v.dedup();
-        v
-    };
-    // A kernel of 8 CTAs keeps SMs 0..8 busy: equal-sized parts would give them all to
-    // the first thread; planned, each of two threads gets four.
-    let busy = |sms: &[usize]| (0..n).map(move |i| sms.contains(&i)).collect::<Vec<_>>();
-    let useful = t.plan_step(busy(&[0, 1, 2, 3, 4, 5, 6, 7]).into_iter());
-    assert_eq!(useful, 2, "one thread per 4 busy SMs");
-    step(useful, &mut firsts);
-    assert_eq!(parts(&firsts), [0, 4]);
-    // Busy elements spread out: the second part starts at the fifth.
-    let spread = [3, 10, 20, 30, 40, 50, 60, 70, 80, 81, 82, 83];
-    let useful = t.plan_step(busy(&spread).into_iter());
-    assert_eq!(useful, 3);
-    step(useful, &mut firsts);
-    assert_eq!(parts(&firsts), [0, 40, 80]);
-    // The plan is for one step: the next one is split into equal parts.
-    step(2, &mut firsts);
-    assert_eq!(parts(&firsts), [0, 42]);
+        assert!(
+            seen.iter().all(|&x| x == round as u32 + 1),
+            "round {round}: {seen:?}"
+        );
+    }
+}
+
+/// A thread that is late to a step (here: a long share of the side job) finds its part
+/// taken by the thread that was done first.
+#[test]
+fn a_late_thread_s_part_is_taken_by_the_others() {
+    let t = Threads::new(2);
+    if t.count() < 2 {
+        return; // the system refused a thread: nothing to check
+    }
+    let n = 84;
+    let mut ran_on = vec![None; n];
+    let (mut b, mut c) = (vec![(); n], vec![(); n]);
+    let mut side = vec![0u8; 2];
+    let me = std::thread::current().id();
+    t.with_side(
+        2,
+        &mut side,
+        &|share: &mut [u8]| {
+            if std::thread::current().id() != me {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            share.iter_mut().for_each(|x| *x += 1);
+        },
+        || {
+            t.for_parts3(2, &mut ran_on, &mut b, &mut c, &|_, p, _, _| {
+                p.iter_mut().for_each(|x| *x = Some(std::thread::current().id()));
+                Ok(())
+            })
+            .expect("step")
+        },
+    );
+    assert_eq!(side, [1, 1]);
+    assert!(ran_on.iter().all(|x| *x == Some(me)), "{ran_on:?}");
 }
 
 #[test]
