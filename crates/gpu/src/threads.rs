@@ -22,8 +22,8 @@ pub type PartError = (usize, String);
 /// How [`Threads`] runs a step's parts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum StepKind {
-    /// [`Threads::for_parts`] (batches of trace blocks to parse): equal parts, never
-    /// measured, outside the busy-machine back-off ([`Threads::note_step`]).
+    /// [`Threads::for_parts`] (batches of trace blocks to parse, kernels to open): equal
+    /// parts, never measured, outside the busy-machine back-off ([`Threads::note_step`]).
     Plain,
     /// An SM step of one cycle: the planned parts ([`Threads::plan_step`]); whether several
     /// threads pay is measured when there are few SMs per thread.
@@ -338,8 +338,10 @@ impl Threads {
     }
 
     /// Call `f(first, a_part, b_part)` on `a` and `b` split into up to `count()` contiguous
-    /// parts of equal size (never planned: [`Threads::plan_step`] is for steps) (`first`: index of the part's first element), one part per
-    /// thread, and wait for all. Returns the error with the lowest index any call returned
+    /// parts of equal size (never planned: [`Threads::plan_step`] is for steps) (`first`:
+    /// index of the part's first element), one part per thread (a thread done with its part
+    /// takes elements of another's that it has not begun, so `f` may see smaller parts), and
+    /// wait for all. Returns the error with the lowest index any call returned
     /// (a panic in a worker is returned as an error of its part).
     pub fn for_parts<A: Send, B: Send>(
         &self,
@@ -504,9 +506,9 @@ impl Threads {
         let busy = self.busy_at.borrow();
         let planned = planned && !busy.is_empty();
         part_bounds(&mut bounds, own, len, planned.then_some(&busy[..]));
-        // A thread done early takes the elements others have not begun (`Claim`), except in
-        // a batch of trace blocks to parse (equal parts of equal work).
-        let steal = kind != StepKind::Plain && u32::try_from(len).is_ok();
+        // A thread done early takes the elements others have not begun (`Claim`): SMs, and
+        // trace blocks to parse (the BFS trace's blocks differ in length by up to 10 times).
+        let steal = u32::try_from(len).is_ok();
         let bounds: &[usize] = &bounds;
         // Planned parts are claimed by their busy elements (part `k` has busy elements
         // `k * n / own..(k + 1) * n / own` of `n`; its idle ones go with the chunk before).

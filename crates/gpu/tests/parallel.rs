@@ -78,8 +78,14 @@ fn parts_cover_the_slices_and_report_the_lowest_error() {
     });
     assert!(ok.is_ok());
     assert_eq!(a, (0..10).map(|x| x * 2).collect::<Vec<_>>());
-    // Ten elements in four parts of three (the last of one).
-    assert_eq!(b, [0, 0, 0, 3, 3, 3, 6, 6, 6, 9]);
+    // Ten elements in four parts of three (the last of one); a call covers elements of one
+    // part (a thread done early takes what another has not begun, so calls may be smaller).
+    for (i, &first) in b.iter().enumerate() {
+        assert!(
+            i / 3 * 3 <= first && first <= i,
+            "element {i} in a call from {first}"
+        );
+    }
     // Errors from several parts: the lowest index wins, whichever thread finished first.
     let err = t.for_parts(&mut a, &mut b, &|first, _, _| {
         if first >= 3 {
