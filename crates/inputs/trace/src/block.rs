@@ -16,10 +16,8 @@ use crate::text::{lossy, trim_ascii};
 /// One thread block's lines, read but not parsed.
 #[derive(Debug, Default)]
 pub struct RawBlock {
-    /// The lines after `#BEGIN_TB`, as read.
+    /// The lines after `#BEGIN_TB`, as read, each ending in `\n`.
     pub(crate) text: Vec<u8>,
-    /// Each line's range in `text`, without its terminator (`\n`, and any `\r` before it).
-    pub(crate) lines: Vec<(usize, usize)>,
     /// Line number of the `#BEGIN_TB` line (the first line of `text` follows it).
     begin_line: u64,
     /// Line number of the `#END_TB` line, or the error that ended the block before it
@@ -167,8 +165,14 @@ impl BlockParser {
         let mut tb = ThreadBlockTrace::default();
         let mut have_tb = false;
         let mut cur: Option<(WarpTrace, Option<u64>)> = None;
-        for &(start, end) in &raw.lines {
-            let line = raw.text.get(start..end).unwrap_or_default();
+        let mut from = 0;
+        for nl in memchr::memchr_iter(b'\n', &raw.text) {
+            // The line without its `\n` and any `\r` before it.
+            let mut line = &raw.text[from..nl];
+            from = nl + 1;
+            while let [rest @ .., b'\r'] = line {
+                line = rest;
+            }
             let l = trim_ascii(line);
             at.line += 1;
             if l.is_empty() {

@@ -118,7 +118,7 @@ impl TextParser {
                 break;
             }
             let room = (MAX_LINE_BYTES as usize - (buf.len() - start)).min(avail.len());
-            let (take, done) = match find_newline(&avail[..room]) {
+            let (take, done) = match memchr::memchr(b'\n', &avail[..room]) {
                 Some(i) => (i + 1, true),
                 None => (room, buf.len() - start + room == MAX_LINE_BYTES as usize),
             };
@@ -211,7 +211,10 @@ impl TextParser {
         let begin_line = self.lineno;
         let mut raw = RawBlock::new(begin_line);
         loop {
-            // The complete lines in the reader's buffer, in one go.
+            // The complete lines in the reader's buffer, in one go: they are copied as they
+            // are (each ends in `\n`; the parser splits them), up to the line that ends the
+            // block. Only a line that starts with `#` (after blanks) can end it, and
+            // instruction lines have none, so the search is for `#`.
             let avail = match self.rd.fill_buf() {
                 Ok(a) => a,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -220,56 +223,27 @@ impl TextParser {
                     return Ok(Some(raw));
                 }
             };
-            let base = raw.text.len();
-            let mut used = 0;
-            let mut copy = 0;
-            let mut end: Option<Result<u64>> = None;
-            while let Some(i) = find_newline(&avail[used..]) {
-                let mut line = &avail[used..used + i];
+            if let Some(last) = memchr::memrchr(b'\n', avail) {
+                let lines = &avail[..=last];
+                let end = block_end(lines);
+                let body = &lines[..end.map_or(lines.len(), |(start, _, _)| start)];
+                raw.text.extend_from_slice(body);
+                self.lineno += memchr::memchr_iter(b'\n', body).count() as u64;
+                let used = end.map_or(lines.len(), |(_, next, _)| next);
+                self.rd.consume(used);
+                let Some((_, _, ends)) = end else {
+                    continue;
+                };
                 self.lineno += 1;
-                while let [rest @ .., b'\r'] = line {
-                    line = rest;
+                if ends {
+                    raw.end_at(self.lineno);
+                } else {
+                    raw.fail(self.perr(
+                        "#BEGIN_TB",
+                        format!("nested `#BEGIN_TB` (block begins at line {begin_line}; `#END_TB` missing)"),
+                    ));
                 }
-                let l = trim_ascii(line);
-                let start = used;
-                used += i + 1;
-                if l.first() == Some(&b'#') {
-                    if l.starts_with(b"#END_TB") {
-                        end = Some(Ok(self.lineno));
-                    } else if l.starts_with(b"#BEGIN_TB") {
-                        end = Some(Err(TraceError::Parse {
-                            path: self.path.clone(),
-                            line: self.lineno,
-                            field: "#BEGIN_TB",
-                            msg: format!(
-                                "nested `#BEGIN_TB` (block begins at line {begin_line}; `#END_TB` missing)"
-                            ),
-                        }));
-                    }
-                    if end.is_some() {
-                        copy = start;
-                        break;
-                    }
-                }
-                raw.lines.push((base + start, base + start + line.len()));
-                copy = used;
-            }
-            // The lines (with their terminators between them: `lines` marks each).
-            raw.text.extend_from_slice(&avail[..copy]);
-            self.rd.consume(used);
-            match end {
-                Some(Ok(line)) => {
-                    raw.end_at(line);
-                    return Ok(Some(raw));
-                }
-                Some(Err(e)) => {
-                    raw.fail(e);
-                    return Ok(Some(raw));
-                }
-                None => {}
-            }
-            if used > 0 {
-                continue;
+                return Ok(Some(raw));
             }
             // A line that does not end in the buffer (or the last line, without `\n`).
             let start = raw.text.len();
@@ -304,34 +278,33 @@ impl TextParser {
                     return Ok(Some(raw));
                 }
             }
-            raw.lines.push((start, raw.text.len()));
+            raw.text.push(b'\n');
         }
     }
 }
 
-/// Position of the first `\n` in `s` (eight bytes at a time).
-fn find_newline(s: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut chunks = s.chunks_exact(8);
-    let mut base = 0;
-    for c in chunks.by_ref() {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        let x = u64::from_le_bytes(w) ^ (ONES * u64::from(b'\n'));
-        // A zero byte of `x` (a newline) sets its high bit here (and only bytes above
-        // a zero byte can be set falsely, so the lowest set bit is exact).
-        let z = x.wrapping_sub(ONES) & !x & HIGH;
-        if z != 0 {
-            return Some(base + (z.trailing_zeros() / 8) as usize);
+/// In `lines` (complete lines, each ending in `\n`), the first line that ends a block
+/// (`#END_TB`, or a nested `#BEGIN_TB`, after any blanks): (its first byte, the byte after
+/// its `\n`, whether it is `#END_TB`).
+fn block_end(lines: &[u8]) -> Option<(usize, usize, bool)> {
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(b'#', &lines[from..]) {
+        let at = from + i;
+        from = at + 1;
+        let start = memchr::memrchr(b'\n', &lines[..at]).map_or(0, |n| n + 1);
+        if !lines[start..at].iter().all(u8::is_ascii_whitespace) {
+            continue;
         }
-        base += 8;
+        let next = memchr::memchr(b'\n', &lines[at..]).map_or(lines.len(), |n| at + n + 1);
+        let l = &lines[at..next];
+        if l.starts_with(b"#END_TB") {
+            return Some((start, next, true));
+        }
+        if l.starts_with(b"#BEGIN_TB") {
+            return Some((start, next, false));
+        }
     }
-    chunks
-        .remainder()
-        .iter()
-        .position(|&c| c == b'\n')
-        .map(|i| base + i)
+    None
 }
 
 // ---------------------------------------------------------------- writer
@@ -519,21 +492,44 @@ pub(crate) fn synth_header(h: &KernelHeader) -> String {
 mod tests {
     use super::*;
 
+    /// `block_end` finds what reading line by line finds: the first line that, without its
+    /// blanks, starts with `#END_TB` or `#BEGIN_TB` (comments, `#` inside a line, blanks
+    /// and `\r` before it do not end a block).
     #[test]
-    fn find_newline_matches_its_definition() {
+    fn block_end_is_the_first_marker_line() {
+        let pieces: [&[u8]; 9] = [
+            b"0 0 0 0 0010 ffffffff 1 R1 IMAD.MOV.U32 2 R255 R255 0\n",
+            b"# a comment\n",
+            b"  \t#END_TB\n",
+            b"#BEGIN_TB\r\n",
+            b"warp = 3\n",
+            b"\n",
+            b"x #END_TB\n",
+            b" # #END_TB\n",
+            b"#END_TB\n",
+        ];
         let mut x = 0x2545_f491_4f6c_dd1du64;
-        for len in 0..40 {
-            for _ in 0..50 {
-                let s: Vec<u8> = (0..len)
-                    .map(|_| {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        [b'a', b'\n', b' ', 0x8a, 0x0a ^ 0x80, 0][(x % 6) as usize]
-                    })
-                    .collect();
-                assert_eq!(find_newline(&s), s.iter().position(|&c| c == b'\n'));
+        for _ in 0..2_000 {
+            let mut text = Vec::new();
+            for _ in 0..(x % 7) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                text.extend_from_slice(pieces[(x % 9) as usize]);
             }
+            // Line by line.
+            let mut want = None;
+            let mut start = 0;
+            for line in text.split_inclusive(|&b| b == b'\n') {
+                let l = trim_ascii(line);
+                if l.starts_with(b"#END_TB") || l.starts_with(b"#BEGIN_TB") {
+                    want = Some((start, start + line.len(), l.starts_with(b"#END_TB")));
+                    break;
+                }
+                start += line.len();
+            }
+            assert_eq!(block_end(&text), want, "{:?}", lossy(&text));
+            x = x.wrapping_add(1);
         }
     }
 
