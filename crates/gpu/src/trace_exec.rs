@@ -30,13 +30,14 @@
 //! Counts in the unknown-opcode warning are given both ways: distinct static
 //! instructions (PCs) and dynamic warp instructions of the trace.
 
+mod scan;
 mod synth;
 
 use crate::trace_part::{PartExec, TWarp, TraceCode, TracePart};
 use crate::{Gpu, KernelRun, PreparedKernel, RunOptions, SimError};
 use sassim_isa::{Instruction, Kernel, Listing, Opcode};
 use sassim_timing::DepMode;
-use sassim_trace::{KernelHeader, KernelTraceReader, TraceCommand, TraceInstr};
+use sassim_trace::{KernelHeader, KernelTraceReader, TraceCommand};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -139,55 +140,6 @@ fn terr(e: sassim_trace::TraceError) -> SimError {
     SimError::Exec(e.to_string())
 }
 
-/// Thread blocks parsed per thread of a batch ([`BlockStream`]).
-const PARSE_BATCH_PER_THREAD: usize = 4;
-/// Most bytes of trace text read ahead for one batch (at least one block is read).
-const PARSE_BATCH_BYTES: usize = 64 << 20;
-
-/// A trace's thread blocks in file order; those of a text trace are read a batch at a
-/// time and parsed on the pool's threads (`sassim_trace::BlockParser`, one block per call,
-/// no shared state), then accepted by the reader one by one in order: blocks, opcode ids
-/// and errors are those of reading the blocks one after the other.
-struct BlockStream {
-    /// `None`: a binary trace, read block by block.
-    parser: Option<sassim_trace::BlockParser>,
-    batch: usize,
-    parsed: VecDeque<sassim_trace::Result<sassim_trace::ParsedBlock>>,
-}
-
-impl BlockStream {
-    fn next(
-        &mut self,
-        rd: &mut KernelTraceReader,
-        threads: &crate::threads::Threads,
-    ) -> Result<Option<sassim_trace::ThreadBlockTrace>, SimError> {
-        let Some(parser) = &self.parser else {
-            return rd.next_block().map_err(terr);
-        };
-        if self.parsed.is_empty() {
-            let mut raws = match rd.next_raw_blocks(self.batch, PARSE_BATCH_BYTES) {
-                Some(r) => r.map_err(terr)?,
-                None => return rd.next_block().map_err(terr),
-            };
-            let mut out: Vec<Option<sassim_trace::Result<sassim_trace::ParsedBlock>>> =
-                (0..raws.len()).map(|_| None).collect();
-            threads
-                .for_parts(&mut raws, &mut out, &|_, raws, out| {
-                    for (raw, o) in raws.iter_mut().zip(out.iter_mut()) {
-                        *o = Some(parser.parse(raw));
-                    }
-                    Ok(())
-                })
-                .map_err(SimError::Exec)?;
-            self.parsed.extend(out.into_iter().flatten());
-        }
-        match self.parsed.pop_front() {
-            Some(p) => rd.accept(p.map_err(terr)?).map(Some).map_err(terr),
-            None => Ok(None),
-        }
-    }
-}
-
 impl TraceKernel {
     /// Scan the trace at `path` (any container `sassim-trace` reads) and build its static
     /// code. `listings`: SASS listings to take control bits from (the kernel is looked up
@@ -205,93 +157,23 @@ impl TraceKernel {
         threads: &crate::threads::Threads,
     ) -> Result<TraceKernel, SimError> {
         let mut rd = KernelTraceReader::open(path).map_err(terr)?;
-        let mut blocks_in = BlockStream {
-            parser: rd.block_parser(),
-            batch: PARSE_BATCH_PER_THREAD * threads.count(),
-            parsed: VecDeque::new(),
-        };
         let header = rd.header().clone();
         let pc_map = PcMap::for_version(header.binary_version);
         let mut warnings = Vec::new();
         let wpc = header.warps_per_block().max(1) as u32;
         // Pass 1: the static instructions and their dynamic counts.
-        let mut statics: Vec<Option<(String, TraceInstr, u64)>> = Vec::new();
-        let mut conflicts: BTreeMap<u64, (String, String)> = BTreeMap::new();
-        let mut blocks = 0u64;
-        let mut total = 0u64;
-        let mut bad_warps = 0u64;
-        let mut empty_blocks = 0u64;
-        // The blocks read, kept for the run while their records fit in
-        // `KEPT_BLOCKS_BYTES` (then the run reads none again); beyond it, none are kept and
-        // the run reads the trace a second time.
-        /// Most bytes of records kept (a trace of a few tens of MB of text).
-        const KEPT_BLOCKS_BYTES: usize = 256 << 20;
-        let mut kept: Option<BTreeMap<u32, sassim_trace::ThreadBlockTrace>> = Some(BTreeMap::new());
-        let mut kept_bytes = 0usize;
-        while let Some(tb) = blocks_in.next(&mut rd, threads)? {
-            // A block without an instruction has nothing to run (and no CTA to retire).
-            if !tb.warps.iter().any(|w| w.warp_id < wpc && !w.instrs.is_empty()) {
-                empty_blocks += 1;
-                continue;
-            }
-            blocks += 1;
-            for w in &tb.warps {
-                if w.warp_id >= wpc {
-                    bad_warps += 1;
-                    continue;
-                }
-                for i in &w.instrs {
-                    total += 1;
-                    let pc = pc_map.map(u64::from(i.pc)).ok_or_else(|| {
-                        SimError::Exec(format!(
-                            "{}: pc {:#x} is not an instruction slot of an sm_{} kernel",
-                            path.display(),
-                            i.pc,
-                            header.binary_version
-                        ))
-                    })?;
-                    let idx = pc / 16;
-                    if idx >= MAX_STATIC {
-                        return Err(SimError::Exec(format!(
-                            "{}: pc {:#x} is beyond the largest kernel supported",
-                            path.display(),
-                            i.pc
-                        )));
-                    }
-                    let idx = idx as usize;
-                    if statics.len() <= idx {
-                        statics.resize(idx + 1, None);
-                    }
-                    match &mut statics[idx] {
-                        Some((name, t, n)) => {
-                            *n += 1;
-                            if t.opcode != i.opcode || t.dsts() != i.dsts() || t.srcs() != i.srcs() {
-                                conflicts
-                                    .entry(u64::from(i.pc))
-                                    .or_insert_with(|| (name.clone(), rd.opcode_name(i.opcode).to_string()));
-                            }
-                        }
-                        slot @ None => *slot = Some((rd.opcode_name(i.opcode).to_string(), *i, 1)),
-                    }
-                }
-            }
-            if let Some(k) = &mut kept {
-                kept_bytes += tb
-                    .warps
-                    .iter()
-                    .map(|w| {
-                        std::mem::size_of::<sassim_trace::WarpTrace>()
-                            + w.instrs.capacity() * std::mem::size_of::<TraceInstr>()
-                            + (w.addrs.capacity() + w.values.capacity()) * std::mem::size_of::<u64>()
-                    })
-                    .sum::<usize>();
-                if kept_bytes <= KEPT_BLOCKS_BYTES {
-                    k.insert((blocks - 1) as u32, tb);
-                } else {
-                    kept = None;
-                }
-            }
-        }
+        let mut sc = scan::Scan::new(path, header.binary_version, pc_map, wpc);
+        scan::scan_blocks(&mut rd, threads, &mut sc)?;
+        let scan::Scan {
+            statics,
+            conflicts,
+            blocks,
+            total,
+            bad_warps,
+            empty_blocks,
+            kept,
+            ..
+        } = sc;
         if bad_warps > 0 {
             warnings.push(format!(
                 "{bad_warps} warps with an id beyond the {wpc} warps of a {}-thread block were skipped",

@@ -95,3 +95,94 @@ fn a_malformed_block_names_file_and_line_on_any_thread_count() {
         assert_eq!(err(n), want, "{n} threads");
     }
 }
+
+/// A trace of many batches (64 blocks: 8 batches on two threads), read, parsed, accepted and
+/// scanned in a pipeline: broken in several places, it gives the error of the first place in
+/// file order whatever the thread count, be the error met by the reader (a stray line between
+/// blocks), the parser (a bad opcode), the reader's acceptance (a block outside the grid) or
+/// the scan (a PC that is no instruction slot); unbroken, the same kernel.
+#[test]
+fn errors_of_a_long_trace_come_in_file_order_on_any_thread_count() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let list = sassim_trace::synthetic::ComputeTrace { ctas: 64, ffma: 4 }
+        .write(dir.path())
+        .expect("trace");
+    let good = dir.path().join("kernel-1.traceg");
+    assert!(list.exists());
+    let text = std::fs::read_to_string(&good).expect("text");
+    let lines: Vec<&str> = text.lines().collect();
+    let begins: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].starts_with("#BEGIN_TB"))
+        .collect();
+    assert_eq!(begins.len(), 64);
+    // The first load of block `b` (`0020 ffffffff 1 R2 LDG.E …`).
+    let first_instr = |b: usize| {
+        (begins[b]..lines.len())
+            .find(|&i| lines[i].starts_with("0020 "))
+            .expect("a load")
+    };
+    type Edit = Box<dyn Fn(&mut Vec<String>)>;
+    let read_error = |b: usize| -> Edit {
+        let at = begins[b];
+        Box::new(move |l: &mut Vec<String>| l.insert(at, "stray".into()))
+    };
+    let parse_error = |b: usize| -> Edit {
+        let i = first_instr(b);
+        Box::new(move |l: &mut Vec<String>| l[i] = l[i].replace("LDG.E", "9BAD"))
+    };
+    let grid_error = |b: usize| -> Edit {
+        let i = (begins[b]..lines.len())
+            .find(|&i| lines[i].starts_with("thread block"))
+            .expect("tb");
+        Box::new(move |l: &mut Vec<String>| l[i] = "thread block = 100000,0,0".into())
+    };
+    let scan_error = |b: usize| -> Edit {
+        let i = first_instr(b);
+        Box::new(move |l: &mut Vec<String>| l[i] = l[i].replacen("0020", "0024", 1))
+    };
+    let open = |edits: &[&Edit], threads: usize| {
+        let mut l: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+        // Later lines first, so that earlier indices stay right.
+        for e in edits.iter().rev() {
+            e(&mut l);
+        }
+        let p = dir.path().join("edited.traceg");
+        std::fs::write(&p, l.join("\n") + "\n").expect("write");
+        match TraceKernel::open_on(&p, &[], &Threads::new(threads)) {
+            Ok(tk) => Ok(summary(&tk)),
+            Err(e) => Err(e.to_string()),
+        }
+    };
+    let (r, pe, g, s) = (read_error(45), parse_error(20), grid_error(37), scan_error(30));
+    let cases: [(&str, Vec<&Edit>); 8] = [
+        ("none", vec![]),
+        ("read", vec![&r]),
+        ("parse", vec![&pe]),
+        ("grid", vec![&g]),
+        ("scan", vec![&s]),
+        ("parse before scan", vec![&pe, &s]),
+        ("scan before grid and read", vec![&s, &g, &r]),
+        ("grid before read", vec![&g, &r]),
+    ];
+    for (name, edits) in &cases {
+        let one = open(edits, 1);
+        match (*name, &one) {
+            ("none", Ok(_)) => {}
+            ("none", Err(e)) => panic!("{e}"),
+            (_, Ok(_)) => panic!("{name}: no error"),
+            (_, Err(_)) => {}
+        }
+        for threads in [2, 3, 4] {
+            assert_eq!(open(edits, threads), one, "{name}, {threads} threads");
+        }
+    }
+    // Each error is the one of its kind.
+    let err = |e: &[&Edit]| open(e, 2).expect_err("an error");
+    assert!(err(&[&r]).contains("stray"), "{}", err(&[&r]));
+    assert!(err(&[&pe]).contains("opcode"), "{}", err(&[&pe]));
+    assert!(err(&[&g]).contains("grid"), "{}", err(&[&g]));
+    assert!(err(&[&s]).contains("instruction slot"), "{}", err(&[&s]));
+    assert_eq!(err(&[&pe, &s]), err(&[&pe]));
+    assert_eq!(err(&[&s, &g, &r]), err(&[&s]));
+    assert_eq!(err(&[&g, &r]), err(&[&g]));
+}
