@@ -190,7 +190,7 @@ impl Default for RunOptions {
 /// or a trace.
 pub trait KernelSource {
     /// The register results the executor hands the timing model.
-    type Writes: Default;
+    type Writes: Default + Send;
     fn num_ctas(&self) -> u32;
     fn warps_per_cta(&self) -> u32;
     fn threads_per_cta(&self) -> u32;
@@ -519,15 +519,6 @@ impl Gpu {
             .collect();
         // One copy of the code for all SMs.
         let code: std::sync::Arc<[StaticInst]> = prepared.code.into();
-        let mut sms: Vec<Sm<S::Writes>> = (0..num_sms)
-            .map(|s| {
-                let mut sm = Sm::new(self.core.clone(), mem.sm_memory(phys[s]));
-                sm.record = opts.record;
-                sm.skip_idle_subcores = opts.skip_idle_subcores;
-                sm.set_kernel(code.clone(), code_base, opts.has_control_bits);
-                sm
-            })
-            .collect();
         let start_pc = kernel.instructions.first().map_or(0, |i| i.pc);
         let mut cs = cta::CtaSched {
             per_sm,
@@ -563,6 +554,34 @@ impl Gpu {
             Some(t) if t.count() == opts.threads.max(1) => t,
             _ => parallel::Threads::new(opts.threads),
         };
+        // The SMs are made on the threads (their zeroed state and its page faults are a few
+        // tens of µs an SM; the threads' parts match the first steps' when the SMs are busy).
+        let mut made: Vec<Option<Sm<S::Writes>>> = (0..num_sms).map(|_| None).collect();
+        let mut which: Vec<usize> = (0..num_sms).collect();
+        let (core, mem_ref) = (&self.core, &mem);
+        let make = |_: usize, which: &mut [usize], out: &mut [Option<Sm<S::Writes>>]| {
+            for (&s, o) in which.iter().zip(out.iter_mut()) {
+                let mut sm = Sm::new(core.clone(), mem_ref.sm_memory(phys[s]));
+                sm.record = opts.record;
+                sm.skip_idle_subcores = opts.skip_idle_subcores;
+                sm.set_kernel(code.clone(), code_base, opts.has_control_bits);
+                *o = Some(sm);
+            }
+            Ok(())
+        };
+        let r = threads.for_parts(&mut which, &mut made, &make);
+        if let Err(e) = r {
+            self.threads = Some(threads);
+            return Err(SimError::Exec(e));
+        }
+        let mut sms: Vec<Sm<S::Writes>> = made.into_iter().flatten().collect();
+        if sms.len() != num_sms {
+            self.threads = Some(threads);
+            return Err(SimError::Exec(format!(
+                "{} of {num_sms} SMs were made",
+                sms.len()
+            )));
+        }
         // What each SM's step reports to the serial part of the cycle (and the serial part
         // to the step: responses delivered).
         let mut notes = vec![parallel::SmNote::default(); num_sms];

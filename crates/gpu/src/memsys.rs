@@ -249,7 +249,7 @@ impl MemModel {
     }
 
     /// The data memory of SM `sm`.
-    pub fn sm_memory(&mut self, sm: usize) -> Box<dyn DataMemory> {
+    pub fn sm_memory(&self, sm: usize) -> Box<dyn DataMemory> {
         match self {
             MemModel::Fixed(lat) => Box::new(FixedLatencyMemory { lat: *lat }),
             MemModel::Hierarchy(h) => Box::new(SmDataMemory::new(h, sm)),
