@@ -605,7 +605,7 @@ mod tests {
     #[test]
     fn retry_token_agrees_with_the_full_check() {
         let cfg = GpuConfig::preset("rtx-a6000").expect("preset");
-        let mut model = MemModel::new(&cfg, 1, true).expect("memory model");
+        let model = MemModel::new(&cfg, 1, true).expect("memory model");
         let mut boxed = model.sm_memory(0);
         let m = boxed
             .as_any_mut()
