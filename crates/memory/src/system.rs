@@ -275,6 +275,9 @@ pub struct MemorySystem {
     parts: Vec<Partition>,
     /// Partitions with `active` set (a request arrived and they have not been idle since).
     busy_parts: PortSet,
+    /// Partitions a request arrived at since the front half last found their request queues
+    /// empty (a superset of those with requests waiting: [`MemorySystem::front_cycle`]).
+    req_waiting: PortSet,
     /// The partitions' share of the current core cycle ([`MemorySystem::tick_begin`]).
     step: PartitionStep,
     clocks: Clocks,
@@ -292,6 +295,7 @@ pub struct MemorySystem {
 struct ReqIn<'a> {
     parts: &'a mut [Partition],
     busy: &'a mut PortSet,
+    waiting: &'a mut PortSet,
     spp: usize,
 }
 
@@ -306,6 +310,7 @@ impl Ports<DstEntry<InReq>> for ReqIn<'_> {
         let p = i / self.spp;
         self.parts[p].active = true;
         self.busy.insert(p);
+        self.waiting.insert(p);
     }
 }
 
@@ -453,6 +458,7 @@ impl MemorySystem {
             resp_net,
             parts,
             busy_parts: PortSet::new(nparts),
+            req_waiting: PortSet::new(nparts),
             step: PartitionStep::default(),
             clocks: Clocks {
                 core_khz: Clock::new(cfg.clocks.core_mhz).khz,
@@ -717,6 +723,7 @@ impl MemorySystem {
             &mut ReqIn {
                 parts: &mut self.parts,
                 busy: &mut self.busy_parts,
+                waiting: &mut self.req_waiting,
                 spp: self.spp,
             },
         );

@@ -233,11 +233,30 @@ impl MemorySystem {
             c += 1;
         }
         let step = partition_step(k, self.resp_net.src_cap);
-        for_busy(&mut self.parts, &self.busy_parts, |p| {
-            if p.has_requests_in() {
-                p.admit(&step);
+        // Only partitions a request arrived at can have one waiting (in index order, as
+        // over every busy partition: the others admit nothing).
+        debug_assert!(
+            self.parts
+                .iter()
+                .enumerate()
+                .all(|(i, p)| !p.has_requests_in() || self.req_waiting.word_in(i / 64, i, i + 1) != 0),
+            "a partition with requests waiting is not in the set"
+        );
+        let waiting = &mut self.req_waiting;
+        for w in 0..waiting.words() {
+            let mut bits = waiting.word_in(w, 0, usize::MAX);
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let p = &mut self.parts[i];
+                if p.has_requests_in() {
+                    p.admit(&step);
+                }
+                if !p.has_requests_in() {
+                    waiting.remove(i);
+                }
             }
-        });
+        }
     }
 
     /// After a quantum in which the kernel ended, with the front half at the core cycle of
