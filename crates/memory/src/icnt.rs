@@ -292,6 +292,13 @@ impl Crossbar {
             }
         }
         let rr = self.rr;
+        // The next cycle's round robin starts one source further (a compare, not a division).
+        self.rr = if rr + 1 >= n { 0 } else { rr + 1 };
+        // No source with a packet that may go: nothing to visit (most cycles of a kernel
+        // whose SMs send little).
+        if (0..self.active.words()).all(|w| self.active.0[w] & !self.parked.0[w] == 0) {
+            return;
+        }
         for (lo, hi) in [(rr, n), (0, rr)] {
             let mut w = lo / 64;
             while w * 64 < hi {
@@ -308,7 +315,6 @@ impl Crossbar {
                 w += 1;
             }
         }
-        self.rr = (rr + 1) % n;
     }
 
     /// Source `s`, blocked (and counted) at `now`, sleeps until its head packet may go:
