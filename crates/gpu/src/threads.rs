@@ -512,7 +512,9 @@ impl Threads {
         let bounds: &[usize] = &bounds;
         // Planned parts are claimed by their busy elements (part `k` has busy elements
         // `k * n / own..(k + 1) * n / own` of `n`; its idle ones go with the chunk before).
-        let by_busy = planned;
+        // (Only when every part has a busy element: a part without one would claim nothing,
+        // and its idle elements would run on no thread.)
+        let by_busy = planned && busy.len() >= own;
         let nb = busy.len();
         if steal {
             for (k, claim) in self.claims[..own].iter().enumerate() {
@@ -542,9 +544,11 @@ impl Threads {
         };
         let claims = &self.claims[..own];
         let first_err: Mutex<Option<PartError>> = Mutex::new(None);
+        // The error with the lowest index; among equal indices (panics: `len`), the first
+        // message in byte order, so that what is reported does not depend on timing.
         let note = |e: PartError| {
             let mut g = first_err.lock().unwrap_or_else(|p| p.into_inner());
-            if g.as_ref().is_none_or(|(i, _)| e.0 < *i) {
+            if g.as_ref().is_none_or(|(i, m)| (e.0, &e.1) < (*i, m)) {
                 *g = Some(e);
             }
         };
@@ -572,7 +576,12 @@ impl Threads {
             match catch_unwind(AssertUnwindSafe(|| f(start, ca, cb, cc, cd))) {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => note(e),
-                Err(_) => note((start, format!("a thread ticking SMs {start}.. panicked"))),
+                // Where a thread's share begins depends on timing (elements are taken), so a
+                // panic is reported after every error and names no element.
+                Err(p) => note((
+                    len,
+                    format!("a thread of a parallel step panicked: {}", panic_text(&p)),
+                )),
             }
         };
         let part = |k: usize| {
@@ -580,10 +589,13 @@ impl Threads {
                 return;
             }
             if let Some(s) = side {
-                if catch_unwind(AssertUnwindSafe(|| (s.job)(k, parts))).is_err() {
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| (s.job)(k, parts))) {
                     note((
                         len,
-                        format!("a thread's share {k} of the step's side work panicked"),
+                        format!(
+                            "a thread's share of the step's side work panicked: {}",
+                            panic_text(&p)
+                        ),
                     ));
                 }
             }
@@ -809,6 +821,14 @@ fn part_bounds(out: &mut Vec<usize>, own: usize, len: usize, busy: Option<&[usiz
         Some(busy) => busy.get(k * busy.len() / own).map_or(len, |&i| i.min(len)),
         None => len.min(k * size),
     }));
+}
+
+/// A panic's message, if it has one.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> &str {
+    p.downcast_ref::<&str>()
+        .copied()
+        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }
 
 fn worker(sh: &Shared, k: usize) {

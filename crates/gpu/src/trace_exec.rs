@@ -30,6 +30,7 @@
 //! Counts in the unknown-opcode warning are given both ways: distinct static
 //! instructions (PCs) and dynamic warp instructions of the trace.
 
+mod open_ahead;
 mod scan;
 mod synth;
 
@@ -38,7 +39,7 @@ use crate::{Gpu, KernelRun, PreparedKernel, RunOptions, SimError};
 use sassim_isa::{Instruction, Kernel, Listing, Opcode};
 use sassim_timing::DepMode;
 use sassim_trace::{KernelHeader, KernelTraceReader, TraceCommand};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use synth::filler;
@@ -820,7 +821,7 @@ pub fn run_trace_kernel(
 }
 
 /// The GPU's threads for `opts` (kept by the GPU across kernels; the caller puts them back).
-fn gpu_threads(gpu: &mut Gpu, opts: &RunOptions) -> crate::threads::Threads {
+pub(super) fn gpu_threads(gpu: &mut Gpu, opts: &RunOptions) -> crate::threads::Threads {
     match gpu.threads.take() {
         Some(t) if t.count() == opts.threads.max(1) => t,
         _ => crate::threads::Threads::new(opts.threads),
@@ -909,7 +910,7 @@ pub fn run_kernelslist(
             TraceCommand::MemcpyHtoD { .. } => None,
         })
         .collect();
-    let mut opened = OpenAhead::default();
+    let mut opened = open_ahead::OpenAhead::default();
     let mut out = Vec::new();
     let mut copies = Vec::new();
     for c in cmds {
@@ -924,116 +925,4 @@ pub fn run_kernelslist(
         }
     }
     Ok(out)
-}
-
-/// Trace bytes of the kernels opened together ahead of their runs ([`OpenAhead`]; a
-/// compressed or binary file counts [`PACKED_FACTOR`] times its size).
-pub const OPEN_AHEAD_BYTES: u64 = 32 << 20;
-/// Most kernels opened together ahead of their runs.
-pub const OPEN_AHEAD_KERNELS: usize = 64;
-/// A trace larger than this opens alone, its blocks parsed on every thread.
-pub const OPEN_ALONE_BYTES: u64 = 4 << 20;
-/// What a compressed or binary trace file counts as, times its size (text is ~3–20 times
-/// smaller compressed).
-pub const PACKED_FACTOR: u64 = 20;
-
-/// Kernels of a kernels list opened before their turn, several at once, each on one thread.
-/// A small kernel's trace gains little from parsing its blocks on several threads: a
-/// kernel of a few thread blocks reads, accepts and scans them serially (the BFS trace's 16
-/// kernels took 17.7 ms on one thread and 14.3 ms on two, its parse batches 9.7 and 5.9 ms).
-/// So the next small kernels, up to [`OPEN_AHEAD_KERNELS`] and [`OPEN_AHEAD_BYTES`] of
-/// trace, open together on the threads (a thread done early takes kernels another has not
-/// begun); a kernel over [`OPEN_ALONE_BYTES`] opens alone as before. Each kernel, and any
-/// error, is that of opening it alone; an error is returned when its kernel's turn comes,
-/// after the kernels before it have run, as if it had been opened then.
-#[derive(Default)]
-struct OpenAhead {
-    /// Kernel index of `ready`'s first entry.
-    first: usize,
-    ready: VecDeque<Result<TraceKernel, SimError>>,
-}
-
-impl OpenAhead {
-    /// Kernel `k` of `paths`, opened (with the next ones when none is ready).
-    fn take(
-        &mut self,
-        gpu: &mut Gpu,
-        paths: &[PathBuf],
-        k: usize,
-        listings: &[Listing],
-        opts: &RunOptions,
-    ) -> Result<TraceKernel, SimError> {
-        if self.ready.is_empty() || self.first != k {
-            self.ready.clear();
-            self.first = k;
-            let threads = gpu_threads(gpu, opts);
-            let rest = paths.get(k..).unwrap_or_default();
-            let group = ahead_group(rest, threads.count());
-            let r = self.open_group(&rest[..group.max(1).min(rest.len())], listings, &threads);
-            gpu.threads = Some(threads);
-            r?;
-        }
-        self.first += 1;
-        self.ready.pop_front().unwrap_or_else(|| {
-            Err(SimError::Exec(format!(
-                "kernel {} of the list was not opened",
-                k + 1
-            )))
-        })
-    }
-
-    /// Open `paths` into `ready`: one alone on every thread, several each on one thread.
-    fn open_group(
-        &mut self,
-        paths: &[PathBuf],
-        listings: &[Listing],
-        threads: &crate::threads::Threads,
-    ) -> Result<(), SimError> {
-        if let [one] = paths {
-            self.ready.push_back(TraceKernel::open_on(one, listings, threads));
-            return Ok(());
-        }
-        let mut these: Vec<&PathBuf> = paths.iter().collect();
-        let mut got: Vec<Option<Result<TraceKernel, SimError>>> = paths.iter().map(|_| None).collect();
-        let alone = |_: usize, ps: &mut [&PathBuf], out: &mut [Option<Result<TraceKernel, SimError>>]| {
-            let one_thread = crate::threads::Threads::new(1);
-            for (p, o) in ps.iter().zip(out.iter_mut()) {
-                *o = Some(TraceKernel::open_on(p, listings, &one_thread));
-            }
-            Ok(())
-        };
-        threads
-            .for_parts(&mut these, &mut got, &alone)
-            .map_err(SimError::Exec)?;
-        self.ready.extend(
-            got.into_iter().map(|g| {
-                g.unwrap_or_else(|| Err(SimError::Exec("a kernel of the list was not opened".into())))
-            }),
-        );
-        Ok(())
-    }
-}
-
-/// How many of the kernels `paths` (the next first) open together on `threads` threads
-/// ([`OpenAhead`]): 1 for a large one, or for a file that cannot be examined (it opens, and
-/// fails, alone on its turn); otherwise the small ones that follow, within the bounds.
-fn ahead_group(paths: &[PathBuf], threads: usize) -> usize {
-    if threads <= 1 {
-        return 1;
-    }
-    let mut bytes = 0u64;
-    let mut n = 0;
-    for p in paths.iter().take(OPEN_AHEAD_KERNELS) {
-        let Ok(meta) = std::fs::metadata(p) else {
-            break;
-        };
-        let text = p.extension().is_some_and(|e| e == "traceg");
-        let size = meta.len().saturating_mul(if text { 1 } else { PACKED_FACTOR });
-        bytes = bytes.saturating_add(size);
-        if size > OPEN_ALONE_BYTES || bytes > OPEN_AHEAD_BYTES {
-            break;
-        }
-        n += 1;
-    }
-    n.max(1)
 }

@@ -139,6 +139,29 @@ fn every_element_is_stepped_once_whoever_takes_it() {
     }
 }
 
+/// A step on more threads than its plan has busy elements (the plan said two threads for
+/// eight busy SMs; the step asks for sixteen): every element still runs once.
+#[test]
+fn a_plan_with_fewer_busy_elements_than_threads_covers_every_element() {
+    let t = Threads::new(16);
+    if t.count() < 16 {
+        return; // the system refused threads: nothing to check
+    }
+    let n = 84;
+    let mut seen = vec![0u32; n];
+    let (mut b, mut c) = (vec![(); n], vec![(); n]);
+    for round in 1..=20 {
+        let useful = t.plan_step((0..n).map(|i| (10..18).contains(&i)));
+        assert_eq!(useful, 2);
+        t.for_parts3(16, &mut seen, &mut b, &mut c, &|_, p, _, _| {
+            p.iter_mut().for_each(|x| *x += 1);
+            Ok(())
+        })
+        .expect("step");
+        assert!(seen.iter().all(|&x| x == round), "round {round}: {seen:?}");
+    }
+}
+
 /// A thread that is late to a step (here: a long share of the side job) finds its part
 /// taken by the thread that was done first.
 #[test]

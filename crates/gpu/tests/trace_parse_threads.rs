@@ -186,3 +186,41 @@ fn errors_of_a_long_trace_come_in_file_order_on_any_thread_count() {
     assert_eq!(err(&[&s, &g, &r]), err(&[&s]));
     assert_eq!(err(&[&g, &r]), err(&[&g]));
 }
+
+/// A trace whose blocks name more than 65,536 distinct opcodes between them, the second block
+/// also holding a line that is no instruction: the same error on one thread as on several (each
+/// block's opcodes are interned in its own table, then adopted in order, whatever the count).
+#[test]
+fn a_trace_of_too_many_opcodes_fails_the_same_on_any_thread_count() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    sassim_trace::synthetic::ComputeTrace { ctas: 2, ffma: 0 }
+        .write(dir.path())
+        .expect("trace");
+    let text = std::fs::read_to_string(dir.path().join("kernel-1.traceg")).expect("text");
+    let header = &text[..text.find("#BEGIN_TB").expect("a block")];
+    let mut t = header.to_string();
+    for (b, (prefix, n)) in [("A", 40_000), ("B", 30_000)].into_iter().enumerate() {
+        let extra = usize::from(b == 1);
+        t += &format!(
+            "#BEGIN_TB\n\nthread block = {b},0,0\n\nwarp = 0\ninsts = {}\n",
+            n + extra
+        );
+        for k in 0..n {
+            t += &format!("0000 ffffffff 0 OP{prefix}{k} 0 0 0 \n");
+        }
+        if b == 1 {
+            t += "0000 ffffffff 0 9BAD 0 0 0 \n";
+        }
+        t += "#END_TB\n\n";
+    }
+    let p = dir.path().join("many.traceg");
+    std::fs::write(&p, t).expect("write");
+    let err = |n: usize| match TraceKernel::open_on(&p, &[], &Threads::new(n)) {
+        Ok(_) => panic!("{n} threads: accepted"),
+        Err(e) => e.to_string(),
+    };
+    let one = err(1);
+    for n in [2, 3, 4] {
+        assert_eq!(err(n), one, "{n} threads");
+    }
+}

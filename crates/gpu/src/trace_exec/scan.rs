@@ -8,9 +8,9 @@
 //! serial; they are pipelined with the parsing: while the threads parse batch `i`, the
 //! calling thread accepts and scans batch `i - 1` and reads batch `i + 1` (a side job of the
 //! parse step, `Threads::with_side`; then it parses too). Blocks, opcode ids, the scan and
-//! errors are those of reading the blocks one after the other: an error is returned where
-//! reading them one by one would have met it (a read error of batch `i + 1` after the blocks
-//! of batch `i`).
+//! errors are the same on any number of threads: an error is returned where reading the
+//! batches one after the other would have met it (a read error of batch `i + 1` after the
+//! blocks of batch `i`).
 
 use super::{terr, PcMap, MAX_STATIC};
 use crate::threads::Threads;
@@ -140,10 +140,12 @@ pub(super) fn scan_blocks(
     threads: &Threads,
     scan: &mut Scan<'_>,
 ) -> Result<(), SimError> {
+    // (One thread too goes through batches: reading block by block interns opcodes while
+    // parsing, and its error for a trace of too many opcodes would be another one.)
     let parser = match rd.block_parser() {
-        Some(p) if threads.count() > 1 => p,
-        // A binary trace (read block by block), or one thread: no pipeline.
-        _ => {
+        Some(p) => p,
+        // A binary trace: block by block.
+        None => {
             while let Some(tb) = rd.next_block().map_err(terr)? {
                 scan.add(tb, rd)?;
             }

@@ -287,15 +287,17 @@ impl TextParser {
 /// (`#END_TB`, or a nested `#BEGIN_TB`, after any blanks): (its first byte, the byte after
 /// its `\n`, whether it is `#END_TB`).
 fn block_end(lines: &[u8]) -> Option<(usize, usize, bool)> {
+    // `from` is always a line's first byte: after a `#` the search goes on at the next line,
+    // so each byte is looked at a bounded number of times.
     let mut from = 0;
     while let Some(i) = memchr::memchr(b'#', &lines[from..]) {
         let at = from + i;
-        from = at + 1;
-        let start = memchr::memrchr(b'\n', &lines[..at]).map_or(0, |n| n + 1);
+        let start = memchr::memrchr(b'\n', &lines[from..at]).map_or(from, |n| from + n + 1);
+        let next = memchr::memchr(b'\n', &lines[at..]).map_or(lines.len(), |n| at + n + 1);
+        from = next;
         if !lines[start..at].iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let next = memchr::memchr(b'\n', &lines[at..]).map_or(lines.len(), |n| at + n + 1);
         let l = &lines[at..next];
         if l.starts_with(b"#END_TB") {
             return Some((start, next, true));
@@ -497,7 +499,7 @@ mod tests {
     /// and `\r` before it do not end a block).
     #[test]
     fn block_end_is_the_first_marker_line() {
-        let pieces: [&[u8]; 9] = [
+        let pieces: [&[u8]; 10] = [
             b"0 0 0 0 0010 ffffffff 1 R1 IMAD.MOV.U32 2 R255 R255 0\n",
             b"# a comment\n",
             b"  \t#END_TB\n",
@@ -507,6 +509,7 @@ mod tests {
             b"x #END_TB\n",
             b" # #END_TB\n",
             b"#END_TB\n",
+            b"##########\n",
         ];
         let mut x = 0x2545_f491_4f6c_dd1du64;
         for _ in 0..2_000 {
@@ -515,7 +518,7 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                text.extend_from_slice(pieces[(x % 9) as usize]);
+                text.extend_from_slice(pieces[(x % 10) as usize]);
             }
             // Line by line.
             let mut want = None;
@@ -531,6 +534,11 @@ mod tests {
             assert_eq!(block_end(&text), want, "{:?}", lossy(&text));
             x = x.wrapping_add(1);
         }
+        // A long line of `#`s (the search goes on at the next line after its first `#`).
+        let mut long = vec![b'#'; 1 << 16];
+        long.push(b'\n');
+        long.extend_from_slice(b"#END_TB\n");
+        assert_eq!(block_end(&long), Some((long.len() - 8, long.len(), true)));
     }
 
     #[test]
