@@ -149,26 +149,17 @@ impl Claim {
     /// The first elements left, taken ([`TAKE_DIV`]); their range.
     #[inline]
     fn take_front(&self) -> Option<(usize, usize)> {
-        let mut v = self.left.load(Ordering::Relaxed);
-        loop {
-            let (front, back) = (v as u32, (v >> 32) as u32);
-            if front >= back {
-                return None;
-            }
-            let n = ((back - front) / TAKE_DIV).max(1);
-            match self
-                .left
-                .compare_exchange_weak(v, v + u64::from(n), Ordering::AcqRel, Ordering::Relaxed)
-            {
-                Ok(_) => return Some((front as usize, (front + n) as usize)),
-                Err(now) => v = now,
-            }
-        }
+        self.take(false)
     }
 
     /// The last elements left, taken ([`TAKE_DIV`]); their range.
     #[inline]
     fn take_back(&self) -> Option<(usize, usize)> {
+        self.take(true)
+    }
+
+    #[inline]
+    fn take(&self, from_back: bool) -> Option<(usize, usize)> {
         let mut v = self.left.load(Ordering::Relaxed);
         loop {
             let (front, back) = (v as u32, (v >> 32) as u32);
@@ -176,12 +167,16 @@ impl Claim {
                 return None;
             }
             let n = ((back - front) / TAKE_DIV).max(1);
-            let next = u64::from(back - n) << 32 | u64::from(front);
+            let (next, got) = if from_back {
+                (u64::from(back - n) << 32 | u64::from(front), (back - n, back))
+            } else {
+                (v + u64::from(n), (front, front + n))
+            };
             match self
                 .left
                 .compare_exchange_weak(v, next, Ordering::AcqRel, Ordering::Relaxed)
             {
-                Ok(_) => return Some(((back - n) as usize, back as usize)),
+                Ok(_) => return Some((got.0 as usize, got.1 as usize)),
                 Err(now) => v = now,
             }
         }
