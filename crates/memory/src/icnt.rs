@@ -65,6 +65,27 @@ impl PortSet {
         self.0[i / 64] &= !(1 << (i % 64));
     }
 
+    #[inline]
+    pub fn contains(&self, i: usize) -> bool {
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    /// Visits the members in increasing order and removes those `keep` returns false for
+    /// (`keep` may not add members).
+    #[inline]
+    pub fn retain(&mut self, mut keep: impl FnMut(usize) -> bool) {
+        for w in 0..self.0.len() {
+            let mut bits = self.0[w];
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if !keep(i) {
+                    self.0[w] &= !(1 << (i % 64));
+                }
+            }
+        }
+    }
+
     /// Moves every member into `to` and out of `out_of`; the set is then empty.
     #[inline]
     pub fn drain_into(&mut self, to: &mut PortSet, out_of: &mut PortSet) {

@@ -374,23 +374,16 @@ fn for_busy(parts: &mut [Partition], busy: &PortSet, mut f: impl FnMut(&mut Part
 
 /// The end of a core cycle ([`MemorySystem::tick_end`]).
 fn end_cycle(parts: &mut [Partition], busy_parts: &mut PortSet, resp_net: &mut Crossbar, spp: usize) {
-    for w in 0..busy_parts.words() {
-        let mut bits = busy_parts.word_in(w, 0, usize::MAX);
-        while bits != 0 {
-            let p = w * 64 + bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            let part = &mut parts[p];
-            if part.resp_pushed {
-                part.resp_pushed = false;
-                for (j, q) in part.resp_out.iter().enumerate() {
-                    resp_net.has_packets(p * spp + j, !q.is_empty());
-                }
-            }
-            if !part.active {
-                busy_parts.remove(p);
+    busy_parts.retain(|p| {
+        let part = &mut parts[p];
+        if part.resp_pushed {
+            part.resp_pushed = false;
+            for (j, q) in part.resp_out.iter().enumerate() {
+                resp_net.has_packets(p * spp + j, !q.is_empty());
             }
         }
-    }
+        part.active
+    });
 }
 
 /// The partitions' side of the response crossbar.
@@ -601,18 +594,12 @@ impl MemorySystem {
     pub fn watched_sms(&mut self, out: &mut Vec<usize>) {
         out.clear();
         let room = self.watch_room;
-        for w in 0..self.sm_watch.words() {
-            let mut bits = self.sm_watch.word_in(w, 0, usize::MAX);
-            while bits != 0 {
-                let s = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                out.push(s);
-                let p = &self.ports[s];
-                if (!room || p.req.is_empty()) && p.resp.is_empty() && self.ahead[s].is_empty() {
-                    self.sm_watch.remove(s);
-                }
-            }
-        }
+        let (ports, ahead) = (&self.ports, &self.ahead);
+        self.sm_watch.retain(|s| {
+            out.push(s);
+            let p = &ports[s];
+            !((!room || p.req.is_empty()) && p.resp.is_empty() && ahead[s].is_empty())
+        });
     }
 
     /// True when no request or response is anywhere in the system.

@@ -239,24 +239,17 @@ impl MemorySystem {
             self.parts
                 .iter()
                 .enumerate()
-                .all(|(i, p)| !p.has_requests_in() || self.req_waiting.word_in(i / 64, i, i + 1) != 0),
+                .all(|(i, p)| !p.has_requests_in() || self.req_waiting.contains(i)),
             "a partition with requests waiting is not in the set"
         );
-        let waiting = &mut self.req_waiting;
-        for w in 0..waiting.words() {
-            let mut bits = waiting.word_in(w, 0, usize::MAX);
-            while bits != 0 {
-                let i = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let p = &mut self.parts[i];
-                if p.has_requests_in() {
-                    p.admit(&step);
-                }
-                if !p.has_requests_in() {
-                    waiting.remove(i);
-                }
+        let parts = &mut self.parts;
+        self.req_waiting.retain(|i| {
+            let p = &mut parts[i];
+            if p.has_requests_in() {
+                p.admit(&step);
             }
-        }
+            p.has_requests_in()
+        });
     }
 
     /// After a quantum in which the kernel ended, with the front half at the core cycle of
