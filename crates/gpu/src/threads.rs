@@ -336,8 +336,8 @@ impl Threads {
     /// parts of equal size (never planned: [`Threads::plan_step`] is for steps) (`first`:
     /// index of the part's first element), one part per thread (a thread done with its part
     /// takes elements of another's that it has not begun, so `f` may see smaller parts), and
-    /// wait for all. Returns the error with the lowest index any call returned
-    /// (a panic in a worker is returned as an error of its part).
+    /// wait for all. Returns the error with the lowest index any call returned (a panic, in
+    /// any thread, is returned after every such error, with its message).
     pub fn for_parts<A: Send, B: Send>(
         &self,
         a: &mut [A],
@@ -501,8 +501,9 @@ impl Threads {
         let busy = self.busy_at.borrow();
         let planned = planned && !busy.is_empty();
         part_bounds(&mut bounds, own, len, planned.then_some(&busy[..]));
-        // A thread done early takes the elements others have not begun (`Claim`): SMs, and
-        // trace blocks to parse (the BFS trace's blocks differ in length by up to 10 times).
+        // A thread done early takes the elements others have not begun (`Claim`): SMs, trace
+        // blocks to parse (the BFS trace's blocks differ in length by up to 10 times), kernels
+        // to open.
         let steal = u32::try_from(len).is_ok();
         let bounds: &[usize] = &bounds;
         // Planned parts are claimed by their busy elements (part `k` has busy elements

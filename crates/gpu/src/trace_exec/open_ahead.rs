@@ -26,13 +26,13 @@ pub(crate) const OPEN_ALONE_BYTES: u64 = 4 << 20;
 /// after the kernels before it have run, as if it had been opened then.
 #[derive(Default)]
 pub(super) struct OpenAhead {
-    /// Kernel index of `ready`'s first entry.
-    first: usize,
+    /// The next kernels, opened, in order.
     ready: VecDeque<Result<TraceKernel, SimError>>,
 }
 
 impl OpenAhead {
-    /// Kernel `k` of `paths`, opened (with the next ones when none is ready).
+    /// Kernel `k` of `paths`, opened (with the next ones when none is ready). Called for
+    /// `k` = 0, 1, 2, … in turn.
     pub(super) fn take(
         &mut self,
         gpu: &mut Gpu,
@@ -41,17 +41,14 @@ impl OpenAhead {
         listings: &[Listing],
         opts: &RunOptions,
     ) -> Result<TraceKernel, SimError> {
-        if self.ready.is_empty() || self.first != k {
-            self.ready.clear();
-            self.first = k;
+        if self.ready.is_empty() {
             let threads = gpu_threads(gpu, opts);
             let rest = paths.get(k..).unwrap_or_default();
-            let group = ahead_group(rest, threads.count());
-            let r = self.open_group(&rest[..group.max(1).min(rest.len())], listings, &threads);
+            let group = ahead_group(rest, threads.count()).min(rest.len());
+            let r = self.open_group(&rest[..group], listings, &threads);
             gpu.threads = Some(threads);
             r?;
         }
-        self.first += 1;
         self.ready.pop_front().unwrap_or_else(|| {
             Err(SimError::Exec(format!(
                 "kernel {} of the list was not opened",
