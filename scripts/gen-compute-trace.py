@@ -43,10 +43,7 @@ def main():
                 for k in range(ffma):
                     lines.append(f"{0x30 + 0x10 * k:04x} ffffffff 1 R{3 + k % 4} FFMA 3 R2 "
                                  f"R{3 + (k + 3) % 4} R{3 + (k + 2) % 4} 0 0 ")
-                pc = 0x30 + 0x10 * ffma
-                lines.append(f"{pc:04x} ffffffff 0 STG.E 2 R1 R3 4 1 {hex(OUT + base)} 4 0 ")
-                lines.append(f"{pc + 0x10:04x} ffffffff 0 EXIT 0 0 0 ")
-                f.write(f"warp = {w}\ninsts = {len(lines)}\n" + "\n".join(lines) + "\n\n")
+                tracegen.write_warp(f, w, lines, 0x30 + 0x10 * ffma, "R3", OUT + base)
             f.write("#END_TB\n\n")
     tracegen.write_kernelslist(out_dir)
 

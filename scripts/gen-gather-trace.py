@@ -48,10 +48,7 @@ def main():
                 for g in range(gathers):
                     lines.append(f"{pc:04x} ffffffff 1 R2 FADD 2 R2 R{4 + g % 8} 0 0 ")
                     pc += 0x10
-                base = OUT + 4 * (cta * WARPS + w) * LANES
-                lines.append(f"{pc:04x} ffffffff 0 STG.E 2 R1 R2 4 1 {hex(base)} 4 0 ")
-                lines.append(f"{pc + 0x10:04x} ffffffff 0 EXIT 0 0 0 ")
-                f.write(f"warp = {w}\ninsts = {len(lines)}\n" + "\n".join(lines) + "\n\n")
+                tracegen.write_warp(f, w, lines, pc, "R2", OUT + 4 * (cta * WARPS + w) * LANES)
             f.write("#END_TB\n\n")
     tracegen.write_kernelslist(out_dir)
 

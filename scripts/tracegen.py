@@ -26,3 +26,11 @@ def write_kernelslist(out_dir):
     """OUT_DIR/kernelslist.g naming the one kernel trace."""
     with open(os.path.join(out_dir, "kernelslist.g"), "w") as f:
         f.write("kernel-1.traceg\n")
+
+
+def write_warp(f, w, lines, pc, value_reg, out_addr):
+    """Warp W's records: LINES, then a store of VALUE_REG to OUT_ADDR at PC and the EXIT after
+    it."""
+    lines.append(f"{pc:04x} ffffffff 0 STG.E 2 R1 {value_reg} 4 1 {hex(out_addr)} 4 0 ")
+    lines.append(f"{pc + 0x10:04x} ffffffff 0 EXIT 0 0 0 ")
+    f.write(f"warp = {w}\ninsts = {len(lines)}\n" + "\n".join(lines) + "\n\n")
