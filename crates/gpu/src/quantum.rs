@@ -160,6 +160,9 @@ pub struct QuantumBufs {
     pub pushed: Vec<usize>,
     /// Per SM, whether it steps alone in the serial part's current cycle.
     pub stepping: Vec<bool>,
+    /// The SMs whose own steps of the current quantum ended with finished warps, by the
+    /// cycle they are retired in (the last of those steps), then SM: (cycle, SM).
+    pub retire_at: Vec<(u64, usize)>,
     pub accs: Vec<QuantumAcc>,
     /// [`QuantumSteps::finish_budgets`] of the current quantum.
     pub finish_budgets: Vec<u32>,
@@ -388,44 +391,70 @@ pub fn run<S: KernelSource>(
         parallel_busy: bufs.accs.iter().map(|a| a.busy_cycles).sum(),
         alone_busy: 0,
     };
+    // Until the first cycle in which an SM steps alone, a cycle's serial part retires only
+    // the SMs whose own steps ended in it with finished warps (`retire_at`, in SM order); from
+    // it on, every SM is looked at in every cycle.
+    let alone_from = bufs.accs.iter().map(|a| a.until).min().unwrap_or(u64::MAX);
+    bufs.retire_at.clear();
+    bufs.retire_at.extend(
+        bufs.accs
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.finished && a.until > first)
+            .map(|(s, a)| (a.until - 1, s)),
+    );
+    bufs.retire_at.sort_unstable();
+    let mut retire_next = 0;
     for k in 0..bufs.clocks.len() {
         let cycle = first + k as u64;
         let accs = &bufs.accs;
         serial.cycle_start(cycle, sms, notes, src, &|s| accs[s].until <= cycle)?;
-        // The SMs whose own steps stopped before this cycle step alone (on the threads, one
-        // cycle at a time: each at its own port, as in a cycle-by-cycle step), then count in
-        // SM order.
         bufs.pushed.clear();
-        bufs.stepping.clear();
-        bufs.stepping.extend(bufs.accs.iter().map(|a| a.until <= cycle));
-        if bufs.stepping.contains(&true) {
-            let ports = mem.quantum_ports().ok_or(NO_PORTS)?;
-            let at = ports.at.at_icnt(bufs.icnt_before[k]);
-            src.tick_sms_alone(sms, notes, ports.ports, &at, threads, cycle, &bufs.stepping)?;
-            for (s, note) in notes.iter().enumerate() {
-                if !bufs.stepping[s] {
-                    continue;
+        if cycle < alone_from {
+            while let Some(&(c, s)) = bufs.retire_at.get(retire_next) {
+                if c != cycle {
+                    break;
                 }
-                done.occupancy += u64::from(note.active);
-                done.alone_busy += u64::from(note.active > 0);
-                if note.progress > 0 {
-                    done.last_progress = Some(cycle);
-                }
-                if note.outbox {
-                    bufs.pushed.push(s);
+                retire_next += 1;
+                if let Some(sm) = sms.get_mut(s) {
+                    serial.retire(s, cycle, sm, src);
                 }
             }
-        }
-        // Warps that finished in this cycle, in SM order.
-        for (s, sm) in sms.iter_mut().enumerate() {
-            let a = &bufs.accs[s];
-            let finished = if a.until <= cycle {
-                notes[s].finished
-            } else {
-                a.until == cycle + 1 && a.finished
-            };
-            if finished {
-                serial.retire(s, cycle, sm, src);
+        } else {
+            // The SMs whose own steps stopped before this cycle step alone (on the threads, one
+            // cycle at a time: each at its own port, as in a cycle-by-cycle step), then count in
+            // SM order.
+            bufs.stepping.clear();
+            bufs.stepping.extend(bufs.accs.iter().map(|a| a.until <= cycle));
+            if bufs.stepping.contains(&true) {
+                let ports = mem.quantum_ports().ok_or(NO_PORTS)?;
+                let at = ports.at.at_icnt(bufs.icnt_before[k]);
+                src.tick_sms_alone(sms, notes, ports.ports, &at, threads, cycle, &bufs.stepping)?;
+                for (s, note) in notes.iter().enumerate() {
+                    if !bufs.stepping[s] {
+                        continue;
+                    }
+                    done.occupancy += u64::from(note.active);
+                    done.alone_busy += u64::from(note.active > 0);
+                    if note.progress > 0 {
+                        done.last_progress = Some(cycle);
+                    }
+                    if note.outbox {
+                        bufs.pushed.push(s);
+                    }
+                }
+            }
+            // Warps that finished in this cycle, in SM order.
+            for (s, sm) in sms.iter_mut().enumerate() {
+                let a = &bufs.accs[s];
+                let finished = if a.until <= cycle {
+                    notes[s].finished
+                } else {
+                    a.until == cycle + 1 && a.finished
+                };
+                if finished {
+                    serial.retire(s, cycle, sm, src);
+                }
             }
         }
         mem.quantum_front(cycle, &bufs.clocks[k], &bufs.pushed);
