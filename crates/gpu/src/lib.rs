@@ -502,12 +502,27 @@ impl Gpu {
         let code_base = self.cfg.frontend.kernel_code_base
             + self.kernels_launched * self.cfg.frontend.kernel_code_spacing;
         self.kernels_launched += 1;
+        let threads = match self.threads.take() {
+            Some(t) if t.count() == opts.threads.max(1) => t,
+            _ => parallel::Threads::new(opts.threads),
+        };
         // The memory system lives as long as the GPU: L2 and DRAM state carry over from
-        // one kernel to the next (created for all SMs on first use).
+        // one kernel to the next (created for all SMs on first use, its partitions on the
+        // threads).
         let mut mem = match self.mem.take() {
             Some(m) if m.is_hierarchy() == self.mem_hierarchy => m,
-            _ => memsys::MemModel::new(&self.cfg, self.cfg.gpu.num_sms as usize, self.mem_hierarchy)
-                .map_err(SimError::Exec)?,
+            _ => match memsys::MemModel::new_on(
+                &self.cfg,
+                self.cfg.gpu.num_sms as usize,
+                self.mem_hierarchy,
+                &threads,
+            ) {
+                Ok(m) => m,
+                Err(e) => {
+                    self.threads = Some(threads);
+                    return Err(SimError::Exec(e));
+                }
+            },
         };
         mem.begin_kernel();
         // SMs are grouped in GPCs as in the preset; CTAs are spread over the GPCs first
@@ -539,6 +554,7 @@ impl Gpu {
             .map(|&p| gpc_of_sm(p, self.cfg.gpu.num_sms, self.cfg.gpu.num_gpcs))
             .collect();
         if !disp.set_clusters(geom, gpc_of, per_sm) {
+            self.threads = Some(threads);
             return Err(SimError::Launch {
                 kernel: kernel.name.clone(),
                 why: format!(
@@ -550,10 +566,6 @@ impl Gpu {
                 ),
             });
         }
-        let threads = match self.threads.take() {
-            Some(t) if t.count() == opts.threads.max(1) => t,
-            _ => parallel::Threads::new(opts.threads),
-        };
         // The SMs are made on the threads (their zeroed state and its page faults are a few
         // tens of µs an SM; the threads' parts match the first steps' when the SMs are busy).
         let mut made: Vec<Option<Sm<S::Writes>>> = (0..num_sms).map(|_| None).collect();

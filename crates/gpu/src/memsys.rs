@@ -204,13 +204,47 @@ impl MemModel {
     /// The memory model of `cfg`; an error when the preset maps onto a memory hierarchy
     /// `sassim-memory` cannot build (its cross-checks, e.g. DRAM burst = L2 sector).
     pub fn new(cfg: &GpuConfig, num_sms: usize, hierarchy: bool) -> Result<Self, String> {
+        Self::new_on(cfg, num_sms, hierarchy, &crate::threads::Threads::new(1))
+    }
+
+    /// [`MemModel::new`] with the memory partitions made on `threads`.
+    pub fn new_on(
+        cfg: &GpuConfig,
+        num_sms: usize,
+        hierarchy: bool,
+        threads: &crate::threads::Threads,
+    ) -> Result<Self, String> {
         if !hierarchy {
             return Ok(MemModel::Fixed(hit_latencies(cfg)));
         }
         let mcfg = memory_config(cfg);
         mcfg.validate()
             .map_err(|e| format!("{}: the memory hierarchy cannot be built: {e}", cfg.gpu.name))?;
-        let sys = mm::MemorySystem::new(&mcfg, num_sms.max(1));
+        let map = |n: usize, make: &(dyn Fn(usize) -> mm::Partition + Sync)| {
+            let mut which: Vec<usize> = (0..n).collect();
+            let mut made: Vec<Option<mm::Partition>> = (0..n).map(|_| None).collect();
+            let r = threads.for_parts(
+                &mut which,
+                &mut made,
+                &|_, ps: &mut [usize], out: &mut [Option<mm::Partition>]| {
+                    for (&p, o) in ps.iter().zip(out.iter_mut()) {
+                        *o = Some(make(p));
+                    }
+                    Ok(())
+                },
+            );
+            // (A panic in a partition's making is the only error: made again here, it
+            // panics as `MemorySystem::new` would.)
+            match r {
+                Ok(()) => made
+                    .into_iter()
+                    .enumerate()
+                    .map(|(p, m)| m.unwrap_or_else(|| make(p)))
+                    .collect(),
+                Err(_) => (0..n).map(make).collect(),
+            }
+        };
+        let sys = mm::MemorySystem::new_with(&mcfg, num_sms.max(1), &map);
         let c = &cfg.const_cache;
         Ok(MemModel::Hierarchy(Box::new(Hierarchy {
             sys,

@@ -57,7 +57,7 @@ pub use icnt::IcntStats;
 pub use l1::{L1Cache, L1Stats, SmMemory, Ticket};
 pub use l2::L2Stats;
 pub use partition::{Partition, PartitionStep};
-pub use system::{BackHalf, CycleClocks, MemStats, MemorySystem, PortStep, SmPort, StepParts};
+pub use system::{BackHalf, CycleClocks, MakeParts, MemStats, MemorySystem, PortStep, SmPort, StepParts};
 pub use types::{
     AccessKind, AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest, ACCESS_OUTCOMES,
     ACCESS_OUTCOME_NAMES, ACCESS_TYPES, ACCESS_TYPE_NAMES,
