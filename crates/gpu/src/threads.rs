@@ -8,7 +8,10 @@
 //! yielding the core, and park only after [`PARK_ROUNDS`] idle rounds (between kernels,
 //! during long serial phases). On a machine whose cores are busy with other work, steps
 //! that keep waiting for a worker make the pool run on the calling thread alone for a while
-//! ([`Threads::note_step`]). None of this changes results.
+//! ([`Threads::note_step`]). A worker that has not begun its part of a step by the time the
+//! calling thread is done with its own (late, parked, or on an errand: work given with
+//! [`Threads::errand`] that an idle worker does between steps) does not take part in that
+//! step: the calling thread runs the part. None of this changes results.
 
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -99,6 +102,9 @@ pub const VICTIMS: usize = 3;
 /// One step's work: called with the part index (1.. for the workers).
 type Job<'a> = dyn Fn(usize) + Sync + 'a;
 
+/// Work a worker does while no step is posted ([`Threads::errand`]).
+pub type Errand = Box<dyn FnOnce() + Send + 'static>;
+
 /// Work that runs alongside the SMs of the next step ([`Threads::with_side`]): called with
 /// (share, shares) once for every share of `0..shares`.
 type Side<'a> = dyn Fn(usize, usize) + Sync + 'a;
@@ -126,6 +132,11 @@ impl Drop for ClearSide<'_> {
 struct Slot {
     /// The last epoch whose work this worker has finished.
     done: AtomicU64,
+    /// The last epoch whose part someone has begun: the worker, or the calling thread in
+    /// its place when the worker had not begun it by the time the calling thread was done
+    /// with its own (the worker was on an errand, parked or late). Raised with `fetch_max`
+    /// by both, so exactly one of them runs the part.
+    turn: AtomicU64,
 }
 
 /// The elements of one part of a step not yet taken (alone on its cache line): `front..back`,
@@ -196,6 +207,9 @@ struct Post {
 struct Shared {
     post: Post,
     slots: Vec<Slot>,
+    /// Errands waiting for an idle worker, and how many ([`Threads::errand`]).
+    errands: Mutex<std::collections::VecDeque<Errand>>,
+    errands_waiting: AtomicUsize,
     quit: AtomicBool,
     parked: AtomicUsize,
     lock: Mutex<()>,
@@ -260,6 +274,8 @@ impl Threads {
                 job: AtomicPtr::new(std::ptr::null_mut()),
             },
             slots: (1..want).map(|_| Slot::default()).collect(),
+            errands: Mutex::new(std::collections::VecDeque::new()),
+            errands_waiting: AtomicUsize::new(0),
             quit: AtomicBool::new(false),
             parked: AtomicUsize::new(0),
             lock: Mutex::new(()),
@@ -291,6 +307,27 @@ impl Threads {
             shared,
             workers,
         }
+    }
+
+    /// Give `e` to a worker to run while no step is posted (the steps posted meanwhile
+    /// run their parts on the other threads: a worker on an errand only takes part in the
+    /// steps after it). Errands run in the order given, each on one worker; those still
+    /// waiting when the pool is dropped do not run. Returns `e` back if the pool has no
+    /// worker. Nothing an errand does may change a result, only when something is ready
+    /// (trace kernels opened before their turn: `trace_exec/open_ahead.rs`).
+    pub fn errand(&self, e: Errand) -> Result<(), Errand> {
+        if self.workers.is_empty() {
+            return Err(e);
+        }
+        let sh = &*self.shared;
+        {
+            let mut q = sh.errands.lock().unwrap_or_else(|p| p.into_inner());
+            q.push_back(e);
+            sh.errands_waiting.store(q.len(), Ordering::SeqCst);
+        }
+        let _g = sh.lock.lock().unwrap_or_else(|p| p.into_inner());
+        sh.wake.notify_all();
+        Ok(())
     }
 
     pub fn count(&self) -> usize {
@@ -621,9 +658,10 @@ impl Threads {
             run(bounds[k], bounds[k + 1]);
         };
         let job: &Job<'_> = &part;
-        // SAFETY: the workers use `job` only between the epoch bump below and their `done`
-        // store of that epoch; this function waits for every worker's `done` before `part`
-        // (and what it borrows, and `job` itself) goes out of scope.
+        // SAFETY: a worker uses `job` only after taking its part of the epoch bumped below
+        // (`Slot::turn`) and before its `done` store of that epoch; this function waits for
+        // the `done` of every worker that took its part (it runs the others' parts itself)
+        // before `part` (and what it borrows, and `job` itself) goes out of scope.
         let job: &'static Job<'static> =
             unsafe { std::mem::transmute::<&Job<'_>, &'static Job<'static>>(job) };
         let sh = &*self.shared;
@@ -644,9 +682,14 @@ impl Threads {
         part(0);
         // The wait for the workers: spinning, then yielding; the time spent yielding is
         // measured (the clock is read only then, which a step on a machine with idle cores
-        // seldom reaches).
+        // seldom reaches). A worker that has not begun its part by now (on an errand,
+        // parked, or late) does not: this thread runs it (`Slot::turn`).
         let mut yielding_since: Option<std::time::Instant> = None;
-        for w in workers {
+        for (i, w) in workers.iter().enumerate() {
+            if w.turn.load(Ordering::Acquire) < epoch && w.turn.fetch_max(epoch, Ordering::AcqRel) < epoch {
+                part(i + 1);
+                continue;
+            }
             let mut round = 0u32;
             while w.done.load(Ordering::Acquire) != epoch {
                 if round == SPIN_ROUNDS && yielding_since.is_none() {
@@ -820,7 +863,7 @@ fn part_bounds(out: &mut Vec<usize>, own: usize, len: usize, busy: Option<&[usiz
 }
 
 /// A panic's message, if it has one.
-fn panic_text(p: &(dyn std::any::Any + Send)) -> &str {
+pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> &str {
     p.downcast_ref::<&str>()
         .copied()
         .or_else(|| p.downcast_ref::<String>().map(String::as_str))
@@ -830,6 +873,8 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> &str {
 fn worker(sh: &Shared, k: usize) {
     let slot = &sh.slots[k - 1];
     let mut seen = 0u64;
+    // Long parses on this thread take part in the steps posted meanwhile (errands).
+    sassim_trace::interleave::set_hook(Some(step_from_errand));
     loop {
         let mut rounds = 0u32;
         loop {
@@ -839,6 +884,12 @@ fn worker(sh: &Shared, k: usize) {
                 break;
             }
             rounds += 1;
+            // Idle for a few µs: an errand may run (the steps posted meanwhile run on the
+            // calling thread).
+            if rounds >= SPIN_ROUNDS && run_errand(sh, k, &mut seen) {
+                rounds = 0;
+                continue;
+            }
             if rounds < PARK_ROUNDS {
                 pause(rounds);
                 continue;
@@ -847,7 +898,9 @@ fn worker(sh: &Shared, k: usize) {
             // poster takes to notify, so no wake-up is lost.
             let mut g = sh.lock.lock().unwrap_or_else(|p| p.into_inner());
             sh.parked.fetch_add(1, Ordering::SeqCst);
-            while sh.post.epoch.load(Ordering::SeqCst) == seen {
+            while sh.post.epoch.load(Ordering::SeqCst) == seen
+                && sh.errands_waiting.load(Ordering::SeqCst) == 0
+            {
                 g = sh.wake.wait(g).unwrap_or_else(|p| p.into_inner());
             }
             sh.parked.fetch_sub(1, Ordering::SeqCst);
@@ -856,14 +909,94 @@ fn worker(sh: &Shared, k: usize) {
         if sh.quit.load(Ordering::Acquire) {
             return;
         }
+        // The calling thread ran this part in its place.
+        if slot.turn.fetch_max(seen, Ordering::AcqRel) >= seen {
+            continue;
+        }
         let job = sh.post.job.load(Ordering::Relaxed) as *const &'static Job<'static>;
-        // SAFETY: the poster stored `job` before the epoch this thread acquired, and keeps
-        // it alive until this thread's `done` reaches that epoch (`for_parts3`).
+        // SAFETY: the poster stored `job` before the epoch this thread acquired, and, as this
+        // thread took its part of that epoch (`turn` above), keeps it alive until this
+        // thread's `done` reaches that epoch (`run_parts`).
         if let Some(j) = unsafe { job.as_ref() } {
             j(k);
         }
         slot.done.store(seen, Ordering::Release);
     }
+}
+
+/// Run one waiting errand, if there is one ([`Threads::errand`]), on worker `k`, whose last
+/// epoch seen is `seen` (the errand may take its part in later ones: [`step_from_errand`]);
+/// whether one ran.
+fn run_errand(sh: &Shared, k: usize, seen: &mut u64) -> bool {
+    if sh.errands_waiting.load(Ordering::Relaxed) == 0 {
+        return false;
+    }
+    let e = {
+        let mut q = sh.errands.lock().unwrap_or_else(|p| p.into_inner());
+        let e = q.pop_front();
+        sh.errands_waiting.store(q.len(), Ordering::SeqCst);
+        e
+    };
+    let Some(e) = e else {
+        return false;
+    };
+    ERRAND.with(|c| c.set(Some(OnErrand { sh, k, seen: *seen })));
+    // An errand reports its own failures; a panic must not end the worker.
+    let _ = catch_unwind(AssertUnwindSafe(e));
+    if let Some(on) = ERRAND.with(|c| c.take()) {
+        *seen = on.seen;
+    }
+    true
+}
+
+/// A worker running an errand: its pool, its index and the last epoch it has seen.
+#[derive(Clone, Copy)]
+struct OnErrand {
+    sh: *const Shared,
+    k: usize,
+    seen: u64,
+}
+
+thread_local! {
+    /// Set while this thread, a worker, runs an errand ([`run_errand`]).
+    static ERRAND: Cell<Option<OnErrand>> = const { Cell::new(None) };
+}
+
+/// At a point of an errand's work (`sassim_trace::interleave`): if a step was posted since
+/// the worker last looked and the calling thread has not taken the worker's part of it
+/// (`Slot::turn`), the worker runs its part now, then goes back to the errand. So an errand
+/// that reaches such points often (a trace kernel's parse: every few µs) keeps the worker
+/// in most steps.
+fn step_from_errand() {
+    let Some(mut on) = ERRAND.with(Cell::get) else {
+        return;
+    };
+    // SAFETY: `on.sh` is the worker's pool, which outlives the worker (and so the errand
+    // this runs in: `run_errand` clears `ERRAND` after it).
+    let sh = unsafe { &*on.sh };
+    let e = sh.post.epoch.load(Ordering::Acquire);
+    // (A pool being dropped: the worker's loop sees the epoch after the errand and ends.)
+    if e == on.seen || sh.quit.load(Ordering::Acquire) {
+        return;
+    }
+    on.seen = e;
+    let Some(slot) = sh.slots.get(on.k - 1) else {
+        return;
+    };
+    if slot.turn.fetch_max(e, Ordering::AcqRel) >= e {
+        ERRAND.with(|c| c.set(Some(on)));
+        return;
+    }
+    // Not while running the part (which may parse: a kernel opened on every thread).
+    ERRAND.with(|c| c.set(None));
+    let job = sh.post.job.load(Ordering::Relaxed) as *const &'static Job<'static>;
+    // SAFETY: as in `worker`: the poster stored `job` before epoch `e`, and keeps it alive
+    // until this worker's `done` reaches `e`, since this worker took its part of `e`.
+    if let Some(j) = unsafe { job.as_ref() } {
+        j(on.k);
+    }
+    slot.done.store(e, Ordering::Release);
+    ERRAND.with(|c| c.set(Some(on)));
 }
 
 impl Drop for Threads {

@@ -1,38 +1,160 @@
-//! Kernels of a kernels list opened before their turn, several at once ([`OpenAhead`]).
+//! Kernels of a kernels list opened before their turn, by the GPU's idle threads
+//! ([`OpenAhead`]).
 
 use super::{gpu_threads, TraceKernel};
 use crate::{Gpu, RunOptions, SimError};
 use sassim_isa::Listing;
-use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
 
-/// Trace bytes of the kernels opened together ahead of their runs ([`OpenAhead`]; plain
+/// Trace bytes of the kernels opened ahead of their runs at a time ([`OpenAhead`]; plain
 /// text only).
 pub(crate) const OPEN_AHEAD_BYTES: u64 = 32 << 20;
-/// Most kernels opened together ahead of their runs.
+/// Most kernels opened ahead of their runs at a time.
 pub(crate) const OPEN_AHEAD_KERNELS: usize = 64;
 /// A trace larger than this opens alone, its blocks parsed on every thread.
 pub(crate) const OPEN_ALONE_BYTES: u64 = 4 << 20;
 
-/// Kernels of a kernels list opened before their turn, several at once, each on one thread.
-/// A small kernel's trace gains little from parsing its blocks on several threads: a
-/// kernel of a few thread blocks reads, accepts and scans them serially (the BFS trace's 16
-/// kernels took 17.7 ms on one thread and 14.3 ms on two, its parse batches 9.7 and 5.9 ms).
-/// So the next small kernels, up to [`OPEN_AHEAD_KERNELS`] and [`OPEN_AHEAD_BYTES`] of
-/// trace, open together on the threads (a thread done early takes kernels another has not
-/// begun); a kernel over [`OPEN_ALONE_BYTES`], or a compressed or binary one, opens alone as
-/// before. Each kernel, and any
-/// error, is that of opening it alone; an error is returned when its kernel's turn comes,
-/// after the kernels before it have run, as if it had been opened then.
+/// Kernels of a kernels list opened before their turn, as errands of the GPU's idle threads
+/// while the kernels before them run ([`crate::threads::Threads::errand`]).
+///
+/// A small kernel's trace gains little from parsing its blocks on several threads: a kernel
+/// of a few thread blocks reads, accepts and scans them serially (the BFS trace's 16 kernels
+/// took 17.7 ms on one thread and 14.3 ms on two, its parse batches 9.7 and 5.9 ms). And
+/// while a kernel of a few busy SMs runs, the other threads are often idle. So when the GPU
+/// has more than one thread, the small kernels after the one asked for, up to
+/// [`OPEN_AHEAD_KERNELS`] and [`OPEN_AHEAD_BYTES`] of trace, are given to the workers as
+/// errands, one a kernel, in the list's order (opening the largest first was slower on the
+/// BFS trace: the next small kernels then opened on their turns, on the calling thread,
+/// while the worker opened the large ones). A worker on an errand takes part in no step
+/// until it is done; the calling thread runs its parts. A kernel whose turn comes
+/// before a worker has begun it opens then on every thread, as one not opened ahead; one
+/// that a worker is opening is waited for. A kernel over [`OPEN_ALONE_BYTES`], or a
+/// compressed or binary one, opens alone on its turn. Each kernel, and any error, is that
+/// of opening it alone; an error is returned when its kernel's turn comes, after the kernels
+/// before it have run, as if it had been opened then. Which thread opens a kernel, and
+/// when, changes no result.
 #[derive(Default)]
 pub(super) struct OpenAhead {
-    /// The next kernels, opened, in order.
-    ready: VecDeque<Result<TraceKernel, SimError>>,
+    /// The kernels being opened ahead, or `None`.
+    ahead: Option<Ahead>,
+    /// The listings, shared with the errands (made for the first group).
+    listings: Option<Arc<[Listing]>>,
+}
+
+/// A group of kernels opened ahead: the `first`-th of the list and the `len` after it.
+struct Ahead {
+    first: usize,
+    len: usize,
+    opener: Arc<Opener>,
+}
+
+/// What [`OpenAhead`] and its errands share: one slot per kernel of a group.
+struct Opener {
+    paths: Vec<PathBuf>,
+    slots: Mutex<OpenerSlots>,
+    /// Signalled when a kernel is opened.
+    opened: Condvar,
+}
+
+struct OpenerSlots {
+    kernels: Vec<Slot>,
+    /// The run no longer needs the kernels (it ended or stopped).
+    stop: bool,
+}
+
+/// One kernel of an [`Opener`]'s group.
+enum Slot {
+    /// Nobody has begun opening it.
+    Waiting,
+    /// Being opened (by an errand, or on its turn).
+    Opening,
+    /// (Boxed: a kernel's record is ~1 KB.)
+    Opened(Box<Result<TraceKernel, SimError>>),
+    /// Taken for its run.
+    Taken,
+}
+
+impl Opener {
+    /// An errand: open the next kernel nobody has begun (in the list's order).
+    fn errand(&self, listings: &[Listing]) {
+        let Some(i) = self.claim() else {
+            return;
+        };
+        let Some(p) = self.paths.get(i) else {
+            return;
+        };
+        let one_thread = crate::threads::Threads::new(1);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            TraceKernel::open_on(p, listings, &one_thread)
+        }))
+        .unwrap_or_else(|e| {
+            Err(SimError::Exec(format!(
+                "opening {} panicked: {}",
+                p.display(),
+                crate::threads::panic_text(e.as_ref())
+            )))
+        });
+        if let Ok(mut g) = self.slots.lock() {
+            if let Some(s) = g.kernels.get_mut(i) {
+                *s = Slot::Opened(Box::new(r));
+            }
+        }
+        self.opened.notify_all();
+    }
+
+    /// Claim the next kernel to open ahead.
+    fn claim(&self) -> Option<usize> {
+        let mut g = self.slots.lock().ok()?;
+        if g.stop {
+            return None;
+        }
+        let k = g.kernels.iter().position(|s| matches!(s, Slot::Waiting))?;
+        g.kernels[k] = Slot::Opening;
+        Some(k)
+    }
+
+    /// Kernel `k` of the group: opened, or `None` if nobody had begun it (the caller
+    /// opens it), after waiting for it if it is being opened.
+    fn take(&self, k: usize) -> Result<Option<TraceKernel>, SimError> {
+        let lost = || SimError::Exec("a kernel opened ahead was lost (a thread panicked)".into());
+        let mut g = self.slots.lock().map_err(|_| lost())?;
+        loop {
+            match g.kernels.get_mut(k) {
+                Some(s @ Slot::Waiting) => {
+                    *s = Slot::Taken;
+                    return Ok(None);
+                }
+                Some(Slot::Opening) => g = self.opened.wait(g).map_err(|_| lost())?,
+                Some(s @ Slot::Opened(_)) => {
+                    return match std::mem::replace(s, Slot::Taken) {
+                        Slot::Opened(r) => (*r).map(Some),
+                        _ => Err(lost()),
+                    };
+                }
+                Some(Slot::Taken) | None => return Err(lost()),
+            }
+        }
+    }
+
+    /// The errands not begun do nothing.
+    fn stop(&self) {
+        if let Ok(mut g) = self.slots.lock() {
+            g.stop = true;
+        }
+    }
+}
+
+impl Drop for OpenAhead {
+    fn drop(&mut self) {
+        if let Some(a) = &self.ahead {
+            a.opener.stop();
+        }
+    }
 }
 
 impl OpenAhead {
-    /// Kernel `k` of `paths`, opened (with the next ones when none is ready). Called for
-    /// `k` = 0, 1, 2, … in turn.
+    /// Kernel `k` of `paths`, opened. Called for `k` = 0, 1, 2, … in turn.
     pub(super) fn take(
         &mut self,
         gpu: &mut Gpu,
@@ -41,57 +163,70 @@ impl OpenAhead {
         listings: &[Listing],
         opts: &RunOptions,
     ) -> Result<TraceKernel, SimError> {
-        if self.ready.is_empty() {
-            let threads = gpu_threads(gpu, opts);
-            let rest = paths.get(k..).unwrap_or_default();
-            let group = ahead_group(rest, threads.count()).min(rest.len());
-            let r = self.open_group(&rest[..group], listings, &threads);
-            gpu.threads = Some(threads);
-            r?;
+        if let Some(a) = &self.ahead {
+            if let (Some(i), Some(p)) = (k.checked_sub(a.first).filter(|&i| i < a.len), paths.get(k)) {
+                return match a.opener.take(i)? {
+                    Some(tk) => Ok(tk),
+                    None => open_now(gpu, p, listings, opts),
+                };
+            }
+            a.opener.stop();
+            self.ahead = None;
         }
-        self.ready.pop_front().unwrap_or_else(|| {
-            Err(SimError::Exec(format!(
+        let rest = paths.get(k..).unwrap_or_default();
+        let Some(path) = rest.first() else {
+            return Err(SimError::Exec(format!(
                 "kernel {} of the list was not opened",
                 k + 1
-            )))
-        })
-    }
-
-    /// Open `paths` into `ready`: one alone on every thread, several each on one thread.
-    fn open_group(
-        &mut self,
-        paths: &[PathBuf],
-        listings: &[Listing],
-        threads: &crate::threads::Threads,
-    ) -> Result<(), SimError> {
-        if let [one] = paths {
-            self.ready.push_back(TraceKernel::open_on(one, listings, threads));
-            return Ok(());
-        }
-        let mut these: Vec<&PathBuf> = paths.iter().collect();
-        let mut got: Vec<Option<Result<TraceKernel, SimError>>> = paths.iter().map(|_| None).collect();
-        let alone = |_: usize, ps: &mut [&PathBuf], out: &mut [Option<Result<TraceKernel, SimError>>]| {
-            let one_thread = crate::threads::Threads::new(1);
-            for (p, o) in ps.iter().zip(out.iter_mut()) {
-                *o = Some(TraceKernel::open_on(p, listings, &one_thread));
-            }
-            Ok(())
+            )));
         };
-        threads
-            .for_parts(&mut these, &mut got, &alone)
-            .map_err(SimError::Exec)?;
-        self.ready.extend(
-            got.into_iter().map(|g| {
-                g.unwrap_or_else(|| Err(SimError::Exec("a kernel of the list was not opened".into())))
-            }),
-        );
-        Ok(())
+        let first = open_now(gpu, path, listings, opts);
+        let group = ahead_group(rest, opts.threads.max(1));
+        let next = rest.get(1..group.min(rest.len())).unwrap_or_default();
+        if let (false, Some(threads)) = (next.is_empty(), gpu.threads.as_ref()) {
+            let opener = Arc::new(Opener {
+                paths: next.to_vec(),
+                slots: Mutex::new(OpenerSlots {
+                    kernels: next.iter().map(|_| Slot::Waiting).collect(),
+                    stop: false,
+                }),
+                opened: Condvar::new(),
+            });
+            let shared = self.listings.get_or_insert_with(|| listings.into());
+            for _ in next {
+                let (o, l) = (Arc::clone(&opener), Arc::clone(shared));
+                // Without workers the kernels open on their turns.
+                if threads.errand(Box::new(move || o.errand(&l))).is_err() {
+                    break;
+                }
+            }
+            self.ahead = Some(Ahead {
+                first: k + 1,
+                len: next.len(),
+                opener,
+            });
+        }
+        first
     }
 }
 
-/// How many of the kernels `paths` (the next first) open together on `threads` threads
-/// ([`OpenAhead`]): 1 for a large one, or for a file that cannot be examined (it opens, and
-/// fails, alone on its turn); otherwise the small ones that follow, within the bounds.
+/// Open the kernel at `path` now, its blocks parsed on the GPU's threads.
+fn open_now(
+    gpu: &mut Gpu,
+    path: &Path,
+    listings: &[Listing],
+    opts: &RunOptions,
+) -> Result<TraceKernel, SimError> {
+    let threads = gpu_threads(gpu, opts);
+    let r = TraceKernel::open_on(path, listings, &threads);
+    gpu.threads = Some(threads);
+    r
+}
+
+/// How many of the kernels `paths` (the one asked for first) form a group on `threads`
+/// threads, the ones after the first being opened ahead ([`OpenAhead`]): 1 for a large one,
+/// or for a file that cannot be examined (it opens, and fails, alone on its turn), or on one
+/// thread; otherwise the small ones that follow, within the bounds.
 fn ahead_group(paths: &[PathBuf], threads: usize) -> usize {
     if threads <= 1 {
         return 1;

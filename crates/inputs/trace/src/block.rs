@@ -175,6 +175,9 @@ impl BlockParser {
             }
             let l = trim_ascii(line);
             at.line += 1;
+            if at.line.is_multiple_of(crate::interleave::LINES) {
+                crate::interleave::point();
+            }
             if l.is_empty() {
                 continue;
             }

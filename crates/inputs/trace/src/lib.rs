@@ -13,6 +13,7 @@ mod binary;
 mod block;
 mod error;
 mod header;
+pub mod interleave;
 mod kernelslist;
 mod line;
 mod reader;
