@@ -36,8 +36,9 @@ mod synth;
 
 use crate::trace_part::{PartExec, TWarp, TraceCode, TracePart};
 use crate::{Gpu, KernelRun, PreparedKernel, RunOptions, SimError};
+use sassim_config::GpuConfig;
 use sassim_isa::{Instruction, Kernel, Listing, Opcode};
-use sassim_timing::DepMode;
+use sassim_timing::{CoreConfig, DepMode};
 use sassim_trace::{KernelHeader, KernelTraceReader, TraceCommand};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -135,6 +136,21 @@ pub struct TraceKernel {
     /// Warp instructions issued (summed from the SMs' notes).
     issued_total: u64,
     error: Option<String>,
+    /// Its decoding done ahead of its turn ([`TraceKernel::decode_ahead`]).
+    decoded: Option<Box<Decoded>>,
+}
+
+/// A kernel's control bits inferred (if asked) and static code decoded ahead of its turn,
+/// for one configuration ([`TraceKernel::decode_ahead`]): used at the turn only if the GPU's
+/// configuration is still that one (otherwise the kernel is decoded again, from `original`).
+pub(crate) struct Decoded {
+    cfgs: Arc<(GpuConfig, CoreConfig)>,
+    infer: bool,
+    original: Arc<Kernel>,
+    had_control_bits: bool,
+    prepared: PreparedKernel,
+    unknown: Option<String>,
+    inferred: bool,
 }
 
 fn terr(e: sassim_trace::TraceError) -> SimError {
@@ -320,6 +336,7 @@ impl TraceKernel {
             cta_sm: HashMap::new(),
             issued_total: 0,
             error: None,
+            decoded: None,
         })
     }
 
@@ -347,9 +364,60 @@ impl TraceKernel {
     /// Give the kernel's instructions control bits inferred for `gpu`'s opcode tables
     /// (a trace without its listing); afterwards it runs as with control bits.
     pub fn infer_control_bits(&mut self, gpu: &Gpu) {
-        let k = crate::ctlbits::with_inferred_control_bits(&self.kernel, &gpu.cfg, &gpu.core);
+        self.infer_control_bits_for(&gpu.cfg, &gpu.core);
+    }
+    fn infer_control_bits_for(&mut self, cfg: &GpuConfig, core: &CoreConfig) {
+        let k = crate::ctlbits::with_inferred_control_bits(&self.kernel, cfg, core);
         self.kernel = Arc::new(k);
         self.has_control_bits = true;
+    }
+
+    /// The decoding of the kernel's turn ([`run_opened`]) for `cfg` and `core`: control bits
+    /// inferred when `infer` asks or the kernel has warpgroup MMAs (which order their results
+    /// only through the `gsb0` counter), unless the trace has them; then the static code
+    /// ([`TraceKernel::prepare`]). Returns (prepared code, unknown-opcode warning, inferred).
+    fn decode_for(
+        &mut self,
+        cfg: &GpuConfig,
+        core: &CoreConfig,
+        infer: bool,
+    ) -> (PreparedKernel, Option<String>, bool) {
+        let inferred = (infer || self.has_warpgroup_mma()) && !self.has_control_bits();
+        if inferred {
+            self.infer_control_bits_for(cfg, core);
+        }
+        let (prepared, unknown) = self.prepare_for(cfg, core);
+        (prepared, unknown, inferred)
+    }
+
+    /// [`TraceKernel::decode_for`] now, for configuration `cfgs` (the GPU's when the kernel
+    /// was opened ahead of its turn, `open_ahead.rs`); its turn uses the result if the GPU's
+    /// configuration is then still `cfgs` and `infer` the same.
+    pub(crate) fn decode_ahead(&mut self, cfgs: Arc<(GpuConfig, CoreConfig)>, infer: bool) {
+        let (original, had_control_bits) = (Arc::clone(&self.kernel), self.has_control_bits);
+        let (prepared, unknown, inferred) = self.decode_for(&cfgs.0, &cfgs.1, infer);
+        self.decoded = Some(Box::new(Decoded {
+            cfgs,
+            infer,
+            original,
+            had_control_bits,
+            prepared,
+            unknown,
+            inferred,
+        }));
+    }
+
+    /// [`TraceKernel::decode_for`] for `gpu`: what [`TraceKernel::decode_ahead`] did if it
+    /// was for this configuration, or done now.
+    fn decode(&mut self, gpu: &Gpu, infer: bool) -> (PreparedKernel, Option<String>, bool) {
+        if let Some(d) = self.decoded.take() {
+            if d.infer == infer && d.cfgs.0 == gpu.cfg && d.cfgs.1 == gpu.core {
+                return (d.prepared, d.unknown, d.inferred);
+            }
+            self.kernel = d.original;
+            self.has_control_bits = d.had_control_bits;
+        }
+        self.decode_for(&gpu.cfg, &gpu.core, infer)
     }
     /// Warnings found while reading the trace.
     pub fn warnings(&self) -> &[String] {
@@ -374,9 +442,12 @@ impl TraceKernel {
     /// per thread come from the trace header (`-nregs`) when it has them.
     /// Call it before running: it also records which static instructions access memory.
     pub fn prepare(&mut self, gpu: &Gpu) -> (PreparedKernel, Option<String>) {
-        let mut p = crate::prepare(&self.kernel, &gpu.cfg, &gpu.core);
+        self.prepare_for(&gpu.cfg, &gpu.core)
+    }
+    fn prepare_for(&mut self, cfg: &GpuConfig, core: &CoreConfig) -> (PreparedKernel, Option<String>) {
+        let mut p = crate::prepare(&self.kernel, cfg, core);
         p.unknown_opcodes.clear();
-        let table = gpu.cfg.opcode_table();
+        let table = cfg.opcode_table();
         let mut unknown: BTreeMap<String, (u64, u64)> = BTreeMap::new();
         for (idx, e) in self.executed.iter().enumerate() {
             let Some((_, n)) = e else { continue };
@@ -392,7 +463,7 @@ impl TraceKernel {
             self.code.mem_space[i] = s.mem.map(|m| m.space);
         }
         if self.header.nregs > 0 {
-            let g = &gpu.cfg.gpu;
+            let g = &cfg.gpu;
             let gran = g.reg_alloc_granularity.max(1);
             p.regs_per_thread = self
                 .header
@@ -408,7 +479,7 @@ impl TraceKernel {
                 .collect();
             format!(
                 "opcodes unknown to the {} opcode table ran with the default class: {}",
-                gpu.cfg.gpu.arch,
+                cfg.gpu.arch,
                 list.join(", ")
             )
         });
@@ -846,11 +917,7 @@ fn run_opened(
     warnings.extend(tk.warnings().iter().cloned());
     // Warpgroup MMAs order their results only through the `gsb0` counter: without a listing,
     // their kernel runs with inferred control bits rather than register scoreboards.
-    let inferred = (opts.infer_control_bits || tk.has_warpgroup_mma()) && !tk.has_control_bits();
-    if inferred {
-        tk.infer_control_bits(gpu);
-    }
-    let (prepared, unknown) = tk.prepare(gpu);
+    let (prepared, unknown, inferred) = tk.decode(gpu, opts.infer_control_bits);
     warnings.extend(unknown);
     let has_cb = tk.has_control_bits();
     let opts = RunOptions {

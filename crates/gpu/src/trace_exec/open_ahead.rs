@@ -3,7 +3,9 @@
 
 use super::{gpu_threads, TraceKernel};
 use crate::{Gpu, RunOptions, SimError};
+use sassim_config::GpuConfig;
 use sassim_isa::Listing;
+use sassim_timing::CoreConfig;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -24,7 +26,9 @@ pub(crate) const OPEN_ALONE_BYTES: u64 = 4 << 20;
 /// while a kernel of a few busy SMs runs, the other threads are often idle. So when the GPU
 /// has more than one thread, the small kernels after the one asked for, up to
 /// [`OPEN_AHEAD_KERNELS`] and [`OPEN_AHEAD_BYTES`] of trace, are given to the workers as
-/// errands, one a kernel, in the list's order (opening the largest first was slower on the
+/// errands, one a kernel, each also decoded for the GPU's configuration (control bits
+/// inferred if asked, static code prepared: [`TraceKernel::decode_ahead`], used at the
+/// kernel's turn if the configuration is unchanged), in the list's order (opening the largest first was slower on the
 /// BFS trace: the next small kernels then opened on their turns, on the calling thread,
 /// while the worker opened the large ones). A worker on an errand takes part in no step
 /// until it is done; the calling thread runs its parts. A kernel whose turn comes
@@ -52,6 +56,10 @@ struct Ahead {
 /// What [`OpenAhead`] and its errands share: one slot per kernel of a group.
 struct Opener {
     paths: Vec<PathBuf>,
+    /// The GPU's configuration and whether control bits are inferred: each kernel is also
+    /// decoded for them ([`TraceKernel::decode_ahead`]).
+    cfgs: Arc<(GpuConfig, CoreConfig)>,
+    infer: bool,
     slots: Mutex<OpenerSlots>,
     /// Signalled when a kernel is opened.
     opened: Condvar,
@@ -86,7 +94,9 @@ impl Opener {
         };
         let one_thread = crate::threads::Threads::new(1);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            TraceKernel::open_on(p, listings, &one_thread)
+            let mut tk = TraceKernel::open_on(p, listings, &one_thread)?;
+            tk.decode_ahead(Arc::clone(&self.cfgs), self.infer);
+            Ok(tk)
         }))
         .unwrap_or_else(|e| {
             Err(SimError::Exec(format!(
@@ -186,6 +196,8 @@ impl OpenAhead {
         if let (false, Some(threads)) = (next.is_empty(), gpu.threads.as_ref()) {
             let opener = Arc::new(Opener {
                 paths: next.to_vec(),
+                cfgs: Arc::new((gpu.cfg.clone(), gpu.core.clone())),
+                infer: opts.infer_control_bits,
                 slots: Mutex::new(OpenerSlots {
                     kernels: next.iter().map(|_| Slot::Waiting).collect(),
                     stop: false,
@@ -253,6 +265,39 @@ fn ahead_group(paths: &[PathBuf], threads: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kernel decoded ahead ([`TraceKernel::decode_ahead`]) for the configuration its turn
+    /// runs on gives what decoding it at its turn gives; decoded ahead for another one (or
+    /// without the inference asked at the turn), it is decoded again from its original
+    /// instructions.
+    #[test]
+    fn a_kernel_decoded_ahead_for_another_configuration_is_decoded_again() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/traces/bfs-sm80-v3/kernel-1.traceg");
+        let gpu = |name: &str| Gpu::new(GpuConfig::preset(name).expect("preset"));
+        let (a6000, t4) = (gpu("rtx-a6000"), gpu("t4"));
+        let cfgs = |g: &Gpu| Arc::new((g.cfg.clone(), g.core.clone()));
+        let open = || TraceKernel::open(&path, &[]).expect("kernel 1");
+        // What the turn decodes, and the kernel's instructions after it.
+        let seen = |tk: &mut TraceKernel, g: &Gpu, infer: bool| {
+            let d = tk.decode(g, infer);
+            format!("{d:?} {:?} {}", tk.kernel(), tk.has_control_bits())
+        };
+        let want = seen(&mut open(), &a6000, true);
+        assert_ne!(seen(&mut open(), &t4, true), want, "the T4's decoding differs");
+        let mut tk = open();
+        tk.decode_ahead(cfgs(&a6000), true);
+        assert_eq!(seen(&mut tk, &a6000, true), want);
+        let mut tk = open();
+        tk.decode_ahead(cfgs(&t4), true);
+        assert_eq!(seen(&mut tk, &a6000, true), want);
+        let mut tk = open();
+        tk.decode_ahead(cfgs(&a6000), false);
+        assert_eq!(seen(&mut tk, &a6000, true), want);
+        let mut tk = open();
+        tk.decode_ahead(cfgs(&a6000), true);
+        assert_eq!(seen(&mut tk, &a6000, false), seen(&mut open(), &a6000, false));
+    }
 
     /// Small plain-text kernels open together, up to the bounds; a large one, a compressed
     /// one or one that cannot be read ends the group (and opens alone).
