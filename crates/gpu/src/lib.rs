@@ -503,7 +503,7 @@ impl Gpu {
             + self.kernels_launched * self.cfg.frontend.kernel_code_spacing;
         self.kernels_launched += 1;
         let threads = match self.threads.take() {
-            Some(t) if t.count() == opts.threads.max(1) => t,
+            Some(t) if t.asked() == opts.threads.max(1) => t,
             _ => parallel::Threads::new(opts.threads),
         };
         // The memory system lives as long as the GPU: L2 and DRAM state carry over from
@@ -555,6 +555,7 @@ impl Gpu {
             .collect();
         if !disp.set_clusters(geom, gpc_of, per_sm) {
             self.threads = Some(threads);
+            self.mem = Some(mem);
             return Err(SimError::Launch {
                 kernel: kernel.name.clone(),
                 why: format!(
@@ -584,11 +585,13 @@ impl Gpu {
         let r = threads.for_parts(&mut which, &mut made, &make);
         if let Err(e) = r {
             self.threads = Some(threads);
+            self.mem = Some(mem);
             return Err(SimError::Exec(e));
         }
         let mut sms: Vec<Sm<S::Writes>> = made.into_iter().flatten().collect();
         if sms.len() != num_sms {
             self.threads = Some(threads);
+            self.mem = Some(mem);
             return Err(SimError::Exec(format!(
                 "{} of {num_sms} SMs were made",
                 sms.len()

@@ -219,6 +219,9 @@ struct Shared {
 /// The threads that tick SMs: the calling thread and `count() - 1` workers.
 pub struct Threads {
     n: usize,
+    /// The count asked for ([`Threads::new`]; more than were started if the system refused
+    /// threads, or more than [`MAX_THREADS`]).
+    asked: usize,
     /// Back-off on a busy machine ([`Threads::note_step`]): steps run since the last check,
     /// how many of them waited for a worker that was not running, and steps left to run on this
     /// thread alone.
@@ -294,6 +297,7 @@ impl Threads {
         }
         Threads {
             n: workers.len() + 1,
+            asked: n.max(1),
             steps: Cell::new(0),
             slow: Cell::new(0),
             alone: Cell::new(0),
@@ -311,10 +315,13 @@ impl Threads {
 
     /// Give `e` to a worker to run while no step is posted (the steps posted meanwhile
     /// run their parts on the other threads: a worker on an errand only takes part in the
-    /// steps after it). Errands run in the order given, each on one worker; those still
-    /// waiting when the pool is dropped do not run. Returns `e` back if the pool has no
-    /// worker. Nothing an errand does may change a result, only when something is ready
-    /// (trace kernels opened before their turn: `trace_exec/open_ahead.rs`).
+    /// steps after it, or at the errand's interleave points, [`step_from_errand`]). Errands
+    /// start in the order given, each on one worker (with several workers, several run at
+    /// once); those not started when the pool is dropped do not run, and dropping the pool
+    /// waits for those running, so an errand must never wait for the calling thread. Returns
+    /// `e` back if the pool has no worker. Nothing an errand does may change a result, only
+    /// when something is ready (trace kernels opened before their turn:
+    /// `trace_exec/open_ahead.rs`).
     pub fn errand(&self, e: Errand) -> Result<(), Errand> {
         if self.workers.is_empty() {
             return Err(e);
@@ -332,6 +339,12 @@ impl Threads {
 
     pub fn count(&self) -> usize {
         self.n
+    }
+
+    /// The thread count this pool was made for ([`Threads::new`]'s `n`, at least 1): a pool
+    /// can be reused for that count even if it has fewer threads.
+    pub fn asked(&self) -> usize {
+        self.asked
     }
 
     /// Threads worth using for a step over `busy` SMs: one per [`MIN_BUSY_SMS_PER_THREAD`]
@@ -863,7 +876,7 @@ fn part_bounds(out: &mut Vec<usize>, own: usize, len: usize, busy: Option<&[usiz
 }
 
 /// A panic's message, if it has one.
-pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> &str {
+fn panic_text(p: &(dyn std::any::Any + Send)) -> &str {
     p.downcast_ref::<&str>()
         .copied()
         .or_else(|| p.downcast_ref::<String>().map(String::as_str))
@@ -914,13 +927,14 @@ fn worker(sh: &Shared, k: usize) {
             continue;
         }
         let job = sh.post.job.load(Ordering::Relaxed) as *const &'static Job<'static>;
+        // (Stored even if the part unwinds: the calling thread waits for it.)
+        let _done = DoneAt(&slot.done, seen);
         // SAFETY: the poster stored `job` before the epoch this thread acquired, and, as this
         // thread took its part of that epoch (`turn` above), keeps it alive until this
         // thread's `done` reaches that epoch (`run_parts`).
         if let Some(j) = unsafe { job.as_ref() } {
             j(k);
         }
-        slot.done.store(seen, Ordering::Release);
     }
 }
 
@@ -928,7 +942,7 @@ fn worker(sh: &Shared, k: usize) {
 /// epoch seen is `seen` (the errand may take its part in later ones: [`step_from_errand`]);
 /// whether one ran.
 fn run_errand(sh: &Shared, k: usize, seen: &mut u64) -> bool {
-    if sh.errands_waiting.load(Ordering::Relaxed) == 0 {
+    if sh.errands_waiting.load(Ordering::Relaxed) == 0 || sh.quit.load(Ordering::Acquire) {
         return false;
     }
     let e = {
@@ -987,22 +1001,45 @@ fn step_from_errand() {
         ERRAND.with(|c| c.set(Some(on)));
         return;
     }
-    // Not while running the part (which may parse: a kernel opened on every thread).
+    // Not while running the part (which may parse: a kernel opened on every thread); the
+    // errand is resumed, and `done` stored, even if the part unwinds.
     ERRAND.with(|c| c.set(None));
+    let _resume = ResumeErrand(on);
+    let _done = DoneAt(&slot.done, e);
     let job = sh.post.job.load(Ordering::Relaxed) as *const &'static Job<'static>;
     // SAFETY: as in `worker`: the poster stored `job` before epoch `e`, and keeps it alive
     // until this worker's `done` reaches `e`, since this worker took its part of `e`.
     if let Some(j) = unsafe { job.as_ref() } {
         j(on.k);
     }
-    slot.done.store(e, Ordering::Release);
-    ERRAND.with(|c| c.set(Some(on)));
+}
+
+/// Stores its epoch in a worker's `done` when dropped (after the worker's part, or while
+/// the part unwinds: the calling thread waits for it).
+struct DoneAt<'a>(&'a AtomicU64, u64);
+
+impl Drop for DoneAt<'_> {
+    fn drop(&mut self) {
+        self.0.store(self.1, Ordering::Release);
+    }
+}
+
+/// Puts a worker's errand back in `ERRAND` when dropped ([`step_from_errand`]).
+struct ResumeErrand(OnErrand);
+
+impl Drop for ResumeErrand {
+    fn drop(&mut self) {
+        ERRAND.with(|c| c.set(Some(self.0)));
+    }
 }
 
 impl Drop for Threads {
     fn drop(&mut self) {
         let sh = &*self.shared;
         sh.quit.store(true, Ordering::SeqCst);
+        // Errands not started do not run (those running are waited for below).
+        sh.errands.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        sh.errands_waiting.store(0, Ordering::SeqCst);
         sh.post.job.store(std::ptr::null_mut(), Ordering::Relaxed);
         sh.post.epoch.fetch_add(1, Ordering::SeqCst);
         {

@@ -894,7 +894,7 @@ pub fn run_trace_kernel(
 /// The GPU's threads for `opts` (kept by the GPU across kernels; the caller puts them back).
 pub(super) fn gpu_threads(gpu: &mut Gpu, opts: &RunOptions) -> crate::threads::Threads {
     match gpu.threads.take() {
-        Some(t) if t.count() == opts.threads.max(1) => t,
+        Some(t) if t.asked() == opts.threads.max(1) => t,
         _ => crate::threads::Threads::new(opts.threads),
     }
 }

@@ -440,6 +440,7 @@ impl MemorySystem {
         );
         let (src_cap, queue) = (resp_net.src_cap, cfg.l2.queue_icnt_to_l2.max(1) as usize);
         let parts = make_parts(nparts, &|p| Partition::new(cfg, p, src_cap, queue));
+        assert_eq!(parts.len(), nparts, "make_parts made every partition");
         Self {
             map,
             num_sms,

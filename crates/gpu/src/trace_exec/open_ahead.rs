@@ -79,6 +79,8 @@ enum Slot {
     Opening,
     /// (Boxed: a kernel's record is ~1 KB.)
     Opened(Box<Result<TraceKernel, SimError>>),
+    /// Opening it panicked (a bug): the panic goes on at its turn, as if opened then.
+    Panicked(Box<dyn std::any::Any + Send>),
     /// Taken for its run.
     Taken,
 }
@@ -97,17 +99,13 @@ impl Opener {
             let mut tk = TraceKernel::open_on(p, listings, &one_thread)?;
             tk.decode_ahead(Arc::clone(&self.cfgs), self.infer);
             Ok(tk)
-        }))
-        .unwrap_or_else(|e| {
-            Err(SimError::Exec(format!(
-                "opening {} panicked: {}",
-                p.display(),
-                crate::threads::panic_text(e.as_ref())
-            )))
-        });
+        }));
         if let Ok(mut g) = self.slots.lock() {
             if let Some(s) = g.kernels.get_mut(i) {
-                *s = Slot::Opened(Box::new(r));
+                *s = match r {
+                    Ok(r) => Slot::Opened(Box::new(r)),
+                    Err(panic) => Slot::Panicked(panic),
+                };
             }
         }
         self.opened.notify_all();
@@ -136,9 +134,13 @@ impl Opener {
                     return Ok(None);
                 }
                 Some(Slot::Opening) => g = self.opened.wait(g).map_err(|_| lost())?,
-                Some(s @ Slot::Opened(_)) => {
+                Some(s @ (Slot::Opened(_) | Slot::Panicked(_))) => {
                     return match std::mem::replace(s, Slot::Taken) {
                         Slot::Opened(r) => (*r).map(Some),
+                        Slot::Panicked(panic) => {
+                            drop(g);
+                            std::panic::resume_unwind(panic)
+                        }
                         _ => Err(lost()),
                     };
                 }
@@ -191,7 +193,12 @@ impl OpenAhead {
             )));
         };
         let first = open_now(gpu, path, listings, opts);
-        let group = ahead_group(rest, opts.threads.max(1));
+        // (A kernel that fails ends the run: nothing is opened ahead.)
+        let group = if first.is_ok() {
+            ahead_group(rest, opts.threads.max(1))
+        } else {
+            1
+        };
         let next = rest.get(1..group.min(rest.len())).unwrap_or_default();
         if let (false, Some(threads)) = (next.is_empty(), gpu.threads.as_ref()) {
             let opener = Arc::new(Opener {
@@ -265,6 +272,28 @@ fn ahead_group(paths: &[PathBuf], threads: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A panic while a kernel was opened ahead (a bug) goes on at the kernel's turn, as if
+    /// it had been opened then, rather than becoming an error that opening it at its turn
+    /// would not give; the slot is then taken.
+    #[test]
+    fn a_panic_opening_ahead_goes_on_at_the_kernel_s_turn() {
+        let gpu = Gpu::new(GpuConfig::preset("rtx-a6000").expect("preset"));
+        let opener = Opener {
+            paths: vec![PathBuf::from("k.traceg")],
+            cfgs: Arc::new((gpu.cfg.clone(), gpu.core.clone())),
+            infer: false,
+            slots: Mutex::new(OpenerSlots {
+                kernels: vec![Slot::Panicked(Box::new("the parser's bug"))],
+                stop: false,
+            }),
+            opened: Condvar::new(),
+        };
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| opener.take(0)));
+        let panic = r.err().expect("the panic goes on");
+        assert_eq!(panic.downcast_ref::<&str>(), Some(&"the parser's bug"));
+        assert!(opener.take(0).is_err(), "taken once");
+    }
 
     /// A kernel decoded ahead ([`TraceKernel::decode_ahead`]) for the configuration its turn
     /// runs on gives what decoding it at its turn gives; decoded ahead for another one (or
