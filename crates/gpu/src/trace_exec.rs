@@ -884,11 +884,22 @@ pub fn run_trace_kernel(
     listings: &[Listing],
     opts: &RunOptions,
 ) -> Result<TraceKernelRun, SimError> {
-    // The SMs' threads (kept by the GPU across kernels) parse the trace's blocks.
+    let tk = open_now(gpu, path, listings, opts)?;
+    run_opened(gpu, tk, path, opts)
+}
+
+/// Open the kernel at `path` now, its blocks parsed on the GPU's threads (kept by the GPU
+/// across kernels).
+fn open_now(
+    gpu: &mut Gpu,
+    path: &Path,
+    listings: &[Listing],
+    opts: &RunOptions,
+) -> Result<TraceKernel, SimError> {
     let threads = gpu_threads(gpu, opts);
-    let tk = TraceKernel::open_on(path, listings, &threads);
+    let r = TraceKernel::open_on(path, listings, &threads);
     gpu.threads = Some(threads);
-    run_opened(gpu, tk?, path, opts)
+    r
 }
 
 /// The GPU's threads for `opts` (kept by the GPU across kernels; the caller puts them back).

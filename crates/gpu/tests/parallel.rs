@@ -172,7 +172,6 @@ fn a_late_thread_s_part_is_taken_by_the_others() {
     }
     let n = 84;
     let mut ran_on = vec![None; n];
-    let (mut b, mut c) = (vec![(); n], vec![(); n]);
     let mut side = vec![0u8; 2];
     let me = std::thread::current().id();
     t.with_side(
@@ -184,13 +183,7 @@ fn a_late_thread_s_part_is_taken_by_the_others() {
             }
             share.iter_mut().for_each(|x| *x += 1);
         },
-        || {
-            t.for_parts3(2, &mut ran_on, &mut b, &mut c, &|_, p, _, _| {
-                p.iter_mut().for_each(|x| *x = Some(std::thread::current().id()));
-                Ok(())
-            })
-            .expect("step")
-        },
+        || step_noting_threads(&t, &mut ran_on),
     );
     assert_eq!(side, [1, 1]);
     assert!(ran_on.iter().all(|x| *x == Some(me)), "{ran_on:?}");
@@ -262,6 +255,17 @@ fn side_work_covers_its_slice_once_in_the_next_step() {
     assert_eq!(side, [1; 4]);
 }
 
+/// A step over `ran_on` on two threads of `t` noting, per element, the thread that ran it.
+fn step_noting_threads(t: &Threads, ran_on: &mut [Option<std::thread::ThreadId>]) {
+    let n = ran_on.len();
+    let (mut b, mut c) = (vec![(); n], vec![(); n]);
+    t.for_parts3(2, ran_on, &mut b, &mut c, &|_, p, _, _| {
+        p.iter_mut().for_each(|x| *x = Some(std::thread::current().id()));
+        Ok(())
+    })
+    .expect("step");
+}
+
 /// A worker on an errand (here one that waits to be released) takes part in no step: the
 /// steps posted meanwhile run every part on the calling thread, each element once, without
 /// waiting for it (before errands, the calling thread waited for every worker to finish
@@ -293,11 +297,7 @@ fn steps_do_not_wait_for_a_worker_on_an_errand() {
     let mut side = vec![0u8; 2];
     let t0 = Instant::now();
     for _ in 0..100 {
-        t.for_parts3(2, &mut ran_on, &mut b, &mut c, &|_, p, _, _| {
-            p.iter_mut().for_each(|x| *x = Some(std::thread::current().id()));
-            Ok(())
-        })
-        .expect("step");
+        step_noting_threads(&t, &mut ran_on);
         assert!(ran_on.iter().all(|x| *x == Some(me)), "{ran_on:?}");
         ran_on.iter_mut().for_each(|x| *x = None);
     }
@@ -306,13 +306,7 @@ fn steps_do_not_wait_for_a_worker_on_an_errand() {
         2,
         &mut side,
         &|share: &mut [u8]| share.iter_mut().for_each(|x| *x += 1),
-        || {
-            t.for_parts3(2, &mut ran_on, &mut b, &mut c, &|_, p, _, _| {
-                p.iter_mut().for_each(|x| *x = Some(std::thread::current().id()));
-                Ok(())
-            })
-            .expect("step")
-        },
+        || step_noting_threads(&t, &mut ran_on),
     );
     assert_eq!(side, [1, 1]);
     assert!(ran_on.iter().all(|x| *x == Some(me)), "{ran_on:?}");

@@ -1,12 +1,12 @@
 //! Kernels of a kernels list opened before their turn, by the GPU's idle threads
 //! ([`OpenAhead`]).
 
-use super::{gpu_threads, TraceKernel};
+use super::{open_now, TraceKernel};
 use crate::{Gpu, RunOptions, SimError};
 use sassim_config::GpuConfig;
 use sassim_isa::Listing;
 use sassim_timing::CoreConfig;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 
 /// Trace bytes of the kernels opened ahead of their runs at a time ([`OpenAhead`]; plain
@@ -229,19 +229,6 @@ impl OpenAhead {
     }
 }
 
-/// Open the kernel at `path` now, its blocks parsed on the GPU's threads.
-fn open_now(
-    gpu: &mut Gpu,
-    path: &Path,
-    listings: &[Listing],
-    opts: &RunOptions,
-) -> Result<TraceKernel, SimError> {
-    let threads = gpu_threads(gpu, opts);
-    let r = TraceKernel::open_on(path, listings, &threads);
-    gpu.threads = Some(threads);
-    r
-}
-
 /// How many of the kernels `paths` (the one asked for first) form a group on `threads`
 /// threads, the ones after the first being opened ahead ([`OpenAhead`]): 1 for a large one,
 /// or for a file that cannot be examined (it opens, and fails, alone on its turn), or on one
@@ -301,8 +288,8 @@ mod tests {
     /// instructions.
     #[test]
     fn a_kernel_decoded_ahead_for_another_configuration_is_decoded_again() {
-        let path =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/traces/bfs-sm80-v3/kernel-1.traceg");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/traces/bfs-sm80-v3/kernel-1.traceg");
         let gpu = |name: &str| Gpu::new(GpuConfig::preset(name).expect("preset"));
         let (a6000, t4) = (gpu("rtx-a6000"), gpu("t4"));
         let cfgs = |g: &Gpu| Arc::new((g.cfg.clone(), g.core.clone()));
