@@ -137,6 +137,8 @@ struct Slot {
     /// with its own (the worker was on an errand, parked or late). Raised with `fetch_max`
     /// by both, so exactly one of them runs the part.
     turn: AtomicU64,
+    /// The worker is running an errand ([`Threads::errand`]).
+    on_errand: AtomicBool,
 }
 
 /// The elements of one part of a step not yet taken (alone on its cache line): `front..back`,
@@ -698,8 +700,10 @@ impl Threads {
         // seldom reaches). A worker that has not begun its part by now (on an errand,
         // parked, or late) does not: this thread runs it (`Slot::turn`).
         let mut yielding_since: Option<std::time::Instant> = None;
+        let mut errand_in_step = false;
         for (i, w) in workers.iter().enumerate() {
             if w.turn.load(Ordering::Acquire) < epoch && w.turn.fetch_max(epoch, Ordering::AcqRel) < epoch {
+                errand_in_step |= w.on_errand.load(Ordering::Relaxed);
                 part(i + 1);
                 continue;
             }
@@ -718,6 +722,10 @@ impl Threads {
         // the waves trace, and the first 4,096 cycles after it, to one thread in most runs).
         if kind == StepKind::Measured {
             self.note_wait(woke, yielding_since.map(|t| t.elapsed()));
+            // A worker on an errand says nothing of whether parallel steps pay here.
+            if errand_in_step {
+                self.pays.last.set(None);
+            }
         }
         match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
             Some((_, e)) => Err(e),
@@ -955,8 +963,11 @@ fn run_errand(sh: &Shared, k: usize, seen: &mut u64) -> bool {
         return false;
     };
     ERRAND.with(|c| c.set(Some(OnErrand { sh, k, seen: *seen })));
+    let slot = sh.slots.get(k - 1);
+    slot.inspect(|s| s.on_errand.store(true, Ordering::Relaxed));
     // An errand reports its own failures; a panic must not end the worker.
     let _ = catch_unwind(AssertUnwindSafe(e));
+    slot.inspect(|s| s.on_errand.store(false, Ordering::Relaxed));
     if let Some(on) = ERRAND.with(|c| c.take()) {
         *seen = on.seen;
     }
@@ -1116,6 +1127,42 @@ mod tests {
             t.note_wait(false, long);
         }
         assert_eq!(t.alone.get(), 2 * ALONE_STEPS);
+    }
+
+    /// Steps whose worker is on an errand (its part run by the calling thread) are not
+    /// timed by the probe of whether parallel steps pay: they say nothing about the machine,
+    /// and counting them kept small steps alone for 16,384 steps after the errand.
+    #[test]
+    fn steps_while_a_worker_is_on_an_errand_are_not_timed() {
+        use std::sync::mpsc;
+        let t = Threads::new(2);
+        if t.count() < 2 {
+            return;
+        }
+        let (started_tx, started_rx) = mpsc::channel();
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        t.errand(Box::new(move || {
+            let _ = started_tx.send(());
+            let _ = release_rx.recv_timeout(Duration::from_secs(30));
+        }))
+        .map_err(|_| "no worker")
+        .expect("a worker");
+        started_rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the errand runs");
+        // Steps over 4 elements on 2 threads: small, so probed.
+        let (mut a, mut b, mut c) = (vec![0u32; 4], vec![(); 4], vec![(); 4]);
+        for _ in 0..4 * PROBE_STEPS + 16 * PROBE_BLOCK {
+            t.for_parts3(2, &mut a, &mut b, &mut c, &|_, p, _, _| {
+                p.iter_mut().for_each(|x| *x += 1);
+                Ok(())
+            })
+            .expect("step");
+        }
+        assert!(a.iter().all(|&x| x == 4 * PROBE_STEPS + 16 * PROBE_BLOCK));
+        assert_eq!(t.pays.n[1].get(), 0, "a parallel step was timed");
+        assert_eq!(t.pays.decided.get(), 0, "the probe decided on such steps");
+        release_tx.send(()).expect("release");
     }
 
     /// A batch of trace blocks to parse (`for_parts`) whose worker finishes well after the
