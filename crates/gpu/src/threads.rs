@@ -905,8 +905,9 @@ fn worker(sh: &Shared, k: usize) {
                 break;
             }
             rounds += 1;
-            // Idle for a few µs: an errand may run (the steps posted meanwhile run on the
-            // calling thread).
+            // Idle for a few µs: an errand may run (this worker takes its part of the steps
+            // posted meanwhile at the errand's interleave points, or the calling thread runs
+            // it).
             if rounds >= SPIN_ROUNDS && run_errand(sh, k, &mut seen) {
                 rounds = 0;
                 continue;

@@ -26,16 +26,17 @@ pub(crate) const OPEN_ALONE_BYTES: u64 = 4 << 20;
 /// while a kernel of a few busy SMs runs, the other threads are often idle. So when the GPU
 /// has more than one thread, the small kernels after the one asked for, up to
 /// [`OPEN_AHEAD_KERNELS`] and [`OPEN_AHEAD_BYTES`] of trace, are given to the workers as
-/// errands, one a kernel, each also decoded for the GPU's configuration (control bits
-/// inferred if asked, static code prepared: [`TraceKernel::decode_ahead`], used at the
-/// kernel's turn if the configuration is unchanged), in the list's order (opening the largest first was slower on the
-/// BFS trace: the next small kernels then opened on their turns, on the calling thread,
-/// while the worker opened the large ones). A worker on an errand takes part in no step
-/// until it is done; the calling thread runs its parts. A kernel whose turn comes
+/// errands, one a kernel, in the list's order. Each is also decoded for the GPU's
+/// configuration (control bits inferred if asked, static code prepared:
+/// [`TraceKernel::decode_ahead`], used at the kernel's turn if the configuration is
+/// unchanged). A worker on an errand takes its part of the steps posted meanwhile at the
+/// parser's interleave points (`sassim_trace::interleave`); the calling thread runs the parts
+/// it has not begun. (Opening the largest first was slower on the BFS trace: the next small
+/// kernels then opened on their turns, on the calling thread.) A kernel whose turn comes
 /// before a worker has begun it opens then on every thread, as one not opened ahead; one
 /// that a worker is opening is waited for. A kernel over [`OPEN_ALONE_BYTES`], or a
 /// compressed or binary one, opens alone on its turn. Each kernel, and any error, is that
-/// of opening it alone; an error is returned when its kernel's turn comes, after the kernels
+/// of opening it alone; an error (or a panic) comes at its kernel's turn, after the kernels
 /// before it have run, as if it had been opened then. Which thread opens a kernel, and
 /// when, changes no result.
 #[derive(Default)]
@@ -46,7 +47,7 @@ pub(super) struct OpenAhead {
     listings: Option<Arc<[Listing]>>,
 }
 
-/// A group of kernels opened ahead: the `first`-th of the list and the `len` after it.
+/// A group of kernels opened ahead: `len` kernels from the `first`-th of the list.
 struct Ahead {
     first: usize,
     len: usize,
