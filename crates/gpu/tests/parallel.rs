@@ -366,3 +366,61 @@ fn errands_run_in_order_on_a_worker_even_a_parked_one() {
         assert_ne!(on, me);
     }
 }
+
+/// A worker on an errand that reaches interleave points (`sassim_trace::interleave`, as a
+/// trace parse does every 32 lines) takes its part of the steps posted meanwhile: every
+/// element of every step runs once, and some run on the worker while its errand is still
+/// running (without the interleave hook, none would: the calling thread runs the part of a
+/// worker that has not begun it).
+#[test]
+fn a_worker_on_an_errand_steps_at_its_interleave_points() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{mpsc, Arc};
+    use std::time::Duration;
+    let t = Threads::new(2);
+    if t.count() < 2 {
+        return;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let until = Arc::clone(&stop);
+    t.errand(Box::new(move || {
+        let _ = tx.send(std::thread::current().id());
+        let start = std::time::Instant::now();
+        while !until.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(30) {
+            sassim_trace::interleave::point();
+            std::hint::spin_loop();
+        }
+    }))
+    .map_err(|_| "no worker")
+    .expect("a worker");
+    let worker = rx.recv_timeout(Duration::from_secs(30)).expect("the errand runs");
+    let n = 84;
+    let mut ran_on = vec![None; n];
+    let (mut b, mut c) = (vec![(); n], vec![(); n]);
+    let mut on_worker = 0;
+    // (Steps until the worker has taken part in one, for at most 10 s: a loaded machine may
+    // deschedule it for a while.)
+    let start = std::time::Instant::now();
+    for step in 0.. {
+        if step >= 200 && (on_worker > 0 || start.elapsed() > Duration::from_secs(10)) {
+            break;
+        }
+        ran_on.iter_mut().for_each(|x| *x = None);
+        t.for_parts3(2, &mut ran_on, &mut b, &mut c, &|_, p, _, _| {
+            for x in p.iter_mut() {
+                // About a µs of work an element, so that the worker's part is worth taking.
+                for _ in 0..200 {
+                    std::hint::spin_loop();
+                }
+                *x = Some(std::thread::current().id());
+            }
+            Ok(())
+        })
+        .expect("step");
+        assert!(ran_on.iter().all(Option::is_some));
+        on_worker += ran_on.iter().filter(|x| **x == Some(worker)).count();
+    }
+    stop.store(true, Ordering::Release);
+    assert!(on_worker > 0, "the worker took no part of a step from its errand");
+}
