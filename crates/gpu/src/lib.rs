@@ -357,6 +357,15 @@ pub struct Gpu {
 }
 
 impl Gpu {
+    /// The threads for `opts` (kept across kernels: the caller puts them back in
+    /// `self.threads`), made anew when the count asked for changed.
+    pub(crate) fn take_threads(&mut self, opts: &RunOptions) -> parallel::Threads {
+        match self.threads.take() {
+            Some(t) if t.asked() == opts.threads.max(1) => t,
+            _ => parallel::Threads::new(opts.threads),
+        }
+    }
+
     pub fn new(cfg: GpuConfig) -> Self {
         let core = CoreConfig::from_gpu(&cfg);
         Gpu {
@@ -502,10 +511,7 @@ impl Gpu {
         let code_base = self.cfg.frontend.kernel_code_base
             + self.kernels_launched * self.cfg.frontend.kernel_code_spacing;
         self.kernels_launched += 1;
-        let threads = match self.threads.take() {
-            Some(t) if t.asked() == opts.threads.max(1) => t,
-            _ => parallel::Threads::new(opts.threads),
-        };
+        let threads = self.take_threads(opts);
         // The memory system lives as long as the GPU: L2 and DRAM state carry over from
         // one kernel to the next (created for all SMs on first use, its partitions on the
         // threads).
@@ -569,34 +575,22 @@ impl Gpu {
         }
         // The SMs are made on the threads (their zeroed state and its page faults are a few
         // tens of µs an SM; the threads' parts match the first steps' when the SMs are busy).
-        let mut made: Vec<Option<Sm<S::Writes>>> = (0..num_sms).map(|_| None).collect();
-        let mut which: Vec<usize> = (0..num_sms).collect();
         let (core, mem_ref) = (&self.core, &mem);
-        let make = |_: usize, which: &mut [usize], out: &mut [Option<Sm<S::Writes>>]| {
-            for (&s, o) in which.iter().zip(out.iter_mut()) {
-                let mut sm = Sm::new(core.clone(), mem_ref.sm_memory(phys[s]));
-                sm.record = opts.record;
-                sm.skip_idle_subcores = opts.skip_idle_subcores;
-                sm.set_kernel(code.clone(), code_base, opts.has_control_bits);
-                *o = Some(sm);
+        let made = threads.map(num_sms, &|s| {
+            let mut sm = Sm::new(core.clone(), mem_ref.sm_memory(phys[s]));
+            sm.record = opts.record;
+            sm.skip_idle_subcores = opts.skip_idle_subcores;
+            sm.set_kernel(code.clone(), code_base, opts.has_control_bits);
+            sm
+        });
+        let mut sms: Vec<Sm<S::Writes>> = match made {
+            Ok(sms) => sms,
+            Err(e) => {
+                self.threads = Some(threads);
+                self.mem = Some(mem);
+                return Err(SimError::Exec(e));
             }
-            Ok(())
         };
-        let r = threads.for_parts(&mut which, &mut made, &make);
-        if let Err(e) = r {
-            self.threads = Some(threads);
-            self.mem = Some(mem);
-            return Err(SimError::Exec(e));
-        }
-        let mut sms: Vec<Sm<S::Writes>> = made.into_iter().flatten().collect();
-        if sms.len() != num_sms {
-            self.threads = Some(threads);
-            self.mem = Some(mem);
-            return Err(SimError::Exec(format!(
-                "{} of {num_sms} SMs were made",
-                sms.len()
-            )));
-        }
         // What each SM's step reports to the serial part of the cycle (and the serial part
         // to the step: responses delivered).
         let mut notes = vec![parallel::SmNote::default(); num_sms];

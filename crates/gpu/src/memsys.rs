@@ -220,29 +220,12 @@ impl MemModel {
         let mcfg = memory_config(cfg);
         mcfg.validate()
             .map_err(|e| format!("{}: the memory hierarchy cannot be built: {e}", cfg.gpu.name))?;
+        // (A panic in a partition's making is the only error: made again here, it panics as
+        // `MemorySystem::new` would.)
         let map = |n: usize, make: &(dyn Fn(usize) -> mm::Partition + Sync)| {
-            let mut which: Vec<usize> = (0..n).collect();
-            let mut made: Vec<Option<mm::Partition>> = (0..n).map(|_| None).collect();
-            let r = threads.for_parts(
-                &mut which,
-                &mut made,
-                &|_, ps: &mut [usize], out: &mut [Option<mm::Partition>]| {
-                    for (&p, o) in ps.iter().zip(out.iter_mut()) {
-                        *o = Some(make(p));
-                    }
-                    Ok(())
-                },
-            );
-            // (A panic in a partition's making is the only error: made again here, it
-            // panics as `MemorySystem::new` would.)
-            match r {
-                Ok(()) => made
-                    .into_iter()
-                    .enumerate()
-                    .map(|(p, m)| m.unwrap_or_else(|| make(p)))
-                    .collect(),
-                Err(_) => (0..n).map(make).collect(),
-            }
+            threads
+                .map(n, make)
+                .unwrap_or_else(|_| (0..n).map(make).collect())
         };
         let sys = mm::MemorySystem::new_with(&mcfg, num_sms.max(1), &map);
         let c = &cfg.const_cache;

@@ -343,6 +343,27 @@ impl Threads {
         self.n
     }
 
+    /// `make(0), …, make(n - 1)`, in order, made on the threads ([`Threads::for_parts`]: an
+    /// error if a call panicked).
+    pub fn map<T: Send>(&self, n: usize, make: &(dyn Fn(usize) -> T + Sync)) -> Result<Vec<T>, String> {
+        let mut which: Vec<usize> = (0..n).collect();
+        let mut made: Vec<Option<T>> = (0..n).map(|_| None).collect();
+        self.for_parts(
+            &mut which,
+            &mut made,
+            &|_, which: &mut [usize], out: &mut [Option<T>]| {
+                for (&i, o) in which.iter().zip(out.iter_mut()) {
+                    *o = Some(make(i));
+                }
+                Ok(())
+            },
+        )?;
+        made.into_iter()
+            .enumerate()
+            .map(|(i, m)| m.ok_or_else(|| format!("element {i} of {n} was not made")))
+            .collect()
+    }
+
     /// The thread count this pool was made for ([`Threads::new`]'s `n`, at least 1): a pool
     /// can be reused for that count even if it has fewer threads.
     pub fn asked(&self) -> usize {
@@ -931,19 +952,24 @@ fn worker(sh: &Shared, k: usize) {
         if sh.quit.load(Ordering::Acquire) {
             return;
         }
-        // The calling thread ran this part in its place.
-        if slot.turn.fetch_max(seen, Ordering::AcqRel) >= seen {
-            continue;
-        }
-        let job = sh.post.job.load(Ordering::Relaxed) as *const &'static Job<'static>;
-        // (Stored even if the part unwinds: the calling thread waits for it.)
-        let _done = DoneAt(&slot.done, seen);
-        // SAFETY: the poster stored `job` before the epoch this thread acquired, and, as this
-        // thread took its part of that epoch (`turn` above), keeps it alive until this
-        // thread's `done` reaches that epoch (`run_parts`).
-        if let Some(j) = unsafe { job.as_ref() } {
-            j(k);
-        }
+        run_own_part(sh, slot, k, seen);
+    }
+}
+
+/// Worker `k`'s part (its slot `slot`) of epoch `e`, which the worker has seen: run, unless
+/// the calling thread took it in its place (`Slot::turn`), and `done` stored then (also if
+/// the part unwinds: the calling thread waits for it).
+fn run_own_part(sh: &Shared, slot: &Slot, k: usize, e: u64) {
+    if slot.turn.fetch_max(e, Ordering::AcqRel) >= e {
+        return;
+    }
+    let _done = DoneAt(&slot.done, e);
+    let job = sh.post.job.load(Ordering::Relaxed) as *const &'static Job<'static>;
+    // SAFETY: the poster stored `job` before epoch `e`, which this thread acquired, and, as
+    // this thread took its part of `e` (`turn` above), keeps it alive until this thread's
+    // `done` reaches `e` (`run_parts`).
+    if let Some(j) = unsafe { job.as_ref() } {
+        j(k);
     }
 }
 
@@ -1009,21 +1035,11 @@ fn step_from_errand() {
     let Some(slot) = sh.slots.get(on.k - 1) else {
         return;
     };
-    if slot.turn.fetch_max(e, Ordering::AcqRel) >= e {
-        ERRAND.with(|c| c.set(Some(on)));
-        return;
-    }
     // Not while running the part (which may parse: a kernel opened on every thread); the
-    // errand is resumed, and `done` stored, even if the part unwinds.
+    // errand is resumed, with the epoch seen, even if the part unwinds.
     ERRAND.with(|c| c.set(None));
     let _resume = ResumeErrand(on);
-    let _done = DoneAt(&slot.done, e);
-    let job = sh.post.job.load(Ordering::Relaxed) as *const &'static Job<'static>;
-    // SAFETY: as in `worker`: the poster stored `job` before epoch `e`, and keeps it alive
-    // until this worker's `done` reaches `e`, since this worker took its part of `e`.
-    if let Some(j) = unsafe { job.as_ref() } {
-        j(on.k);
-    }
+    run_own_part(sh, slot, on.k, e);
 }
 
 /// Stores its epoch in a worker's `done` when dropped (after the worker's part, or while

@@ -361,12 +361,9 @@ impl TraceKernel {
             .iter()
             .any(|i| matches!(i.opcode.base.as_str(), "HGMMA" | "IGMMA" | "QGMMA"))
     }
-    /// Give the kernel's instructions control bits inferred for `gpu`'s opcode tables
+    /// Give the kernel's instructions control bits inferred for `cfg`'s opcode tables
     /// (a trace without its listing); afterwards it runs as with control bits.
-    pub fn infer_control_bits(&mut self, gpu: &Gpu) {
-        self.infer_control_bits_for(&gpu.cfg, &gpu.core);
-    }
-    fn infer_control_bits_for(&mut self, cfg: &GpuConfig, core: &CoreConfig) {
+    fn infer_control_bits(&mut self, cfg: &GpuConfig, core: &CoreConfig) {
         let k = crate::ctlbits::with_inferred_control_bits(&self.kernel, cfg, core);
         self.kernel = Arc::new(k);
         self.has_control_bits = true;
@@ -384,9 +381,9 @@ impl TraceKernel {
     ) -> (PreparedKernel, Option<String>, bool) {
         let inferred = (infer || self.has_warpgroup_mma()) && !self.has_control_bits();
         if inferred {
-            self.infer_control_bits_for(cfg, core);
+            self.infer_control_bits(cfg, core);
         }
-        let (prepared, unknown) = self.prepare_for(cfg, core);
+        let (prepared, unknown) = self.prepare(cfg, core);
         (prepared, unknown, inferred)
     }
 
@@ -436,15 +433,12 @@ impl TraceKernel {
         self.executed.iter().flatten().count()
     }
 
-    /// Decode the static code for `gpu`'s timing model ([`crate::prepare`]). The
+    /// Decode the static code for `cfg`'s timing model ([`crate::prepare`]). The
     /// unknown-opcode list of the result is emptied and returned instead as a warning
     /// over the executed instructions, with static and dynamic counts; the registers
     /// per thread come from the trace header (`-nregs`) when it has them.
     /// Call it before running: it also records which static instructions access memory.
-    pub fn prepare(&mut self, gpu: &Gpu) -> (PreparedKernel, Option<String>) {
-        self.prepare_for(&gpu.cfg, &gpu.core)
-    }
-    fn prepare_for(&mut self, cfg: &GpuConfig, core: &CoreConfig) -> (PreparedKernel, Option<String>) {
+    fn prepare(&mut self, cfg: &GpuConfig, core: &CoreConfig) -> (PreparedKernel, Option<String>) {
         let mut p = crate::prepare(&self.kernel, cfg, core);
         p.unknown_opcodes.clear();
         let table = cfg.opcode_table();
@@ -896,18 +890,10 @@ fn open_now(
     listings: &[Listing],
     opts: &RunOptions,
 ) -> Result<TraceKernel, SimError> {
-    let threads = gpu_threads(gpu, opts);
+    let threads = gpu.take_threads(opts);
     let r = TraceKernel::open_on(path, listings, &threads);
     gpu.threads = Some(threads);
     r
-}
-
-/// The GPU's threads for `opts` (kept by the GPU across kernels; the caller puts them back).
-pub(super) fn gpu_threads(gpu: &mut Gpu, opts: &RunOptions) -> crate::threads::Threads {
-    match gpu.threads.take() {
-        Some(t) if t.asked() == opts.threads.max(1) => t,
-        _ => crate::threads::Threads::new(opts.threads),
-    }
 }
 
 /// [`run_trace_kernel`] of a kernel already opened.

@@ -47,10 +47,9 @@ pub(super) struct OpenAhead {
     listings: Option<Arc<[Listing]>>,
 }
 
-/// A group of kernels opened ahead: `len` kernels from the `first`-th of the list.
+/// A group of kernels opened ahead: its opener's kernels from the `first`-th of the list.
 struct Ahead {
     first: usize,
-    len: usize,
     opener: Arc<Opener>,
 }
 
@@ -177,7 +176,8 @@ impl OpenAhead {
         opts: &RunOptions,
     ) -> Result<TraceKernel, SimError> {
         if let Some(a) = &self.ahead {
-            if let (Some(i), Some(p)) = (k.checked_sub(a.first).filter(|&i| i < a.len), paths.get(k)) {
+            let len = a.opener.paths.len();
+            if let (Some(i), Some(p)) = (k.checked_sub(a.first).filter(|&i| i < len), paths.get(k)) {
                 return match a.opener.take(i)? {
                     Some(tk) => Ok(tk),
                     None => open_now(gpu, p, listings, opts),
@@ -220,11 +220,7 @@ impl OpenAhead {
                     break;
                 }
             }
-            self.ahead = Some(Ahead {
-                first: k + 1,
-                len: next.len(),
-                opener,
-            });
+            self.ahead = Some(Ahead { first: k + 1, opener });
         }
         first
     }
