@@ -72,7 +72,9 @@ pub struct CoreConfig {
     pub rf_banks: u32,
     pub rf_read_ports_per_bank: u32,
     pub rf_read_cycles: u32,
-    pub rf_port_width_bits: u32,
+    /// Port-cycles one warp operand takes: warp width × 32 bits over the port width
+    /// (`regfile.port_width_bits`).
+    pub rf_operand_port_cycles: u8,
     pub rf_ideal: bool,
     /// Register-file organisation (LTRF: operands come from the register cache).
     pub rf_org: sassim_config::RegFileOrganisation,
@@ -169,7 +171,9 @@ impl CoreConfig {
             rf_banks: r.banks,
             rf_read_ports_per_bank: r.read_ports_per_bank,
             rf_read_cycles: r.read_cycles,
-            rf_port_width_bits: r.port_width_bits,
+            rf_operand_port_cycles: (g.gpu.warp_size * 32)
+                .div_ceil(r.port_width_bits.max(32))
+                .min(255) as u8,
             // LTRF reads every operand from its register cache: conflict-free (LTRF §5: a warp's
             // registers are interleaved across the cache banks).
             rf_ideal: r.ideal || r.organisation != sassim_config::RegFileOrganisation::Baseline,

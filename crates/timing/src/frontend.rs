@@ -10,6 +10,11 @@ pub struct TagCache {
     sets: u32,
     assoc: usize,
     line: u64,
+    /// `sets - 1` and `log2(line)` when they are powers of two (every preset's caches): the
+    /// set and the line are then a mask and a shift, not divisions (a lookup per fetch and
+    /// per constant operand).
+    set_mask: Option<u64>,
+    line_shift: Option<u32>,
     /// (tag, last use) per way.
     ways: Vec<(u64, u64)>,
     tick: u64,
@@ -20,21 +25,32 @@ const INVALID: u64 = u64::MAX;
 impl TagCache {
     pub fn new(g: &CacheGeom) -> Self {
         let sets = g.sets();
+        let line = g.line_bytes.max(1) as u64;
         TagCache {
             sets,
             assoc: g.assoc.max(1) as usize,
-            line: g.line_bytes.max(1) as u64,
+            line,
+            set_mask: sets.is_power_of_two().then(|| u64::from(sets) - 1),
+            line_shift: line.is_power_of_two().then(|| line.trailing_zeros()),
             ways: vec![(INVALID, 0); sets as usize * g.assoc.max(1) as usize],
             tick: 0,
         }
     }
 
+    #[inline]
     pub fn line_of(&self, addr: u64) -> u64 {
-        addr / self.line
+        match self.line_shift {
+            Some(k) => addr >> k,
+            None => addr / self.line,
+        }
     }
 
+    #[inline]
     fn set_range(&self, line: u64) -> std::ops::Range<usize> {
-        let s = (line % self.sets as u64) as usize;
+        let s = match self.set_mask {
+            Some(m) => (line & m) as usize,
+            None => (line % self.sets as u64) as usize,
+        };
         s * self.assoc..(s + 1) * self.assoc
     }
 

@@ -596,7 +596,7 @@ impl<W> Sm<W> {
         let sidx = v.head_idx as usize;
         if self.code[sidx].fixed && !self.cfg.perfect_const_cache {
             if let Some((bank, off)) = self.code[sidx].const_operand {
-                let line = ((bank as u64) << 32 | off) / self.cfg.l0c_fl.line_bytes.max(1) as u64;
+                let line = self.subcores[sc].l0c.line_of((bank as u64) << 32 | off);
                 if self.subcores[sc].l0c.probe(line) {
                     self.stats.l0c_hits += 1;
                 } else if exclude.is_none() {

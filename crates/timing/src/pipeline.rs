@@ -13,12 +13,21 @@ impl<W> Sm<W> {
     /// costs warp-width / port-width port-cycles) and the cycles the reads take: at least
     /// `read_cycles`, longer when one bank needs more port-cycles than its ports give.
     fn read_window(cfg: &CoreConfig, need: &mut [u8; 8]) -> u32 {
-        let per_op = (cfg.warp_size * 32).div_ceil(cfg.rf_port_width_bits.max(32)) as u8;
+        let per_op = cfg.rf_operand_port_cycles;
         let ports = cfg.rf_read_ports_per_bank.max(1);
         let mut window = cfg.rf_read_cycles;
         for n in need.iter_mut().take(cfg.rf_banks as usize) {
+            if *n == 0 {
+                continue;
+            }
             *n = n.saturating_mul(per_op);
-            window = window.max((*n as u32).div_ceil(ports));
+            // (One port per bank in every preset: no division then.)
+            let cycles = if ports == 1 {
+                u32::from(*n)
+            } else {
+                u32::from(*n).div_ceil(ports)
+            };
+            window = window.max(cycles);
         }
         window
     }
@@ -106,7 +115,7 @@ impl<W> Sm<W> {
                     s.fixed_wb_cycle[ring] = vis_fixed;
                     s.fixed_wb[ring] = 0;
                 }
-                s.fixed_wb[ring] |= 1 << (*i as u32 % banks).min(7);
+                s.fixed_wb[ring] |= 1 << crate::inst::bank_of(u32::from(*i), banks).min(7);
             }
         }
         let has_read_sb = inst.ctrl.read_sb.is_some() || !self.uses_control_bits;

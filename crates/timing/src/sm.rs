@@ -710,7 +710,7 @@ impl<W> Sm<W> {
                     // A load colliding with a fixed-latency result in the same bank waits.
                     let sc = self.slot_sc[slot] as usize;
                     let bank = self.code[sidx].writes.iter().find_map(|r| match r {
-                        ArchReg::R(i) => Some(*i as u32 % self.cfg.rf_banks),
+                        ArchReg::R(i) => Some(crate::inst::bank_of(u32::from(*i), self.cfg.rf_banks)),
                         _ => None,
                     });
                     let ring = (now % 64) as usize;
