@@ -3,8 +3,12 @@
 
 use std::collections::VecDeque;
 
-/// Most banks of a channel (checked by the configuration).
-const MAX_BANKS: usize = 64;
+/// Most banks of a channel (checked by the configuration), and of bank groups (at most the
+/// banks). The per-bank arrays have this length, so that the scheduler's passes index them
+/// with a bank number masked by `BANK_MASK` (no bounds checks).
+const BANK_BITS: u32 = 6;
+const MAX_BANKS: usize = 1 << BANK_BITS;
+const BANK_MASK: usize = MAX_BANKS - 1;
 
 use crate::config::DramConfig;
 
@@ -177,7 +181,7 @@ pub(crate) struct DramChannel {
     len: usize,
     cap: usize,
     /// Nothing can issue before this cycle while `quiet_blocked` stays as it is (set when
-    /// the scheduler found nothing to issue, or after a column command; every command's
+    /// the scheduler found nothing to issue, or after a command; every command's
     /// condition is a time being reached, and a new request lowers it to its own first
     /// cycle): `schedule` does nothing until then. 0: evaluate.
     quiet_until: u64,
@@ -226,10 +230,11 @@ pub(crate) struct DramChannel {
     /// Per bank: the first cycle of a column command as far as the bank goes, its bank
     /// group (that of its requests: the address mapping derives the bank from its group),
     /// and what the activate/precharge pass reads.
-    col_ready: Vec<u64>,
-    group: Vec<u8>,
-    rows: Vec<RowState>,
-    next_col_bg: Vec<u64>,
+    col_ready: Box<[u64; MAX_BANKS]>,
+    group: Box<[u8; MAX_BANKS]>,
+    rows: Box<[RowState; MAX_BANKS]>,
+    /// Per bank group (`MAX_BANKS` of them, the first `bank_groups` used).
+    next_col_bg: Box<[u64; MAX_BANKS]>,
     inflight: VecDeque<(u64, DramDone)>,
     pub stats: DramStats,
 }
@@ -275,22 +280,21 @@ impl DramChannel {
                 };
                 nbanks
             ],
-            col_ready: vec![0; nbanks],
-            group: vec![0; nbanks],
-            rows: vec![
-                RowState {
+            col_ready: Box::new([0; MAX_BANKS]),
+            group: Box::new([0; MAX_BANKS]),
+            rows: Box::new(
+                [RowState {
                     ready: 0,
-                    head_seq: u64::MAX
-                };
-                nbanks
-            ],
+                    head_seq: u64::MAX,
+                }; MAX_BANKS],
+            ),
             busy_banks: 0,
             read_hit_banks: 0,
             write_hit_banks: 0,
             open_banks: 0,
             next_act_any: 0,
             next_col_any: 0,
-            next_col_bg: vec![0; cfg.bank_groups.max(1) as usize],
+            next_col_bg: Box::new([0; MAX_BANKS]),
             next_rd: 0,
             next_wr: 0,
             bus_free: 0,
@@ -398,6 +402,31 @@ impl DramChannel {
         self.write_hit_banks = (self.write_hit_banks & !bit) | if bank.write_hits > 0 { bit } else { 0 };
     }
 
+    /// The first cycle of a column command of bank `b` as far as the bank and its bank group
+    /// go.
+    #[inline]
+    fn col_ready_of(&self, b: usize) -> u64 {
+        let b = b & BANK_MASK;
+        self.col_ready[b].max(self.next_col_bg[self.group[b] as usize & BANK_MASK])
+    }
+
+    /// The first cycle a command for bank `b` may issue as far as its own state goes:
+    /// its first row hit's column command if it has hits (`reads`, `writes`:
+    /// [`Self::col_times`]), else the row command for its oldest request (`u64::MAX`: no
+    /// request).
+    fn bank_time(&self, b: usize, reads: u64, writes: u64) -> u64 {
+        let bit = 1u64 << b;
+        if self.hit_banks() & bit != 0 {
+            let ready = self.col_ready_of(b);
+            let of = |hits: u64, t: u64| if hits & bit != 0 { t.max(ready) } else { u64::MAX };
+            of(self.read_hit_banks, reads).min(of(self.write_hit_banks, writes))
+        } else if self.busy_banks & bit != 0 {
+            self.row_command_time(b)
+        } else {
+            u64::MAX
+        }
+    }
+
     /// Banks with row hits.
     #[inline]
     fn hit_banks(&self) -> u64 {
@@ -408,7 +437,7 @@ impl DramChannel {
     /// bank `b`, as far as the bank and `next_act_any` go.
     #[inline]
     fn row_command_time(&self, b: usize) -> u64 {
-        let ready = self.rows[b].ready;
+        let ready = self.rows[b & BANK_MASK].ready;
         if self.open_banks >> b & 1 == 1 {
             ready
         } else {
@@ -544,12 +573,19 @@ impl DramChannel {
     #[inline]
     pub fn schedule(&mut self, now: u64, reads_blocked: bool) -> Command {
         if self.len == 0 || (now < self.quiet_until && reads_blocked == self.quiet_blocked) {
+            debug_assert!(
+                self.len == 0 || self.clone().evaluate(now, reads_blocked) == Command::None,
+                "DRAM scheduler quiet at cycle {now}"
+            );
             return Command::None;
         }
         self.evaluate(now, reads_blocked)
     }
 
     /// [`Self::schedule`] when the queue holds requests and the scheduler is not quiet.
+    /// (Not inlined: [`crate::partition::Partition`]'s DRAM cycle, which checks first
+    /// whether the scheduler is quiet, stays small.)
+    #[inline(never)]
     fn evaluate(&mut self, now: u64, reads_blocked: bool) -> Command {
         debug_assert!(self.counts_match());
         // Set again below when nothing or a column command issues (a command changes the
@@ -564,9 +600,9 @@ impl DramChannel {
         let mut pick: Option<Pick> = None;
         let mut bits = self.hit_banks();
         while bits != 0 {
-            let b = bits.trailing_zeros() as usize;
+            let b = bits.trailing_zeros() as usize & BANK_MASK;
             bits &= bits - 1;
-            let ready = self.col_ready[b].max(self.next_col_bg[self.group[b] as usize]);
+            let ready = self.col_ready_of(b);
             let (t_read, t_write) = (reads.max(ready), writes.max(ready));
             let (has_reads, has_writes) = (
                 self.read_hit_banks >> b & 1 == 1,
@@ -607,35 +643,39 @@ impl DramChannel {
         }
         // No issuable row hit: the oldest request of each bank with no hits on its open row
         // opens its row (a precharge first if another row is open); the oldest such request
-        // whose command may issue goes first.
+        // whose command may issue goes first. `oldest`: its age and bank as
+        // `age << BANK_BITS | bank` (ages differ); `issuable`: the banks whose command may
+        // issue.
+        let (open, act_any) = (self.open_banks, self.next_act_any);
+        let (mut oldest, mut issuable) = (u64::MAX, 0u64);
         let mut bits = self.busy_banks & !self.hit_banks();
         while bits != 0 {
-            let b = bits.trailing_zeros() as usize;
+            let b = bits.trailing_zeros() as usize & BANK_MASK;
             bits &= bits - 1;
-            let t = self.row_command_time(b);
+            let row = self.rows[b];
+            // (`row_command_time`.)
+            let t = if open >> b & 1 == 1 {
+                row.ready
+            } else {
+                row.ready.max(act_any)
+            };
             if now < t {
                 next = next.min(t);
-                continue;
-            }
-            let seq = self.rows[b].head_seq;
-            if pick.is_none_or(|p| seq < p.seq) {
-                pick = Some(Pick {
-                    seq,
-                    bank: b,
-                    index: 0,
-                });
+            } else {
+                oldest = oldest.min(row.head_seq << BANK_BITS | b as u64);
+                issuable |= 1 << b;
             }
         }
-        let Some(p) = pick else {
+        self.quiet_blocked = reads_blocked;
+        if issuable == 0 {
             // Nothing issued: every condition above is a cycle being reached, and only a
             // command, a new request or a change of `reads_blocked` changes them.
             self.quiet_until = next;
-            self.quiet_blocked = reads_blocked;
             return Command::None;
-        };
-        let bi = p.bank;
+        }
+        let bi = oldest as usize & BANK_MASK;
         let b = &mut self.banks[bi];
-        if b.open != CLOSED {
+        let command = if b.open != CLOSED {
             b.open = CLOSED;
             b.act_ready = b.act_ready.max(now + self.t_rp);
             b.head_pre = true;
@@ -658,7 +698,24 @@ impl DramChannel {
             self.recount_hits(bi);
             self.stats.activates += 1;
             Command::Activate(bi)
+        };
+        // Quiet until the next command may issue: the command changed bank `bi` only (and,
+        // an activate, `next_act_any`, which only delays activates), so the other banks'
+        // times found above stand (those of closed banks as lower bounds). The other banks
+        // whose command could issue now can next cycle, or, closed ones after an activate,
+        // when `next_act_any` allows.
+        let mut until = next.min(self.bank_time(bi, reads, writes));
+        let others = issuable & !(1 << bi);
+        if others != 0 {
+            let activated = matches!(command, Command::Activate(_));
+            until = until.min(if others & open != 0 || !activated {
+                now + 1
+            } else {
+                self.next_act_any
+            });
         }
+        self.quiet_until = until;
+        command
     }
 
     /// After a column command: no column command issues before the channel-wide column

@@ -118,11 +118,7 @@ impl Partition {
             l2_cycle(self, now, step, map);
             now += 1;
         }
-        let mut now = step.dram_first;
-        while now <= step.dram_last {
-            self.dram_cycle(now, step.l2_last);
-            now += 1;
-        }
+        self.dram_cycles(step);
         // (A busy slice keeps the partition active without reading anything else.)
         self.active = self.wake.iter().any(|w| w.busy) || !self.is_idle();
     }
@@ -228,6 +224,17 @@ impl Partition {
         }
     }
 
+    /// The DRAM cycles of `step` (one function for all of them: its set-up is paid once per
+    /// core cycle, not once per DRAM cycle).
+    fn dram_cycles(&mut self, step: &PartitionStep) {
+        let mut now = step.dram_first;
+        while now <= step.dram_last {
+            self.dram_cycle(now, step.l2_last);
+            now += 1;
+        }
+    }
+
+    #[inline(always)]
     fn dram_cycle(&mut self, now: u64, l2_now: u64) {
         let n = self.slices.len();
         for ch in self.channels.iter_mut() {
