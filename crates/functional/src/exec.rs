@@ -561,13 +561,16 @@ impl KernelExec {
         out: &mut Issued,
         gmem: Option<&GlobalMemory>,
     ) -> Result<(), ExecError> {
-        let r = self.issue_inner(w, clock, out, gmem);
-        if let Err(e) = &r {
-            if self.fault.is_none() && !matches!(e, ExecError::NotReady { .. }) {
-                self.fault = Some(e.clone());
+        // The usual outcome returns without moving an error value around.
+        match self.issue_inner(w, clock, out, gmem) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                if self.fault.is_none() && !matches!(e, ExecError::NotReady { .. }) {
+                    self.fault = Some(e.clone());
+                }
+                Err(e)
             }
         }
-        r
     }
 
     fn issue_inner(
@@ -627,13 +630,14 @@ impl KernelExec {
     ) -> Result<(), ExecError> {
         let wi = w.0 as usize;
         // The instruction at `path.pc`: where its PC says (one per 16 bytes), else searched
-        // (as `Kernel::index_of`).
-        let index = slot_at(code, path.pc)
-            .or_else(|| self.kernel.index_of(path.pc))
-            .ok_or(ExecError::BadPc {
+        // (as `Kernel::index_of`). The error is built only when there is one (an `ok_or`
+        // builds and drops it on every issue).
+        let Some(index) = slot_at(code, path.pc).or_else(|| self.kernel.index_of(path.pc)) else {
+            return Err(ExecError::BadPc {
                 warp: w.0,
                 pc: path.pc,
-            })?;
+            });
+        };
         let d = &code[index];
         let next_pc = d.next_pc;
         let guard = {

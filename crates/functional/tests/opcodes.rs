@@ -135,7 +135,8 @@ fn imad_iadd3_lea_carries() {
             "LEA.HI R20, R0, RZ, RZ, 0x1d",      // 0xffffffff >> 3
             "IMAD.MOV.U32 R21, RZ, RZ, -0x5",
             "IMAD.SHL.U32 R22, R4, 0x8, RZ",
-            "IMAD.IADD R23, R4, 0x1, -R6", // 1 - (-2) = 3
+            "IMAD.IADD R23, R4, 0x1, -R6",         // 1 - (-2) = 3
+            "IMAD.WIDE.U32.X R24, R0, R0, R4, P0", // 0xfffffffe_00000001 + 1 + carry-in 1
             "EXIT",
         ],
         1,
@@ -153,6 +154,7 @@ fn imad_iadd3_lea_carries() {
     assert_eq!(r0(&ex, w, 21), (-5i32) as u32);
     assert_eq!(r0(&ex, w, 22), 8);
     assert_eq!(r0(&ex, w, 23), 3);
+    assert_eq!([r0(&ex, w, 24), r0(&ex, w, 25)], [3, 0xffff_fffe]);
 }
 
 #[test]

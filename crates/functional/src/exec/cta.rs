@@ -54,6 +54,13 @@ fn thread_ids(tid: &mut [[u32; 3]; 32], wi: u32, nthreads: u32, block: [u32; 3])
     let b = [block[0].max(1), block[1].max(1)];
     let lin0 = wi * 32;
     let mut xyz = [lin0 % b[0], (lin0 / b[0]) % b[1], lin0 / (b[0] * b[1])];
+    if lin0 + 32 <= nthreads && xyz[0] + 32 <= b[0] {
+        // Every lane has a thread, in one row of x (the usual warp): (x0 + lane, y, z).
+        for (lane, t) in tid.iter_mut().enumerate() {
+            *t = [xyz[0] + lane as u32, xyz[1], xyz[2]];
+        }
+        return u32::MAX;
+    }
     let mut launched = 0u32;
     for (lane, t) in tid.iter_mut().enumerate() {
         *t = if lin0 + (lane as u32) < nthreads {
@@ -267,6 +274,7 @@ mod tests {
             [33, 2, 2],
             [1, 17, 2],
             [1024, 1, 1],
+            [64, 3, 2],
         ] {
             let n: u32 = block[0] * block[1] * block[2];
             for wi in 0..n.div_ceil(32) {

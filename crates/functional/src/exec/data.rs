@@ -19,6 +19,26 @@ fn sat01(x: f32) -> f32 {
     }
 }
 
+/// `a[l] * b[l] + c[l]` (the product of 32-bit integers, signed or not, to 64 bits) for
+/// every lane, as its low word in `lo[l]` and high word in `hi[l]`. Loops without a carry or
+/// branch per lane: the unsigned one is compiled to whole-vector multiplies.
+fn mad_wide(a: &Lanes, b: &Lanes, c: &[u64; 32], signed: bool, lo: &mut Lanes, hi: &mut Lanes) {
+    let mut put = |l: usize, p: u64| {
+        let r = p.wrapping_add(c[l]);
+        lo[l] = r as u32;
+        hi[l] = (r >> 32) as u32;
+    };
+    if signed {
+        for l in 0..32 {
+            put(l, (a[l] as i32 as i64).wrapping_mul(b[l] as i32 as i64) as u64);
+        }
+    } else {
+        for l in 0..32 {
+            put(l, a[l] as u64 * b[l] as u64);
+        }
+    }
+}
+
 impl Ex<'_> {
     #[inline]
     pub(super) fn n(&self) -> usize {
@@ -153,23 +173,19 @@ impl Ex<'_> {
                     ImadKind::Hi | ImadKind::Wide => {
                         let mut c = [0u64; 32];
                         self.s64_into(3, lm, &mut c)?;
-                        let mut v = [0u64; 32];
-                        if signed {
-                            for (l, r) in v.iter_mut().enumerate() {
-                                *r = (a[l] as i32 as i64).wrapping_mul(b[l] as i32 as i64) as u64;
-                            }
-                        } else {
-                            for (l, r) in v.iter_mut().enumerate() {
-                                *r = a[l] as u64 * b[l] as u64;
+                        if cins != 0 {
+                            // The carry-in joins the addend (the sum is the same mod 2^64).
+                            for (l, c) in c.iter_mut().enumerate() {
+                                *c = c.wrapping_add(cin(l) as u64);
                             }
                         }
-                        for (l, r) in v.iter_mut().enumerate() {
-                            *r = r.wrapping_add(c[l]).wrapping_add(cin(l) as u64);
-                        }
+                        // The 64-bit results as their low and high words, in one pass.
+                        let (mut lo, mut hi) = ([0u32; 32], [0u32; 32]);
+                        mad_wide(&a, &b, &c, signed, &mut lo, &mut hi);
                         if kind == ImadKind::Hi {
-                            self.wr_lanes(0, lm, &v.map(|x| (x >> 32) as u32))?;
+                            self.wr_lanes(0, lm, &hi)?;
                         } else {
-                            self.wr64_lanes(0, lm, &v)?;
+                            self.wr_pair_lanes(0, lm, &lo, &hi)?;
                         }
                     }
                 }
@@ -560,6 +576,23 @@ impl Ex<'_> {
                 rnd,
             } => {
                 let fz = |x: f32| if ftz { alu::ftz32(x) } else { x };
+                let plain = rnd == Round::Rn && !ftz && !sat;
+                if plain && fop == FOp::Fma {
+                    // The common FFMA of three registers: straight from their rows into the
+                    // destination's entry (a whole warp), or into a row that is then written.
+                    if self.rows3_to_dest(lm, fma_rn_lanes) {
+                        return Ok(());
+                    }
+                    if let (Some(a), Some(b), Some(c)) = (
+                        self.plain_row(1, lm),
+                        self.plain_row(2, lm),
+                        self.plain_row(3, lm),
+                    ) {
+                        let mut v = [0u32; 32];
+                        fma_rn_lanes(a, b, c, &mut v);
+                        return self.wr_lanes(0, lm, &v);
+                    }
+                }
                 let (mut av, mut bv, mut cv) = ([0u32; 32], [0u32; 32], [0u32; 32]);
                 self.sf_into(1, lm, &mut av)?;
                 self.sf_into(2, lm, &mut bv)?;
@@ -568,7 +601,6 @@ impl Ex<'_> {
                     self.sf_into(3, lm, &mut cv)?;
                 }
                 let mut v = [0u32; 32];
-                let plain = rnd == Round::Rn && !ftz && !sat;
                 if fma && plain {
                     // The common FFMA: one rounding, nothing else (in hardware when it can).
                     fma_rn_lanes(&av, &bv, &cv, &mut v);

@@ -113,7 +113,58 @@ impl Ex<'_> {
             return Ok(());
         }
         let o = self.op(i)?;
-        self.int_into(o, lm, v)
+        match o.k {
+            // A register as it is (the usual source): its row, without the dispatch.
+            K::R(r) if !(o.not || o.neg || o.abs) => {
+                self.reg_into(r, lm, v);
+                Ok(())
+            }
+            _ => self.int_into(o, lm, v),
+        }
+    }
+
+    /// The warp's row of source `i` when it is a register read as it is (no `|.|`, `-` or
+    /// `~`) that the warp holds: what [`Ex::si_into`] and [`Ex::sf_into`] give, without a
+    /// copy. None for any other operand (RZ, a register past the rows, a missing operand:
+    /// the copying readers handle them) and when `lm` is empty.
+    #[inline(always)]
+    pub(super) fn plain_row(&self, i: usize, lm: u32) -> Option<&Lanes> {
+        plain_row_of(self.w(), self.d.o.get(i), lm)
+    }
+
+    /// `f(a, b, c, out)` of the rows of sources 1 to 3 ([`Ex::plain_row`]) with `out` the
+    /// pending row of destination register 0, when every lane executes and the instruction
+    /// has not written that register yet: what computing a row and [`Ex::wr_lanes`] of it
+    /// give, without the row and its copy (`f` sets every lane of `out`). False, and nothing
+    /// done, in any other case.
+    #[inline(always)]
+    pub(super) fn rows3_to_dest(
+        &mut self,
+        lm: u32,
+        f: impl FnOnce(&Lanes, &Lanes, &Lanes, &mut Lanes),
+    ) -> bool {
+        let d = self.d;
+        let Some(K::R(dst)) = d.o.first().map(|o| &o.k) else {
+            return false;
+        };
+        if lm != u32::MAX {
+            return false;
+        }
+        let w = &self.k.warps[self.wi];
+        let (Some(a), Some(b), Some(c)) = (
+            plain_row_of(w, d.o.get(1), lm),
+            plain_row_of(w, d.o.get(2), lm),
+            plain_row_of(w, d.o.get(3), lm),
+        ) else {
+            return false;
+        };
+        match self.out.writes.fresh_row(*dst) {
+            Some(out) => {
+                f(a, b, c, out);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Integer source operand `i` for the lanes of `lm` ([`Ex::si`]).
@@ -133,8 +184,10 @@ impl Ex<'_> {
             return Ok(());
         }
         let o = self.op(i)?;
-        match &o.k {
-            K::ImmF(f) => *v = [(*f as f32).to_bits(); 32],
+        match o.k {
+            // A register (the usual source): its row, without the dispatch of `raw_into`.
+            K::R(r) => self.reg_into(r, lm, v),
+            K::ImmF(f) => *v = [(f as f32).to_bits(); 32],
             _ => self.raw_into(o, lm, v)?,
         }
         if o.abs || o.neg {
@@ -243,22 +296,28 @@ impl Ex<'_> {
         if lm == 0 {
             return Ok(());
         }
+        let lo: Lanes = std::array::from_fn(|l| v[l] as u32);
+        let hi: Lanes = std::array::from_fn(|l| (v[l] >> 32) as u32);
+        self.wr_pair_lanes(i, lm, &lo, &hi)
+    }
+
+    /// [`Ex::wr64`] of the 64-bit value with low word `lo[l]` and high word `hi[l]` for every
+    /// lane `l` of `lm` (a result computed as its two words, not split again).
+    #[inline]
+    pub(super) fn wr_pair_lanes(&mut self, i: usize, lm: u32, lo: &Lanes, hi: &Lanes) -> Res<()> {
+        if lm == 0 {
+            return Ok(());
+        }
         match self.op(i)?.k {
             K::R(255) | K::UR(63) => {}
             K::R(r) => {
-                let mut lo = [0u32; 32];
-                let mut hi = [0u32; 32];
-                for l in 0..32 {
-                    lo[l] = v[l] as u32;
-                    hi[l] = (v[l] >> 32) as u32;
-                }
-                self.out.writes.r_lanes(r, lm, &lo);
-                self.out.writes.r_lanes(r + 1, lm, &hi);
+                self.out.writes.r_lanes(r, lm, lo);
+                self.out.writes.r_lanes(r + 1, lm, hi);
             }
             K::UR(r) => {
-                let x = v[31 - lm.leading_zeros() as usize];
-                self.out.writes.ur(r, x as u32);
-                self.out.writes.ur(r + 1, (x >> 32) as u32);
+                let last = 31 - lm.leading_zeros() as usize;
+                self.out.writes.ur(r, lo[last]);
+                self.out.writes.ur(r + 1, hi[last]);
             }
             _ => return Err(self.unsup("destination is not a register")),
         }
@@ -341,6 +400,25 @@ impl PendingWrites {
             }
         }
     }
+    /// A new entry of regular register `idx` written in every lane, for the caller to set
+    /// all its values (the entry [`PendingWrites::r_lanes`] of a whole warp makes). None for
+    /// RZ and when the instruction already wrote the register (the caller then computes the
+    /// values apart and blends them with `r_lanes`); nothing is added then.
+    #[inline]
+    pub(crate) fn fresh_row(&mut self, idx: u8) -> Option<&mut Lanes> {
+        let reg = ArchReg::R(idx);
+        let n = self.len as usize;
+        if idx == 255 || self.w[..n].iter().any(|w| w.reg == reg) {
+            return None;
+        }
+        assert!(n < MAX_WRITES, "too many register writes in one instruction");
+        self.len += 1;
+        let s = &mut self.w[n];
+        s.reg = reg;
+        s.mask = u32::MAX;
+        Some(&mut s.vals)
+    }
+
     /// Predicate `idx` (PT ignored) := bit `l` of `bits` for the lanes `l` of `lm`.
     #[inline]
     pub(crate) fn p_lanes(&mut self, idx: u8, lm: u32, bits: u32) {
@@ -352,6 +430,20 @@ impl PendingWrites {
                 *d = (bits >> l & 1 & m) | (*d & !m);
             }
         }
+    }
+}
+
+/// [`Ex::plain_row`] of operand `o` in warp `w`'s registers (a function of the warp alone,
+/// so that the rows can be read while the pending writes are written).
+#[inline(always)]
+fn plain_row_of<'w>(w: &'w Warp, o: Option<&D>, lm: u32) -> Option<&'w Lanes> {
+    let o = o?;
+    match o.k {
+        K::R(r) if r != 255 && lm != 0 && !(o.not || o.neg || o.abs) => {
+            let b = r as usize * 32;
+            w.regs.get(b..b + 32)?.try_into().ok()
+        }
+        _ => None,
     }
 }
 

@@ -54,16 +54,25 @@ impl Ex<'_> {
     /// Where the lanes of `lm` load `nb` bytes each at `addrs` (global addresses) when every
     /// access is aligned and all lie in one allocation outside the constant window: that
     /// allocation's start and bytes, which give each lane what [`Ex::load`] gives it. None
-    /// otherwise (the lanes are then loaded one by one, which reports any fault).
-    fn global_span(&self, addrs: &[u64; 32], lm: u32, nb: u64) -> Option<(u64, &[u8])> {
-        // Over the whole warp, the lanes outside `lm` neutral (no branch per lane).
-        let (mut lo, mut hi, mut misaligned) = (u64::MAX, 0u64, 0u64);
-        for (l, &a) in addrs.iter().enumerate() {
-            let on = lm >> l & 1 == 1;
-            lo = lo.min(if on { a } else { u64::MAX });
-            hi = hi.max(if on { a } else { 0 });
-            misaligned |= if on { a & (nb - 1) } else { 0 };
-        }
+    /// otherwise (the lanes are then loaded one by one, which reports any fault). `run`:
+    /// [`contiguous_run`] of the lanes, whose bounds need no pass over them.
+    fn global_span(&self, addrs: &[u64; 32], lm: u32, nb: u64, run: Option<u64>) -> Option<(u64, &[u8])> {
+        let (lo, hi, misaligned) = match run {
+            // The lowest and highest lanes' addresses; `nb` is a power of two, so every
+            // lane is aligned as the first is.
+            Some(a0) => (a0, a0 + 31 * nb, a0 & (nb - 1)),
+            None => {
+                // Over the whole warp, the lanes outside `lm` neutral (no branch per lane).
+                let (mut lo, mut hi, mut misaligned) = (u64::MAX, 0u64, 0u64);
+                for (l, &a) in addrs.iter().enumerate() {
+                    let on = lm >> l & 1 == 1;
+                    lo = lo.min(if on { a } else { u64::MAX });
+                    hi = hi.max(if on { a } else { 0 });
+                    misaligned |= if on { a & (nb - 1) } else { 0 };
+                }
+                (lo, hi, misaligned)
+            }
+        };
         let hi = hi.checked_add(nb)?;
         let window = crate::memory::CONST_WINDOW..crate::memory::CONST_WINDOW + crate::memory::WINDOW_BYTES;
         if misaligned != 0 || lm == 0 || (lo < window.end && hi > window.start) {
@@ -116,11 +125,16 @@ impl Ex<'_> {
         let mut a = [m.offset as u64; 32];
         // A register past the warp's rows (or RZ, also as the pair's second) reads 0, as in
         // `Ex::reg`.
-        let row = |idx: u8| -> &[u32] {
+        let row = |idx: u8| -> &[u32; 32] {
             let i = idx as usize * 32;
             match idx {
                 255 => &ZERO,
-                _ => self.w().regs.get(i..i + 32).unwrap_or(&ZERO),
+                _ => self
+                    .w()
+                    .regs
+                    .get(i..i + 32)
+                    .and_then(|r| r.try_into().ok())
+                    .unwrap_or(&ZERO),
             }
         };
         for t in &m.terms[..m.n as usize] {
@@ -136,15 +150,7 @@ impl Ex<'_> {
             }
             let lo = row(t.idx);
             let hi = if pair { row(t.idx.wrapping_add(1)) } else { &ZERO };
-            if scale == 1 {
-                for ((x, &lo), &hi) in a.iter_mut().zip(lo).zip(hi) {
-                    *x = x.wrapping_add(lo as u64 | (hi as u64) << 32);
-                }
-            } else {
-                for ((x, &lo), &hi) in a.iter_mut().zip(lo).zip(hi) {
-                    *x = x.wrapping_add((lo as u64 | (hi as u64) << 32).wrapping_mul(scale));
-                }
-            }
+            add_rows(&mut a, lo, hi, scale);
         }
         let keep = if global { u64::MAX } else { 0xffff_ffff };
         if lm == u32::MAX {
@@ -332,11 +338,10 @@ impl Ex<'_> {
     /// Record the access for the timing model. A generic access is recorded in the space
     /// of its first lane's address (a warp whose lanes point into different spaces is
     /// timed as that space; the functional result is exact either way).
-    pub(super) fn record(&mut self, space: MemSpace, kind: MemKind, bytes: u32, addrs: [u64; 32]) {
-        let mut addrs = addrs;
-        let mut space = space;
-        let mut remote = false;
-        if space == MemSpace::Generic {
+    pub(super) fn record(&mut self, space: MemSpace, kind: MemKind, bytes: u32, addrs: &[u64; 32]) {
+        let generic = space == MemSpace::Generic;
+        let (mut space, mut remote) = (space, false);
+        if generic {
             let first = if self.g == 0 {
                 0
             } else {
@@ -346,20 +351,24 @@ impl Ex<'_> {
             space = sp;
             remote =
                 sp == MemSpace::Shared && (a >> cluster::RANK_SHIFT) as u32 != self.k.ctas[self.cta].rank;
-            for l in lanes(self.g) {
-                let (sp, a) = Self::resolve(MemSpace::Generic, addrs[l]);
-                if sp == space {
-                    addrs[l] = a;
-                }
-            }
         }
-        self.out.mem = Some(MemAccess {
+        let g = self.g;
+        // The addresses are copied once, into the record itself.
+        let m = self.out.mem.insert(MemAccess {
             space: space_of(space),
             kind,
             bytes_per_lane: bytes,
-            addrs,
+            addrs: *addrs,
             remote,
         });
+        if generic {
+            for l in lanes(g) {
+                let (sp, a) = Self::resolve(MemSpace::Generic, m.addrs[l]);
+                if sp == space {
+                    m.addrs[l] = a;
+                }
+            }
+        }
     }
 
     pub(super) fn mem_op(&mut self, op: &Op) -> Res<()> {
@@ -396,12 +405,22 @@ impl Ex<'_> {
                 if lm != 0 && matches!(space, MemSpace::Global | MemSpace::Shared) {
                     self.addresses(&m, lm, space, &mut addrs);
                 }
-                // A global load whose lanes all read one allocation: one lookup for the warp.
+                // A global load whose lanes all read one allocation: one lookup for the warp
+                // (and one copy of the bytes when the lanes read consecutive words).
                 if space == MemSpace::Global && lm != 0 {
-                    if let Some((start, bytes)) = self.global_span(&addrs, lm, nb as u64) {
-                        for l in lanes(lm) {
-                            let o = (addrs[l] - start) as usize;
-                            put(&mut words, l, &bytes[o..o + nb]);
+                    let run = contiguous_run(&addrs, lm, nb as u64);
+                    if let Some((start, bytes)) = self.global_span(&addrs, lm, nb as u64, run) {
+                        match run {
+                            Some(a0) if nb >= 4 => {
+                                let o = (a0 - start) as usize;
+                                split_words(&bytes[o..o + 32 * nb], nb, &mut words);
+                            }
+                            _ => {
+                                for l in lanes(lm) {
+                                    let o = (addrs[l] - start) as usize;
+                                    put(&mut words, l, &bytes[o..o + nb]);
+                                }
+                            }
                         }
                         loaded = true;
                     }
@@ -435,7 +454,7 @@ impl Ex<'_> {
                 } else {
                     self.wrn_lanes(0, lm, &words[..nb / 4])?;
                 }
-                self.record(space, MemKind::Load, size.bytes, addrs);
+                self.record(space, MemKind::Load, size.bytes, &addrs);
             }
             Op::St { space, size } => self.store_op(space, size.bytes)?,
             Op::Atom { space, op, ty, ret } => self.atomic(space, op, ty, ret)?,
@@ -454,7 +473,7 @@ impl Ex<'_> {
                     self.load(MemSpace::Global, l, ga, &mut buf[..bytes as usize])?;
                     self.store(MemSpace::Shared, l, sa, &buf[..bytes as usize])?;
                 }
-                self.record(MemSpace::Global, MemKind::Ldgsts, bytes, addrs);
+                self.record(MemSpace::Global, MemKind::Ldgsts, bytes, &addrs);
             }
             _ => return Err(self.unsup("not a memory instruction")),
         }
@@ -477,7 +496,7 @@ impl Ex<'_> {
         let mut addrs = [0u64; 32];
         let nb = nb as usize;
         if lm == 0 {
-            self.record(space, MemKind::Store, nb as u32, addrs);
+            self.record(space, MemKind::Store, nb as u32, &addrs);
             return Ok(());
         }
         self.addresses(&m, lm, space, &mut addrs);
@@ -500,10 +519,13 @@ impl Ex<'_> {
         }
         // A shard's global store whose lanes all write one allocation (aligned, outside
         // the constant window): every lane's store is mapped, checked once.
-        let logged = space == MemSpace::Global
-            && self.gmem.is_some()
-            && self.k.shard.is_some()
-            && self.global_span(&addrs, lm, nb as u64).is_some();
+        let sharded = space == MemSpace::Global && self.gmem.is_some() && self.k.shard.is_some();
+        let run = if sharded {
+            contiguous_run(&addrs, lm, nb as u64)
+        } else {
+            None
+        };
+        let logged = sharded && self.global_span(&addrs, lm, nb as u64, run).is_some();
         let lane_bytes = |l: usize| {
             let mut buf = [0u8; 16];
             for (k, w) in words.iter().enumerate().take(nb.div_ceil(4)) {
@@ -511,7 +533,12 @@ impl Ex<'_> {
             }
             buf
         };
-        if logged {
+        if let (true, Some(a0), true) = (logged, run, nb >= 4) {
+            // Consecutive lanes: the run the lane loop below would build, in one pass.
+            let mut buf = [0u8; 32 * 16];
+            join_words(&words, nb, &mut buf[..32 * nb]);
+            self.k.log_store(a0, &buf[..32 * nb]);
+        } else if logged {
             let mut run = StoreRun::default();
             for l in lanes(lm) {
                 let buf = lane_bytes(l);
@@ -537,7 +564,7 @@ impl Ex<'_> {
                 }
             }
         }
-        self.record(space, MemKind::Store, nb as u32, addrs);
+        self.record(space, MemKind::Store, nb as u32, &addrs);
         Ok(())
     }
 
@@ -629,7 +656,7 @@ impl Ex<'_> {
                 }
             }
         }
-        self.record(space, MemKind::Atomic, nb, addrs);
+        self.record(space, MemKind::Atomic, nb, &addrs);
         Ok(())
     }
 }
@@ -698,6 +725,69 @@ pub(super) fn atomic_result(op: AtomOp, ty: AtomTy, old: u64, b: u64, c: u64) ->
     }) & mask
 }
 
+/// The first lane's address when the lanes of `lm` are the whole warp and lane `l` accesses
+/// the `nb` bytes at `a0 + l * nb` (a coalesced access: one range of `32 * nb` bytes that
+/// does not wrap around; `nb` a power of two, else None).
+fn contiguous_run(addrs: &[u64; 32], lm: u32, nb: u64) -> Option<u64> {
+    let a0 = addrs[0];
+    if lm != u32::MAX || !nb.is_power_of_two() || a0.checked_add(32 * nb).is_none() {
+        return None;
+    }
+    // One pass without a branch per lane (three instructions a lane).
+    let (mut want, mut diff) = (a0, 0u64);
+    for &a in addrs {
+        diff |= a ^ want;
+        want = want.wrapping_add(nb);
+    }
+    (diff == 0).then_some(a0)
+}
+
+/// `a[l] += (hi[l]:lo[l]) * scale` for every lane (a register term of an address; a
+/// function of its own so that the compiler sees three whole rows and vectorises the pass).
+#[inline(never)]
+fn add_rows(a: &mut [u64; 32], lo: &[u32; 32], hi: &[u32; 32], scale: u64) {
+    if scale == 1 {
+        for ((x, &lo), &hi) in a.iter_mut().zip(lo).zip(hi) {
+            *x = x.wrapping_add(lo as u64 | (hi as u64) << 32);
+        }
+    } else {
+        for ((x, &lo), &hi) in a.iter_mut().zip(lo).zip(hi) {
+            *x = x.wrapping_add((lo as u64 | (hi as u64) << 32).wrapping_mul(scale));
+        }
+    }
+}
+
+/// The lanes' words of a contiguous range of `32 * nb` bytes (`nb` a multiple of 4, lane `l`
+/// at `l * nb`): bytes `4k..4k+4` of lane `l` into `words[k][l]`.
+fn split_words(bytes: &[u8], nb: usize, words: &mut [[u32; 32]; 4]) {
+    if nb == 4 {
+        for (w, b) in words[0].iter_mut().zip(bytes.chunks_exact(4)) {
+            *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+        }
+        return;
+    }
+    for (l, lane) in bytes.chunks_exact(nb).enumerate().take(32) {
+        for (w, b) in words.iter_mut().zip(lane.chunks_exact(4)) {
+            w[l] = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+        }
+    }
+}
+
+/// The inverse of [`split_words`]: `words[k][l]` into bytes `l * nb + 4k..` of `bytes`.
+fn join_words(words: &[[u32; 32]; 4], nb: usize, bytes: &mut [u8]) {
+    if nb == 4 {
+        for (b, w) in bytes.chunks_exact_mut(4).zip(&words[0]) {
+            b.copy_from_slice(&w.to_le_bytes());
+        }
+        return;
+    }
+    for (l, lane) in bytes.chunks_exact_mut(nb).enumerate().take(32) {
+        for (b, w) in lane.chunks_exact_mut(4).zip(words) {
+            b.copy_from_slice(&w[l].to_le_bytes());
+        }
+    }
+}
+
 /// Consecutive lanes' bytes of one store instruction that form one contiguous range, logged
 /// as one store (what logging them lane by lane gives, see `KernelExec::log_store`).
 struct StoreRun {
@@ -739,5 +829,66 @@ impl StoreRun {
     }
     fn bytes(&self) -> &[u8] {
         &self.buf[..self.len]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{add_rows, contiguous_run, join_words, split_words};
+
+    /// A coalesced run is found exactly when every lane is at `l * nb` from the first, the
+    /// whole warp accesses and the range does not wrap.
+    #[test]
+    fn contiguous_run_is_lane_by_lane() {
+        let base = 0x7f00_0000_0100u64;
+        for nb in [1u64, 2, 4, 8, 16] {
+            let addrs: [u64; 32] = std::array::from_fn(|l| base + l as u64 * nb);
+            assert_eq!(contiguous_run(&addrs, u32::MAX, nb), Some(base));
+            assert_eq!(contiguous_run(&addrs, u32::MAX >> 1, nb), None);
+            let mut other = addrs;
+            other[17] += 1;
+            assert_eq!(contiguous_run(&other, u32::MAX, nb), None);
+            let wraps: [u64; 32] = std::array::from_fn(|l| (u64::MAX - 8).wrapping_add(l as u64 * nb));
+            assert_eq!(contiguous_run(&wraps, u32::MAX, nb), None);
+        }
+        let same = [base; 32];
+        assert_eq!(contiguous_run(&same, u32::MAX, 4), None);
+        assert_eq!(contiguous_run(&same, u32::MAX, 3), None);
+    }
+
+    /// Splitting a run's bytes into the lanes' words and joining them back are inverse, and
+    /// lane `l`'s word `k` is bytes `l * nb + 4k..` little-endian.
+    #[test]
+    fn split_and_join_words() {
+        for nb in [4usize, 8, 16] {
+            let bytes: Vec<u8> = (0..32 * nb).map(|i| (i * 7 + 3) as u8).collect();
+            let mut words = [[0u32; 32]; 4];
+            split_words(&bytes, nb, &mut words);
+            for (k, row) in words.iter().enumerate().take(nb / 4) {
+                for (l, &w) in row.iter().enumerate() {
+                    let o = l * nb + 4 * k;
+                    let want = u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
+                    assert_eq!(w, want, "nb {nb} lane {l} word {k}");
+                }
+            }
+            let mut back = vec![0u8; 32 * nb];
+            join_words(&words, nb, &mut back);
+            assert_eq!(back, bytes);
+        }
+    }
+
+    /// The whole-warp address term is the lane-by-lane one.
+    #[test]
+    fn add_rows_is_lane_by_lane() {
+        let lo: [u32; 32] = std::array::from_fn(|l| (l as u32).wrapping_mul(0x9e37_79b9));
+        let hi: [u32; 32] = std::array::from_fn(|l| l as u32 * 3);
+        for scale in [1u64, 4, 0x1_0000_0001] {
+            let mut a: [u64; 32] = std::array::from_fn(|l| u64::MAX - l as u64);
+            let want: [u64; 32] = std::array::from_fn(|l| {
+                a[l].wrapping_add((lo[l] as u64 | (hi[l] as u64) << 32).wrapping_mul(scale))
+            });
+            add_rows(&mut a, &lo, &hi, scale);
+            assert_eq!(a, want);
+        }
     }
 }

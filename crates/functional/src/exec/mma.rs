@@ -128,7 +128,7 @@ impl Ex<'_> {
         for (l, a) in addrs.iter_mut().enumerate() {
             *a = rows[l % (8 * matrices as usize)];
         }
-        self.record(MemSpace::Shared, MemKind::Load, 16, addrs);
+        self.record(MemSpace::Shared, MemKind::Load, 16, &addrs);
         Ok(())
     }
 
