@@ -1,7 +1,6 @@
 //! Sectored set-associative tag array and MSHR table shared by L1D and L2.
 
-use rustc_hash::FxHashMap;
-
+use crate::chain::{ChainIndex, Chained};
 use crate::config::Hashing;
 use crate::hash::set_index;
 
@@ -33,8 +32,9 @@ pub(crate) struct SectorCache {
     /// A line was made dirty since the last `invalidate_all` (it may since be clean).
     any_dirty: bool,
     stamp: u64,
-    /// line -> way, for O(1) lookups (a line always maps to the same set).
-    index: FxHashMap<u64, usize>,
+    /// line -> way, for O(1) lookups (a line always maps to the same set): the ways
+    /// holding a line, chained through [`Way::chain`].
+    index: ChainIndex,
     /// Per set: ways at and above this index hold no line (ways only become free through
     /// `invalidate_all`, and are filled lowest first, so the free ways are a suffix).
     next_free: Vec<u32>,
@@ -60,6 +60,26 @@ pub(crate) struct Way {
     /// Sectors with a fill outstanding; written through `add_pending` / `clear_pending`
     /// only, which keep `first_ready` in step.
     pending: u8,
+    /// The next way of its bucket in `SectorCache::index` (in the record's spare bytes).
+    chain: u32,
+}
+
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Way>() == 32);
+
+impl Chained for Way {
+    #[inline]
+    fn key(&self) -> u64 {
+        self.tag
+    }
+    #[inline]
+    fn chain(&self) -> u32 {
+        self.chain
+    }
+    #[inline]
+    fn set_chain(&mut self, next: u32) {
+        self.chain = next;
+    }
 }
 
 impl Way {
@@ -71,6 +91,7 @@ impl Way {
         valid: 0,
         dirty: 0,
         pending: 0,
+        chain: NIL,
     };
 }
 
@@ -112,7 +133,7 @@ impl SectorCache {
             valid: Ways(vec![Way::EMPTY; n]),
             any_dirty: false,
             stamp: 0,
-            index: FxHashMap::default(),
+            index: ChainIndex::new(n),
             next_free: vec![0; sets as usize],
             head: vec![NIL; sets as usize],
             tail: vec![NIL; sets as usize],
@@ -130,6 +151,13 @@ impl SectorCache {
         &mut self.valid.0[way]
     }
 
+    /// The line held in `way`, if any.
+    #[inline]
+    pub fn line_at(&self, way: usize) -> Option<u64> {
+        let tag = self.w(way).tag;
+        (tag != INVALID).then_some(tag)
+    }
+
     /// Set of a line (`set_line`: the line index used for set selection).
     #[inline]
     pub fn set_of(&self, set_line: u64) -> usize {
@@ -141,7 +169,7 @@ impl SectorCache {
     /// (`set_line` chose the set when the line was installed; a line lives in one set only.)
     #[inline]
     pub fn find(&self, line: u64, _set_line: u64) -> Option<usize> {
-        self.index.get(&line).copied()
+        self.index.find(&self.valid.0, line)
     }
 
     /// [`Self::find`] of `line` (`set_line`), which is expected in way `way` (looked up
@@ -311,14 +339,13 @@ impl SectorCache {
         if old == INVALID {
             self.next_free[set] += 1;
         } else {
-            self.index.remove(&old);
+            self.index.remove(&mut self.valid.0, way);
             let nx = self.w(way).next;
             self.unlink(set, way);
             if self.first_ready[set] == way as u32 {
                 self.advance(set, nx);
             }
         }
-        self.index.insert(line, way);
         self.stamp += 1;
         let stamp = self.stamp;
         let r = self.w_mut(way);
@@ -327,6 +354,7 @@ impl SectorCache {
         r.dirty = 0;
         r.pending = 0;
         r.lru = stamp;
+        self.index.insert(&mut self.valid.0, way);
         self.push_tail(set, way);
         if self.first_ready[set] == NIL {
             self.first_ready[set] = way as u32;

@@ -161,8 +161,12 @@ struct Rejection {
     kind: u8,
 }
 
-/// Words of a coalesced access's line filter (512 bits; [`SmMemory::memo_filters`]).
-const FILTER_WORDS: usize = 8;
+/// Words of a coalesced access's line filter (4096 bits; [`SmMemory::memo_filters`]): an
+/// access of 32 lines sets under 1% of them, so that a fill of another line rarely clears
+/// its rejection, and another access of 32 lines is told apart from it 78% of the time
+/// ([`SmMemory::carry_rejections`]; 512 bits told them apart 13% of the time, and the
+/// gather trace's loads were checked again 2.1 times as often).
+const FILTER_WORDS: usize = 64;
 
 /// A remembered coalescing: the access and its lines (the filter of its lines is in
 /// [`SmMemory::memo_filters`], its generation and last rejection in [`SmMemory::heads`]).
@@ -196,7 +200,8 @@ impl MemoHead {
 /// Word and bit of `line` in a line filter ([`SmMemory::memo_filters`]).
 #[inline]
 fn filter_bit(line: u64) -> (usize, u64) {
-    let h = line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 55;
+    const BITS: u32 = (FILTER_WORDS * 64).trailing_zeros();
+    let h = line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - BITS);
     ((h >> 6) as usize, 1u64 << (h & 63))
 }
 
@@ -241,12 +246,19 @@ impl Ticket {
     }
 }
 
-/// What pass 1 of a load found: the lines' ways and how many lines miss.
+/// What pass 1 of a load found: the lines' ways, the MSHR entries of the missing lines and
+/// how many lines miss.
 struct LoadPlan {
     /// Way of each line, `NO_WAY` if absent (a small array: the plan is made per access).
     ways: [u32; MAX_LINES],
+    /// MSHR entry of each line with missing sectors, `NO_ENTRY` if none (other lines':
+    /// unset).
+    entries: [u32; MAX_LINES],
     misses: usize,
 }
+
+/// A missing line with no MSHR entry in a [`LoadPlan`].
+const NO_ENTRY: u32 = u32::MAX;
 
 /// L1 data cache + shared memory of one SM.
 
@@ -308,6 +320,16 @@ pub struct SmMemory {
     coalesced_next: usize,
     /// Generations handed out to memo entries ([`Ticket`]).
     memo_gen: u64,
+    /// Per memo entry rejected for `MshrCount`: its lines' sets that take a victim, a bit
+    /// per set ([`SmMemory::carry_rejections`]).
+    victim_sets: [u64; COALESCE_MEMO],
+    /// A filter (as `memo_filters`' columns) of the lines that lost their way during the
+    /// current access (cleared after each accepted access).
+    displaced: [u64; FILTER_WORDS],
+    any_displaced: bool,
+    /// Whether `MshrCount` rejections may be carried over accepted accesses (the sets fit
+    /// `victim_sets`' bits).
+    carry: bool,
 }
 
 // The layout the comments above describe (on 64-bit hosts): a memo head is half a cache
@@ -396,6 +418,10 @@ impl SmMemory {
             cur: 0,
             heads: [MemoHead::NONE; COALESCE_MEMO],
             memo_gen: 0,
+            victim_sets: [0; COALESCE_MEMO],
+            displaced: [0; FILTER_WORDS],
+            any_displaced: false,
+            carry: sets <= 64,
         }
     }
 
@@ -491,28 +517,48 @@ impl SmMemory {
         }
     }
 
-    /// Pass 1 of a load: its resources, no state change. The ways found stay valid through
-    /// pass 2 (the lines are distinct and pass 2 never evicts one of them). The victims'
+    /// Installs `line` in `way`, noting the line it displaces ([`SmMemory::displaced`]).
+    fn install(&mut self, way: usize, line: u64) {
+        if let Some(old) = self.cache.line_at(way) {
+            let (w, b) = filter_bit(old);
+            self.displaced[w] |= b;
+            self.any_displaced = true;
+        }
+        self.cache.install(way, line);
+    }
+
+    /// Pass 1 of a load: its resources, no state change. The ways and MSHR entries found
+    /// stay valid through pass 2 (the lines are distinct, pass 2 never evicts one of them
+    /// and releases no MSHR entry; a line's entry is taken only for that line). The victims'
     /// dirtiness only matters once the MSHRs suffice, so it is looked at after that check
     /// (the rejections and their causes are those of checking it line by line).
-    fn load_check(&self, lines: &[LineReq]) -> Result<LoadPlan, Fail> {
+    /// `victim_sets` gets a bit per set of the lines that take a victim (sets below 64).
+    fn load_check(&self, lines: &[LineReq], victim_sets_out: &mut u64) -> Result<LoadPlan, Fail> {
         let mut plan = LoadPlan {
             ways: [NO_WAY; MAX_LINES],
+            entries: [NO_ENTRY; MAX_LINES],
             misses: 0,
         };
-        let mut need_victim = [0u8; MAX_LINES];
+        // The sets of the lines that take a victim, when a victim may be dirty (with no dirty
+        // line, none is).
+        let mut victim_sets = [0u32; MAX_LINES];
         let mut nv = 0usize;
+        let dirty = self.cache.any_dirty();
         let (mut new_mshr, mut mq) = (0usize, 0usize);
-        for (i, l) in lines.iter().enumerate() {
+        let mut set_bits = 0u64;
+        let plan_lines = plan.ways.iter_mut().zip(plan.entries.iter_mut());
+        for (l, (plan_way, plan_entry)) in lines.iter().zip(plan_lines) {
             let way = self.cache.find(l.line, l.line);
-            plan.ways[i] = way.map_or(NO_WAY, |w| w as u32);
+            *plan_way = way.map_or(NO_WAY, |w| w as u32);
             let valid = way.map_or(0, |w| self.cache.valid[w]);
             let missing = l.sectors & !valid;
             if missing == 0 {
                 continue;
             }
             plan.misses += 1;
-            match self.mshr.get(l.line) {
+            let entry = self.mshr.get(l.line);
+            *plan_entry = entry.unwrap_or(NO_ENTRY);
+            match entry {
                 Some(e) => {
                     if self.mshr.waiters(e) >= self.mshr.max_merge {
                         return Err(Fail::MshrMerge);
@@ -528,17 +574,21 @@ impl SmMemory {
                         if !self.cache.has_victim_in(l.set as usize) {
                             return Err(Fail::NoVictim(l.set));
                         }
-                        need_victim[nv] = i as u8;
-                        nv += 1;
+                        set_bits |= 1 << (l.set & 63);
+                        if dirty {
+                            victim_sets[nv] = l.set;
+                            nv += 1;
+                        }
                     }
                 }
             }
         }
         if new_mshr > self.mshr.free_entries() {
+            *victim_sets_out = set_bits;
             return Err(Fail::MshrCount(new_mshr as u32));
         }
-        for &i in &need_victim[..nv] {
-            let v = self.cache.pick_victim_in(lines[i as usize].set as usize);
+        for &set in &victim_sets[..nv] {
+            let v = self.cache.pick_victim_in(set as usize);
             if v.is_some_and(|v| v.evicted.is_some_and(|(_, d)| d != 0)) {
                 mq += 1;
             }
@@ -566,7 +616,16 @@ impl SmMemory {
             ACC_GLOBAL_R
         };
         let n = lines.len();
-        let LoadPlan { ways, misses } = self.load_check(lines).map_err(|f| (kind, f))?;
+        let mut victim_sets = 0;
+        let plan = self.load_check(lines, &mut victim_sets);
+        let LoadPlan {
+            ways,
+            entries,
+            misses,
+        } = plan.map_err(|f| {
+            self.victim_sets[self.cur] = victim_sets;
+            (kind, f)
+        })?;
         // Pass 2: apply.
         self.stats.accesses += 1;
         match req.space {
@@ -600,10 +659,9 @@ impl SmMemory {
                 self.stats.by_kind[kind][OUT_HIT] += 1;
                 continue;
             }
-            let reserved = self
-                .mshr
-                .get(l.line)
-                .is_some_and(|e| missing & !self.mshr.pending(e) == 0);
+            let entry = (entries[i] != NO_ENTRY).then_some(entries[i]);
+            debug_assert_eq!(entry, self.mshr.get(l.line));
+            let reserved = entry.is_some_and(|e| missing & !self.mshr.pending(e) == 0);
             if reserved {
                 self.stats.hit_reserved += 1;
             } else if way.is_some() {
@@ -621,7 +679,7 @@ impl SmMemory {
             self.stats.by_kind[kind][out] += 1;
             self.stats.sectors_missed += missing.count_ones() as u64;
             self.slots[slot as usize].remaining += 1;
-            let e = match self.mshr.get(l.line) {
+            let e = match entry {
                 Some(e) => {
                     self.stats.mshr_merges += 1;
                     e
@@ -636,7 +694,7 @@ impl SmMemory {
                         };
                         if let Some(v) = self.cache.pick_victim_in(l.set as usize).filter(|v| !own(v)) {
                             self.evict_writeback(now, v.evicted);
-                            self.cache.install(v.way, l.line);
+                            self.install(v.way, l.line);
                             way = Some(v.way);
                         }
                     }
@@ -719,7 +777,7 @@ impl SmMemory {
                     Some(w) => Some(w),
                     None => self.cache.pick_victim_in(l.set as usize).map(|v| {
                         self.evict_writeback(now, v.evicted);
-                        self.cache.install(v.way, l.line);
+                        self.install(v.way, l.line);
                         v.way
                     }),
                 };

@@ -31,6 +31,7 @@
 //! ```
 
 mod cache;
+mod chain;
 pub mod coalesce;
 pub mod config;
 mod dram;

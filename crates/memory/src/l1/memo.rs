@@ -3,7 +3,9 @@
 //! a retry while nothing it depends on changed is counted as rejected again without re-probing
 //! (part of [`SmMemory`]).
 
-use super::{filter_bit, same_access, Coalesced, Fail, Rejection, SmMemory, Ticket, COALESCE_MEMO};
+use super::{
+    filter_bit, same_access, Coalesced, Fail, Rejection, SmMemory, Ticket, COALESCE_MEMO, FILTER_WORDS,
+};
 use crate::coalesce::{coalesce_lines, LineGeometry, LineReq, MAX_LINES};
 use crate::types::{AccessKind, AccessOutcome, WarpMemRequest};
 
@@ -121,6 +123,7 @@ impl SmMemory {
         match out {
             Ok(out) => {
                 self.epoch += 1;
+                self.carry_rejections();
                 out
             }
             Err((kind, fail)) => self.reject(kind, fail),
@@ -150,13 +153,64 @@ impl SmMemory {
             }
     }
 
+    /// After the current access was accepted (a new epoch): the `MshrCount` rejections of
+    /// the other remembered loads that it left as they were are carried into the new epoch.
+    /// A rejection for `MshrCount` depends on the lines' own state (ways, valid sectors,
+    /// MSHR entries and their waiters), on the sets of the lines that take a victim having
+    /// one (else the rejection is `NoVictim`) and on the free MSHR entries. An accepted
+    /// access changes the state of its own lines and of those it displaces from their ways
+    /// only; it takes victims, and MSHR entries (fewer free: still rejected). So when
+    /// neither its lines nor the displaced ones are in the rejected access's line filter and
+    /// each of its victim sets still has a victim, the loop of `load_check` finds the same
+    /// `new_mshr`, and the rejection holds as long as `still_rejected` says. (Checked in debug
+    /// builds by `memo_rejection`.)
+    fn carry_rejections(&mut self) {
+        let live = self.rejected & !(1 << self.cur);
+        if self.carry && live != 0 {
+            self.carry_live(live);
+        }
+        if self.any_displaced {
+            self.displaced = [0; FILTER_WORDS];
+            self.any_displaced = false;
+        }
+    }
+
+    /// [`SmMemory::carry_rejections`] of the memo entries in `live` (bit per entry).
+    fn carry_live(&mut self, mut live: u32) {
+        let cur = self.cur;
+        while live != 0 {
+            let i = live.trailing_zeros() as usize;
+            live &= live - 1;
+            let Some(r) = self.heads[i].rej else { continue };
+            if r.epoch + 1 != self.epoch || !matches!(r.fail, Fail::MshrCount(_)) {
+                continue;
+            }
+            let touched = |(f, d): (&[u64; COALESCE_MEMO], &u64)| f[i] & (f[cur] | d) != 0;
+            if self.memo_filters.iter().zip(&self.displaced).any(touched) {
+                continue;
+            }
+            let mut sets = self.victim_sets[i];
+            let mut victims = true;
+            while sets != 0 && victims {
+                victims = self.cache.has_victim_in(sets.trailing_zeros() as usize);
+                sets &= sets - 1;
+            }
+            if victims {
+                self.heads[i].rej = Some(Rejection {
+                    epoch: self.epoch,
+                    ..r
+                });
+            }
+        }
+    }
+
     /// The decision on the current access's resources, without changing anything (the
     /// debug check of a memoised rejection).
     pub(super) fn check(&self, req: &WarpMemRequest) -> Result<(), Fail> {
         let c = &self.coalesced[self.cur];
         let lines = &c.lines[..c.n];
         match req.kind {
-            AccessKind::Load => self.load_check(lines).map(|_| ()),
+            AccessKind::Load => self.load_check(lines, &mut 0).map(|_| ()),
             AccessKind::Store => self.store_check(lines, self.write_back(req.space)),
             AccessKind::Atomic => self.atomic_check(lines.len()),
         }
@@ -185,13 +239,16 @@ impl SmMemory {
             i
         };
         let e = &mut memo[i];
+        // The entry's filter holds the bits of its lines only (zero for a new entry).
+        for l in &e.lines[..e.n] {
+            let (w, b) = filter_bit(l.line);
+            self.memo_filters[w][i] &= !b;
+        }
+        debug_assert!(self.memo_filters.iter().all(|f| f[i] == 0));
         e.req.clone_from(req);
         self.memo_gen += 1;
         self.heads[i].gen = Ticket::of(self.memo_gen, i);
         e.n = self.coalesce(req, &mut e.lines);
-        for words in &mut self.memo_filters {
-            words[i] = 0;
-        }
         for l in &e.lines[..e.n] {
             let (w, b) = filter_bit(l.line);
             self.memo_filters[w][i] |= b;

@@ -8,7 +8,7 @@
 //! was touched all the same whenever the allocator reused memory, which it zeroes itself
 //! (1.4 K of the BFS trace's 5.7 K faults, 16 kernels).
 
-use rustc_hash::FxHashMap;
+use crate::chain::{ChainIndex, Chained, NIL};
 
 /// A load waiting on an MSHR entry: its pending-request slot and the sectors it needs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -50,12 +50,29 @@ struct Entry {
     /// Waiters.
     n: u16,
     inline: [L1Waiter; INLINE],
+    /// The next entry of its bucket in `L1Mshr::index` (in the record's spare bytes).
+    chain: u32,
+}
+
+impl Chained for Entry {
+    #[inline]
+    fn key(&self) -> u64 {
+        self.line
+    }
+    #[inline]
+    fn chain(&self) -> u32 {
+        self.chain
+    }
+    #[inline]
+    fn set_chain(&mut self, next: u32) {
+        self.chain = next;
+    }
 }
 
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<Entry>() == 64);
 
-/// Fixed-capacity MSHR table; lookups through a map (never iterated).
+/// Fixed-capacity MSHR table; lookups through an index of the taken entries by line.
 #[derive(Debug, Clone)]
 pub(super) struct L1Mshr {
     entries: Vec<Entry>,
@@ -64,7 +81,7 @@ pub(super) struct L1Mshr {
     more: Vec<u64>,
     stride: usize,
     free: Vec<u32>,
-    index: FxHashMap<u64, u32>,
+    index: ChainIndex,
     pub max_merge: usize,
 }
 
@@ -80,13 +97,14 @@ impl L1Mshr {
                     arrived: 0,
                     n: 0,
                     inline: [L1Waiter::default(); INLINE],
+                    chain: NIL,
                 };
                 entries
             ],
             more: Vec::new(),
             stride: max_merge.saturating_sub(INLINE),
             free: (0..entries as u32).rev().collect(),
-            index: FxHashMap::with_capacity_and_hasher(entries * 2, Default::default()),
+            index: ChainIndex::new(entries),
             max_merge,
         }
     }
@@ -96,11 +114,12 @@ impl L1Mshr {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.free.len() == self.entries.len()
     }
 
+    #[inline]
     pub fn get(&self, line: u64) -> Option<u32> {
-        self.index.get(&line).copied()
+        self.index.find(&self.entries, line).map(|i| i as u32)
     }
 
     /// [`Self::get`] of `line`, which is expected in entry `i` (looked up when not). A taken
@@ -124,14 +143,14 @@ impl L1Mshr {
         e.pending = 0;
         e.arrived = 0;
         e.n = 0;
-        self.index.insert(line, i);
+        self.index.insert(&mut self.entries, i as usize);
         i
     }
 
     /// Frees entry `i` (its sectors have all arrived).
     pub fn release(&mut self, i: u32) {
+        self.index.remove(&mut self.entries, i as usize);
         let e = &mut self.entries[i as usize];
-        self.index.remove(&e.line);
         e.pending = 0;
         e.n = 0;
         self.free.push(i);
