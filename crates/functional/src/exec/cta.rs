@@ -9,6 +9,9 @@
 
 use super::*;
 
+/// The warp records reserved by a kernel's first CTA ([`KernelExec::start_cta`]).
+const MAX_WARPS_HINT: usize = 64;
+
 /// Storage of retired CTAs, for the next CTAs of the kernel (at most what the CTAs resident
 /// at once use: one entry per retired CTA or warp not yet reused).
 #[derive(Default)]
@@ -143,6 +146,13 @@ impl KernelExec {
         let geom = (self.launch.threads_per_cta(), self.launch.block);
         let start_pc = self.kernel.instructions.first().map_or(0, |i| i.pc);
         let mut ids = Vec::with_capacity(self.launch.warps_per_cta() as usize);
+        if self.warps.capacity() == 0 {
+            // Room at once for the warps an SM holds (64 on current GPUs): the records are
+            // ~1 KB each and reused, but growing the table one doubling at a time moved them
+            // seven times per shard (4 M instructions on the vector add).
+            self.warps
+                .reserve(MAX_WARPS_HINT.max(self.launch.warps_per_cta() as usize));
+        }
         for wi in 0..self.launch.warps_per_cta() {
             if let Some(a) = &self.opts.active_warps {
                 if !a.contains(&wi) {

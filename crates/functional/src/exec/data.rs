@@ -122,17 +122,17 @@ impl Ex<'_> {
                 for (k, c) in cins.iter_mut().enumerate().take(pins) {
                     *c = self.pred_lanes(n - pins + k, lm)?;
                 }
-                let mut dst = [0u32; 32];
                 let (mut c1, mut c2) = (0u32, 0u32);
-                for l in 0..32 {
-                    let cin = u64::from(cins[0] >> l & 1) + u64::from(cins[1] >> l & 1);
-                    let t1 = src[0][l] as u64 + plus[0] + src[1][l] as u64 + plus[1] + cin;
-                    let t2 = (t1 & 0xffff_ffff) + src[2][l] as u64 + plus[2];
-                    dst[l] = t2 as u32;
-                    c1 |= u32::from(t1 >> 32 != 0) << l;
-                    c2 |= u32::from(t2 >> 32 != 0) << l;
-                }
-                self.wr_lanes(0, lm, &dst)?;
+                self.put_dest0(lm, |dst| {
+                    for l in 0..32 {
+                        let cin = u64::from(cins[0] >> l & 1) + u64::from(cins[1] >> l & 1);
+                        let t1 = src[0][l] as u64 + plus[0] + src[1][l] as u64 + plus[1] + cin;
+                        let t2 = (t1 & 0xffff_ffff) + src[2][l] as u64 + plus[2];
+                        dst[l] = t2 as u32;
+                        c1 |= u32::from(t1 >> 32 != 0) << l;
+                        c2 |= u32::from(t2 >> 32 != 0) << l;
+                    }
+                })?;
                 if pouts >= 1 {
                     self.wp_lanes(1, lm, c1)?;
                 }
@@ -160,11 +160,11 @@ impl Ex<'_> {
                     ImadKind::Lo => {
                         let mut c = [0u32; 32];
                         self.si_into(3, lm, &mut c)?;
-                        let mut v = [0u32; 32];
-                        for (l, r) in v.iter_mut().enumerate() {
-                            *r = a[l].wrapping_mul(b[l]).wrapping_add(c[l]).wrapping_add(cin(l));
-                        }
-                        self.wr_lanes(0, lm, &v)?;
+                        self.put_dest0(lm, |v| {
+                            for (l, r) in v.iter_mut().enumerate() {
+                                *r = a[l].wrapping_mul(b[l]).wrapping_add(c[l]).wrapping_add(cin(l));
+                            }
+                        })?;
                     }
                     // The addend is 64 bits wide (a register pair), as for IMAD.WIDE:
                     // ptxas's integer division puts the reciprocal estimate x0 in the high
@@ -180,12 +180,11 @@ impl Ex<'_> {
                             }
                         }
                         // The 64-bit results as their low and high words, in one pass.
-                        let (mut lo, mut hi) = ([0u32; 32], [0u32; 32]);
-                        mad_wide(&a, &b, &c, signed, &mut lo, &mut hi);
                         if kind == ImadKind::Hi {
-                            self.wr_lanes(0, lm, &hi)?;
+                            let mut lo = [0u32; 32];
+                            self.put_dest0(lm, |hi| mad_wide(&a, &b, &c, signed, &mut lo, hi))?;
                         } else {
-                            self.wr_pair_lanes(0, lm, &lo, &hi)?;
+                            self.put_dest0_pair(lm, |lo, hi| mad_wide(&a, &b, &c, signed, lo, hi))?;
                         }
                     }
                 }
@@ -600,19 +599,22 @@ impl Ex<'_> {
                 if fma {
                     self.sf_into(3, lm, &mut cv)?;
                 }
-                let mut v = [0u32; 32];
                 if fma && plain {
                     // The common FFMA: one rounding, nothing else (in hardware when it can).
-                    fma_rn_lanes(&av, &bv, &cv, &mut v);
+                    return self.put_dest0(lm, |v| fma_rn_lanes(&av, &bv, &cv, v));
                 } else if plain {
                     // FADD / FMUL to nearest: the exact double sum or product rounded once,
                     // what the lane loop below computes, for the whole warp.
                     let f = |x: u32| f32::from_bits(x) as f64;
-                    for (r, (&a, &b)) in v.iter_mut().zip(av.iter().zip(&bv)) {
-                        let x = if fop == FOp::Add { f(a) + f(b) } else { f(a) * f(b) };
-                        *r = (x as f32).to_bits();
-                    }
-                } else {
+                    return self.put_dest0(lm, |v| {
+                        for (r, (&a, &b)) in v.iter_mut().zip(av.iter().zip(&bv)) {
+                            let x = if fop == FOp::Add { f(a) + f(b) } else { f(a) * f(b) };
+                            *r = (x as f32).to_bits();
+                        }
+                    });
+                }
+                let mut v = [0u32; 32];
+                {
                     for l in lanes(lm) {
                         let a = fz(f32::from_bits(av[l]));
                         let b = fz(f32::from_bits(bv[l]));

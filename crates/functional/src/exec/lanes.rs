@@ -167,6 +167,44 @@ impl Ex<'_> {
         }
     }
 
+    /// `f(out)` with `out` the pending row of destination register 0 when every lane
+    /// executes and the instruction has not written that register yet, else a row that is
+    /// then written with [`Ex::wr_lanes`]: the same result, without the row's copy in the
+    /// common case. `f` must set every lane of `out`.
+    #[inline(always)]
+    pub(super) fn put_dest0(&mut self, lm: u32, f: impl FnOnce(&mut Lanes)) -> Res<()> {
+        if lm == u32::MAX {
+            if let Some(&K::R(r)) = self.d.o.first().map(|o| &o.k) {
+                if let Some(out) = self.out.writes.fresh_row(r) {
+                    f(out);
+                    return Ok(());
+                }
+            }
+        }
+        let mut v = [0u32; 32];
+        f(&mut v);
+        self.wr_lanes(0, lm, &v)
+    }
+
+    /// `f(lo, hi)` with `lo` and `hi` the pending rows of the register pair of destination 0
+    /// when every lane executes and the instruction has written neither register yet, else
+    /// two rows then written with [`Ex::wr_pair_lanes`] (the same result). `f` must set every
+    /// lane of both.
+    #[inline(always)]
+    pub(super) fn put_dest0_pair(&mut self, lm: u32, f: impl FnOnce(&mut Lanes, &mut Lanes)) -> Res<()> {
+        if lm == u32::MAX {
+            if let Some(&K::R(r)) = self.d.o.first().map(|o| &o.k) {
+                if let Some((lo, hi)) = self.out.writes.fresh_pair(r) {
+                    f(lo, hi);
+                    return Ok(());
+                }
+            }
+        }
+        let (mut lo, mut hi) = ([0u32; 32], [0u32; 32]);
+        f(&mut lo, &mut hi);
+        self.wr_pair_lanes(0, lm, &lo, &hi)
+    }
+
     /// Integer source operand `i` for the lanes of `lm` ([`Ex::si`]).
     #[inline]
     pub(super) fn si_lanes(&mut self, i: usize, lm: u32) -> Res<Lanes> {
@@ -419,6 +457,27 @@ impl PendingWrites {
         Some(&mut s.vals)
     }
 
+    /// New entries of regular registers `idx` and `idx + 1` written in every lane, for the
+    /// caller to set all their values (what two [`PendingWrites::r_lanes`] of a whole warp
+    /// make). None, and nothing added, when either is RZ, when the instruction already wrote
+    /// either, or when there is no room for both (the caller then takes the general path).
+    #[inline]
+    pub(crate) fn fresh_pair(&mut self, idx: u8) -> Option<(&mut Lanes, &mut Lanes)> {
+        let (r0, r1) = (ArchReg::R(idx), ArchReg::R(idx.wrapping_add(1)));
+        let n = self.len as usize;
+        if idx >= 254 || n + 2 > MAX_WRITES || self.w[..n].iter().any(|w| w.reg == r0 || w.reg == r1) {
+            return None;
+        }
+        self.len += 2;
+        let (a, b) = self.w[n..n + 2].split_at_mut(1);
+        let (a, b) = (&mut a[0], &mut b[0]);
+        a.reg = r0;
+        a.mask = u32::MAX;
+        b.reg = r1;
+        b.mask = u32::MAX;
+        Some((&mut a.vals, &mut b.vals))
+    }
+
     /// Predicate `idx` (PT ignored) := bit `l` of `bits` for the lanes `l` of `lm`.
     #[inline]
     pub(crate) fn p_lanes(&mut self, idx: u8, lm: u32, bits: u32) {
@@ -459,3 +518,70 @@ fn lane_bits(lm: u32, l: usize) -> u32 {
 
 /// The whole-warp FMA of FFMA (round to nearest even), shared with the host references.
 pub(crate) use sassim_workload::fma::fma_rn_lanes;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pending writes holding `regs` (whole rows of distinct values), in that order.
+    fn with(regs: &[u8]) -> PendingWrites {
+        let mut p = PendingWrites::default();
+        for (k, &r) in regs.iter().enumerate() {
+            let v: Lanes = std::array::from_fn(|l| (k * 100 + l) as u32);
+            p.r_lanes(r, u32::MAX, &v);
+        }
+        p
+    }
+
+    /// A pair written through `fresh_pair` (or a row through `fresh_row`) leaves the pending
+    /// writes as `r_lanes` of the whole warp would, and neither adds anything where the
+    /// general path must take over (RZ, a register already written, no room for both).
+    #[test]
+    fn fresh_pair_and_row_are_r_lanes() {
+        let lo: Lanes = std::array::from_fn(|l| 0x1000 + l as u32);
+        let hi: Lanes = std::array::from_fn(|l| 0x2000 + l as u32);
+        let starts: [&[u8]; 6] = [&[], &[7], &[4], &[5], &[1, 2, 3, 9], &[1, 2, 3, 9, 10]];
+        for start in starts {
+            for idx in [4u8, 20, 253, 254, 255] {
+                let mut want = with(start);
+                let n = want.len as usize;
+                if n + 2 <= MAX_WRITES || start.contains(&idx) {
+                    want.r_lanes(idx, u32::MAX, &lo);
+                    want.r_lanes(idx.wrapping_add(1), u32::MAX, &hi);
+                }
+                let mut got = with(start);
+                match got.fresh_pair(idx) {
+                    Some((a, b)) => {
+                        *a = lo;
+                        *b = hi;
+                        assert_eq!(got, want, "pair R{idx} after {start:?}");
+                    }
+                    None => {
+                        assert_eq!(got, with(start), "nothing added for R{idx} after {start:?}");
+                        assert!(
+                            idx >= 254
+                                || n + 2 > MAX_WRITES
+                                || start.contains(&idx)
+                                || start.contains(&(idx + 1))
+                        );
+                    }
+                }
+                if n < MAX_WRITES {
+                    let mut want = with(start);
+                    want.r_lanes(idx, u32::MAX, &lo);
+                    let mut got = with(start);
+                    match got.fresh_row(idx) {
+                        Some(a) => {
+                            *a = lo;
+                            assert_eq!(got, want);
+                        }
+                        None => {
+                            assert_eq!(got, with(start));
+                            assert!(idx == 255 || start.contains(&idx));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -233,17 +233,28 @@ impl Ex<'_> {
     /// would access it (see [`Ex::smem_target`]). None: let them report the fault.
     #[inline]
     fn own_shared(&self, addr: u64, nb: usize) -> Option<usize> {
-        if addr & (nb as u64 - 1) != 0 {
-            return None;
-        }
         let c = &self.k.ctas[self.cta];
-        let a = if (addr >> cluster::RANK_SHIFT) as u32 == c.rank {
-            addr & ((1 << cluster::RANK_SHIFT) - 1)
-        } else {
-            addr
+        own_shared_at(addr, nb, c.rank, c.shared.len())
+    }
+
+    /// A shared load of `nb` bytes (4, 8 or 16) by every lane at `addrs`, each lane aligned
+    /// and in range of its CTA's own memory ([`Ex::own_shared`]): the lanes' words into
+    /// `words` (as the lane loop of `mem_op` puts them), the CTA looked up once and the
+    /// offsets checked for the whole warp. False, and nothing read, in any other case.
+    #[inline]
+    fn shared_words(&self, addrs: &[u64; 32], nb: usize, words: &mut [[u32; 32]; 4]) -> bool {
+        let c = &self.k.ctas[self.cta];
+        let sh = c.shared.bytes();
+        let Some(offs) = own_shared_offsets(addrs, nb as u64, c.rank, sh.len() as u64) else {
+            return false;
         };
-        let a = usize::try_from(a).ok()?;
-        (a.checked_add(nb)? <= c.shared.len()).then_some(a)
+        match nb {
+            4 => gather_words::<4>(sh, &offs, words),
+            8 => gather_words::<8>(sh, &offs, words),
+            16 => gather_words::<16>(sh, &offs, words),
+            _ => return false,
+        }
+        true
     }
 
     /// [`Ex::own_shared`] of a shared::cta access; None for other spaces.
@@ -427,7 +438,10 @@ impl Ex<'_> {
                 }
                 // A shared load: each lane in its CTA's memory directly when aligned and in
                 // range, else through `load` (which reports the fault).
-                if space == MemSpace::Shared {
+                if space == MemSpace::Shared && lm == u32::MAX && self.shared_words(&addrs, nb, &mut words) {
+                    loaded = true;
+                }
+                if space == MemSpace::Shared && !loaded {
                     for l in lanes(lm) {
                         match self.own_shared(addrs[l], nb) {
                             Some(o) => put(&mut words, l, &self.k.ctas[self.cta].shared.bytes()[o..o + nb]),
@@ -757,6 +771,58 @@ fn add_rows(a: &mut [u64; 32], lo: &[u32; 32], hi: &[u32; 32], scale: u64) {
     }
 }
 
+/// [`Ex::own_shared`] in a CTA's own shared memory of `len` bytes and cluster rank `rank`.
+#[inline]
+fn own_shared_at(addr: u64, nb: usize, rank: u32, len: usize) -> Option<usize> {
+    if addr & (nb as u64 - 1) != 0 {
+        return None;
+    }
+    let a = if (addr >> cluster::RANK_SHIFT) as u32 == rank {
+        addr & ((1 << cluster::RANK_SHIFT) - 1)
+    } else {
+        addr
+    };
+    let a = usize::try_from(a).ok()?;
+    (a.checked_add(nb)? <= len).then_some(a)
+}
+
+/// The offsets of the accesses of `nb` bytes (a power of two) at `addrs`, all 32 lanes, in a
+/// CTA's own shared memory of `len` bytes and cluster rank `rank`, when every lane's access
+/// is aligned and in range: what [`Ex::own_shared`] gives lane by lane, without a branch per
+/// lane. None when some lane's is not.
+#[inline]
+fn own_shared_offsets(addrs: &[u64; 32], nb: u64, rank: u32, len: u64) -> Option<[u64; 32]> {
+    let mut offs = [0u64; 32];
+    // The lanes' addresses OR-ed (alignment) and their greatest offset (range), checked once.
+    let (mut any, mut top) = (0u64, 0u64);
+    for (o, &addr) in offs.iter_mut().zip(addrs) {
+        let own = (addr >> cluster::RANK_SHIFT) as u32 == rank;
+        let a = if own {
+            addr & ((1 << cluster::RANK_SHIFT) - 1)
+        } else {
+            addr
+        };
+        any |= addr;
+        top = top.max(a);
+        *o = a;
+    }
+    (any & (nb - 1) == 0 && top <= len && len - top >= nb).then_some(offs)
+}
+
+/// The words of `NB` bytes (4, 8 or 16) at offset `offs[l]` of `sh` for every lane `l`:
+/// bytes `4k..4k+4` into `words[k][l]` (each range in `sh`, as [`own_shared_offsets`] checks).
+#[inline]
+fn gather_words<const NB: usize>(sh: &[u8], offs: &[u64; 32], words: &mut [[u32; 32]; 4]) {
+    for (l, &o) in offs.iter().enumerate() {
+        let o = o as usize;
+        if let Some(src) = sh.get(o..o + NB) {
+            for (row, b) in words.iter_mut().zip(src.chunks_exact(4)) {
+                row[l] = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+        }
+    }
+}
+
 /// The lanes' words of a contiguous range of `32 * nb` bytes (`nb` a multiple of 4, lane `l`
 /// at `l * nb`): bytes `4k..4k+4` of lane `l` into `words[k][l]`.
 fn split_words(bytes: &[u8], nb: usize, words: &mut [[u32; 32]; 4]) {
@@ -834,7 +900,65 @@ impl StoreRun {
 
 #[cfg(test)]
 mod tests {
-    use super::{add_rows, contiguous_run, join_words, split_words};
+    use super::{
+        add_rows, contiguous_run, gather_words, join_words, own_shared_at, own_shared_offsets, split_words,
+    };
+
+    /// The whole-warp shared offsets are the lane-by-lane ones when every lane's access is
+    /// aligned and in range, and None as soon as one lane's is not (misaligned, past the
+    /// end, wrapping, another rank's window); the gathered words are the lanes' bytes.
+    #[test]
+    fn shared_offsets_and_words_are_lane_by_lane() {
+        let len = 4096usize;
+        let rank = 1u32;
+        let mine = (rank as u64) << super::cluster::RANK_SHIFT;
+        let sh: Vec<u8> = (0..len).map(|i| (i * 13 + 5) as u8).collect();
+        for nb in [4usize, 8, 16] {
+            let n = nb as u64;
+            let cases: Vec<[u64; 32]> = vec![
+                std::array::from_fn(|l| l as u64 * n),
+                std::array::from_fn(|l| mine + 64 + ((l * 7) % 32) as u64 * n),
+                std::array::from_fn(|l| (len - nb) as u64 - (l as u64 % 3) * n),
+                std::array::from_fn(|l| if l == 9 { 3 } else { l as u64 * n }),
+                std::array::from_fn(|l| if l == 30 { len as u64 } else { 0 }),
+                std::array::from_fn(|l| if l == 2 { u64::MAX - (n - 1) } else { 0 }),
+                std::array::from_fn(|l| {
+                    if l == 5 {
+                        (2u64 << super::cluster::RANK_SHIFT) + 16
+                    } else {
+                        16
+                    }
+                }),
+                std::array::from_fn(|l| if l == 31 { (len - nb + 4) as u64 } else { 0 }),
+            ];
+            for addrs in cases {
+                let each: Vec<Option<usize>> =
+                    addrs.iter().map(|&a| own_shared_at(a, nb, rank, len)).collect();
+                let whole = own_shared_offsets(&addrs, n, rank, len as u64);
+                if each.iter().all(Option::is_some) {
+                    let offs = whole.expect("every lane in range");
+                    for l in 0..32 {
+                        assert_eq!(Some(offs[l] as usize), each[l]);
+                    }
+                    let mut words = [[0u32; 32]; 4];
+                    match nb {
+                        4 => gather_words::<4>(&sh, &offs, &mut words),
+                        8 => gather_words::<8>(&sh, &offs, &mut words),
+                        _ => gather_words::<16>(&sh, &offs, &mut words),
+                    }
+                    for l in 0..32 {
+                        let o = offs[l] as usize;
+                        for (k, row) in words.iter().enumerate().take(nb / 4) {
+                            let b = &sh[o + 4 * k..o + 4 * k + 4];
+                            assert_eq!(row[l], u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                        }
+                    }
+                } else {
+                    assert_eq!(whole, None, "nb {nb} addrs {addrs:?}");
+                }
+            }
+        }
+    }
 
     /// A coalesced run is found exactly when every lane is at `l * nb` from the first, the
     /// whole warp accesses and the range does not wrap.

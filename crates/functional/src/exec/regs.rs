@@ -198,7 +198,27 @@ fn merge_row(row: &mut [u32; 32], vals: &[u32; 32], mask: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::bit0_mask;
+    use super::{bit0_mask, merge_row};
+
+    /// Merging a row gives the lanes of `mask` from the new values and the others kept, and
+    /// reports a change exactly when some stored value changed.
+    #[test]
+    fn merge_row_is_lane_by_lane() {
+        let old: [u32; 32] = std::array::from_fn(|l| (l as u32).wrapping_mul(0x85eb_ca6b));
+        let mut vals = old;
+        vals[3] ^= 0x10;
+        vals[31] = !vals[31];
+        for mask in [u32::MAX, 0, 1 << 3, 1 << 31, !(1 << 3) & !(1 << 31), 0x00ff_00ff] {
+            for new in [old, vals] {
+                let mut row = old;
+                let diff = merge_row(&mut row, &new, mask);
+                let want: [u32; 32] =
+                    std::array::from_fn(|l| if mask >> l & 1 == 1 { new[l] } else { old[l] });
+                assert_eq!(row, want);
+                assert_eq!(diff != 0, want != old, "mask {mask:#x}");
+            }
+        }
+    }
 
     /// The packed bit 0 of each lane is the lane-by-lane predicate value, whatever the
     /// other bits of the lane's value.
