@@ -248,6 +248,7 @@ pub fn decode(ins: &Instruction) -> DInst {
         next_pc: ins.pc.wrapping_add(sassim_isa::INSTRUCTION_BYTES),
         op,
         guard,
+        plain: inst::plain_regs(&o),
         o,
         uniform,
         name,

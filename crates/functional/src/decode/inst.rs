@@ -618,10 +618,91 @@ pub struct DInst {
     /// Guard predicate (index, negated, uniform); `None` when absent or `@PT`.
     pub guard: Option<(u8, bool, bool)>,
     pub o: Vec<D>,
+    /// Operands 0 to 3 as registers, for the whole-warp fast paths (computed once by
+    /// [`plain_regs`] instead of matching the operands at every execution): the destination
+    /// `plain[0]` = r when operand 0 is `R r`; a source `plain[i]` (1 to 3) = r when operand
+    /// i is `R r` read as it is (no `-`, `|.|` or `~`); 255 (RZ's index, which the fast paths
+    /// refuse) for RZ, any other operand and a missing one.
+    pub plain: [u8; 4],
     /// Uniform-datapath instruction (writes UR/UP, executes once per warp).
     pub uniform: bool,
     /// Opcode text for error messages.
     pub name: String,
     /// `.E`: global addresses are 64-bit register pairs.
     pub e64: bool,
+}
+
+/// [`DInst::plain`] of the operands `o`.
+pub fn plain_regs(o: &[D]) -> [u8; 4] {
+    std::array::from_fn(|i| match o.get(i) {
+        Some(D { k: K::R(r), .. }) if i == 0 => *r,
+        Some(D {
+            k: K::R(r),
+            neg: false,
+            abs: false,
+            not: false,
+            ..
+        }) => *r,
+        _ => 255,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `plain_regs` gives what the fast paths matched at every execution before: a source
+    /// (1 to 3) is a register when it is `R r`, not RZ, without `-`, `|.|` or `~`; the
+    /// destination is a register when it is `R r` (RZ and anything else refused, as
+    /// `fresh_row` refuses RZ); everything else, and a missing operand, is 255.
+    #[test]
+    fn plain_regs_as_matched() {
+        let kinds = [
+            K::R(0),
+            K::R(7),
+            K::R(254),
+            K::R(255),
+            K::UR(3),
+            K::P(1),
+            K::Imm(5),
+            K::ImmF(1.5),
+            K::Other,
+        ];
+        let mut ops = Vec::new();
+        for k in &kinds {
+            for m in 0..8u8 {
+                ops.push(D {
+                    k: k.clone(),
+                    neg: m & 1 != 0,
+                    abs: m & 2 != 0,
+                    not: m & 4 != 0,
+                    h: HSel::H1H0,
+                });
+            }
+        }
+        // Old matches: the source's register (plain_row_of), the destination's (None = refused).
+        let src = |o: Option<&D>| match o {
+            Some(o) => match o.k {
+                K::R(r) if r != 255 && !(o.not || o.neg || o.abs) => Some(r),
+                _ => None,
+            },
+            None => None,
+        };
+        let dst = |o: Option<&D>| match o.map(|o| &o.k) {
+            Some(&K::R(r)) if r != 255 => Some(r),
+            _ => None,
+        };
+        let as_opt = |r: u8| (r != 255).then_some(r);
+        for len in 0..=5usize {
+            for k in 0..ops.len() * 4 {
+                // Operand `k % len`... varied over the positions, the others cycling through.
+                let o: Vec<D> = (0..len).map(|i| ops[(k + i * 37) % ops.len()].clone()).collect();
+                let p = plain_regs(&o);
+                assert_eq!(as_opt(p[0]), dst(o.first()), "{o:?}");
+                for (i, &r) in p.iter().enumerate().skip(1) {
+                    assert_eq!(as_opt(r), src(o.get(i)), "{o:?}");
+                }
+            }
+        }
+    }
 }

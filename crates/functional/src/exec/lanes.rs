@@ -129,7 +129,11 @@ impl Ex<'_> {
     /// the copying readers handle them) and when `lm` is empty.
     #[inline(always)]
     pub(super) fn plain_row(&self, i: usize, lm: u32) -> Option<&Lanes> {
-        plain_row_of(self.w(), self.d.o.get(i), lm)
+        // `plain[0]` is the destination's (modifiers not looked at): sources only.
+        if i == 0 || lm == 0 {
+            return None;
+        }
+        row_of(self.w(), *self.d.plain.get(i)?)
     }
 
     /// `f(a, b, c, out)` of the rows of sources 1 to 3 ([`Ex::plain_row`]) with `out` the
@@ -143,22 +147,17 @@ impl Ex<'_> {
         lm: u32,
         f: impl FnOnce(&Lanes, &Lanes, &Lanes, &mut Lanes),
     ) -> bool {
-        let d = self.d;
-        let Some(K::R(dst)) = d.o.first().map(|o| &o.k) else {
-            return false;
-        };
+        // The operands' registers as decoded ([`DInst::plain`]): a destination that is not
+        // a register is 255, which `fresh_row` refuses as it refuses RZ.
+        let [dst, a, b, c] = self.d.plain;
         if lm != u32::MAX {
             return false;
         }
         let w = &self.k.warps[self.wi];
-        let (Some(a), Some(b), Some(c)) = (
-            plain_row_of(w, d.o.get(1), lm),
-            plain_row_of(w, d.o.get(2), lm),
-            plain_row_of(w, d.o.get(3), lm),
-        ) else {
+        let (Some(a), Some(b), Some(c)) = (row_of(w, a), row_of(w, b), row_of(w, c)) else {
             return false;
         };
-        match self.out.writes.fresh_row(*dst) {
+        match self.out.writes.fresh_row(dst) {
             Some(out) => {
                 f(a, b, c, out);
                 true
@@ -174,11 +173,11 @@ impl Ex<'_> {
     #[inline(always)]
     pub(super) fn put_dest0(&mut self, lm: u32, f: impl FnOnce(&mut Lanes)) -> Res<()> {
         if lm == u32::MAX {
-            if let Some(&K::R(r)) = self.d.o.first().map(|o| &o.k) {
-                if let Some(out) = self.out.writes.fresh_row(r) {
-                    f(out);
-                    return Ok(());
-                }
+            // Destination 0's register as decoded (255, refused, when it is not one).
+            let r = self.d.plain[0];
+            if let Some(out) = self.out.writes.fresh_row(r) {
+                f(out);
+                return Ok(());
             }
         }
         let mut v = [0u32; 32];
@@ -193,11 +192,11 @@ impl Ex<'_> {
     #[inline(always)]
     pub(super) fn put_dest0_pair(&mut self, lm: u32, f: impl FnOnce(&mut Lanes, &mut Lanes)) -> Res<()> {
         if lm == u32::MAX {
-            if let Some(&K::R(r)) = self.d.o.first().map(|o| &o.k) {
-                if let Some((lo, hi)) = self.out.writes.fresh_pair(r) {
-                    f(lo, hi);
-                    return Ok(());
-                }
+            // Destination 0's register as decoded (255, refused, when it is not one).
+            let r = self.d.plain[0];
+            if let Some((lo, hi)) = self.out.writes.fresh_pair(r) {
+                f(lo, hi);
+                return Ok(());
             }
         }
         let (mut lo, mut hi) = ([0u32; 32], [0u32; 32]);
@@ -442,8 +441,24 @@ impl PendingWrites {
     /// all its values (the entry [`PendingWrites::r_lanes`] of a whole warp makes). None for
     /// RZ and when the instruction already wrote the register (the caller then computes the
     /// values apart and blends them with `r_lanes`); nothing is added then.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn fresh_row(&mut self, idx: u8) -> Option<&mut Lanes> {
+        // The usual case, the instruction's first write: nothing to look through, and no
+        // call (the general case below was a call of ~22 instructions per FFMA).
+        if self.len == 0 && idx != 255 {
+            self.len = 1;
+            let s = &mut self.w[0];
+            s.reg = ArchReg::R(idx);
+            s.mask = u32::MAX;
+            return Some(&mut s.vals);
+        }
+        self.fresh_row_after(idx)
+    }
+
+    /// [`PendingWrites::fresh_row`] when the instruction already wrote something (or `idx`
+    /// is RZ).
+    #[inline(never)]
+    fn fresh_row_after(&mut self, idx: u8) -> Option<&mut Lanes> {
         let reg = ArchReg::R(idx);
         let n = self.len as usize;
         if idx == 255 || self.w[..n].iter().any(|w| w.reg == reg) {
@@ -492,18 +507,17 @@ impl PendingWrites {
     }
 }
 
-/// [`Ex::plain_row`] of operand `o` in warp `w`'s registers (a function of the warp alone,
-/// so that the rows can be read while the pending writes are written).
+/// The row of register `r` in warp `w`'s registers, None for RZ (255: also what
+/// [`DInst::plain`] gives for an operand that is not a plain register) and past the rows (a
+/// function of the warp alone, so that the rows can be read while the pending writes are
+/// written).
 #[inline(always)]
-fn plain_row_of<'w>(w: &'w Warp, o: Option<&D>, lm: u32) -> Option<&'w Lanes> {
-    let o = o?;
-    match o.k {
-        K::R(r) if r != 255 && lm != 0 && !(o.not || o.neg || o.abs) => {
-            let b = r as usize * 32;
-            w.regs.get(b..b + 32)?.try_into().ok()
-        }
-        _ => None,
+fn row_of(w: &Warp, r: u8) -> Option<&Lanes> {
+    if r == 255 {
+        return None;
     }
+    let b = r as usize * 32;
+    w.regs.get(b..b + 32)?.try_into().ok()
 }
 
 /// All ones if lane `l` is in `lm`, else 0 (a select mask the lane loops vectorise with).
