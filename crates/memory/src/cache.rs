@@ -151,13 +151,6 @@ impl SectorCache {
         &mut self.valid.0[way]
     }
 
-    /// The line held in `way`, if any.
-    #[inline]
-    pub fn line_at(&self, way: usize) -> Option<u64> {
-        let tag = self.w(way).tag;
-        (tag != INVALID).then_some(tag)
-    }
-
     /// Set of a line (`set_line`: the line index used for set selection).
     #[inline]
     pub fn set_of(&self, set_line: u64) -> usize {
@@ -332,8 +325,9 @@ impl SectorCache {
         (self.next_free[set] as usize) < self.assoc || self.first_ready[set] != NIL
     }
 
-    /// Installs `line` in `way` (after `pick_victim`), clearing its state.
-    pub fn install(&mut self, way: usize, line: u64) {
+    /// Installs `line` in `way` (after `pick_victim`), clearing its state. Returns the line
+    /// it displaced, if the way held one.
+    pub fn install(&mut self, way: usize, line: u64) -> Option<u64> {
         let set = way / self.assoc;
         let old = self.w(way).tag;
         if old == INVALID {
@@ -359,6 +353,7 @@ impl SectorCache {
         if self.first_ready[set] == NIL {
             self.first_ready[set] = way as u32;
         }
+        (old != INVALID).then_some(old)
     }
 
     pub fn invalidate_all(&mut self) {

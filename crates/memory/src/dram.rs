@@ -646,23 +646,17 @@ impl DramChannel {
         // whose command may issue goes first. `oldest`: its age and bank as
         // `age << BANK_BITS | bank` (ages differ); `issuable`: the banks whose command may
         // issue.
-        let (open, act_any) = (self.open_banks, self.next_act_any);
+        let open = self.open_banks;
         let (mut oldest, mut issuable) = (u64::MAX, 0u64);
         let mut bits = self.busy_banks & !self.hit_banks();
         while bits != 0 {
             let b = bits.trailing_zeros() as usize & BANK_MASK;
             bits &= bits - 1;
-            let row = self.rows[b];
-            // (`row_command_time`.)
-            let t = if open >> b & 1 == 1 {
-                row.ready
-            } else {
-                row.ready.max(act_any)
-            };
+            let t = self.row_command_time(b);
             if now < t {
                 next = next.min(t);
             } else {
-                oldest = oldest.min(row.head_seq << BANK_BITS | b as u64);
+                oldest = oldest.min(self.rows[b].head_seq << BANK_BITS | b as u64);
                 issuable |= 1 << b;
             }
         }

@@ -519,12 +519,11 @@ impl SmMemory {
 
     /// Installs `line` in `way`, noting the line it displaces ([`SmMemory::displaced`]).
     fn install(&mut self, way: usize, line: u64) {
-        if let Some(old) = self.cache.line_at(way) {
+        if let Some(old) = self.cache.install(way, line) {
             let (w, b) = filter_bit(old);
             self.displaced[w] |= b;
             self.any_displaced = true;
         }
-        self.cache.install(way, line);
     }
 
     /// Pass 1 of a load: its resources, no state change. The ways and MSHR entries found

@@ -47,16 +47,14 @@ impl PortSchedule {
         cycle as usize & (HORIZON - 1)
     }
 
+    /// Free read ports of `bank` in `cycle` (none outside the window).
     #[inline]
     pub fn free(&self, cycle: u64, bank: usize) -> u8 {
-        if cycle < self.base || cycle - self.base >= HORIZON as u64 {
-            return 0;
+        match self.row_of(cycle) {
+            None => 0,
+            Some((_, false)) => self.ports,
+            Some((r, true)) => self.ports - self.used[r * self.banks + bank],
         }
-        let r = Self::row(cycle);
-        if self.row_cycle[r] != cycle {
-            return self.ports;
-        }
-        self.ports - self.used[r * self.banks + bank]
     }
 
     /// The row of `cycle` in `used` if it is in the window, and whether the row holds that

@@ -422,10 +422,7 @@ impl PendingWrites {
                 }
             }
             None => {
-                assert!(n < MAX_WRITES, "too many register writes in one instruction");
-                let s = &mut self.w[n];
-                s.reg = reg;
-                s.mask = lm;
+                let s = self.push(reg, lm);
                 if lm == u32::MAX {
                     s.vals = *v;
                 } else {
@@ -433,7 +430,6 @@ impl PendingWrites {
                         *d = *x & lane_bits(lm, l);
                     }
                 }
-                self.len += 1;
             }
         }
     }
@@ -446,11 +442,7 @@ impl PendingWrites {
         // The usual case, the instruction's first write: nothing to look through, and no
         // call (the general case below was a call of ~22 instructions per FFMA).
         if self.len == 0 && idx != 255 {
-            self.len = 1;
-            let s = &mut self.w[0];
-            s.reg = ArchReg::R(idx);
-            s.mask = u32::MAX;
-            return Some(&mut s.vals);
+            return Some(&mut self.push(ArchReg::R(idx), u32::MAX).vals);
         }
         self.fresh_row_after(idx)
     }
@@ -464,12 +456,7 @@ impl PendingWrites {
         if idx == 255 || self.w[..n].iter().any(|w| w.reg == reg) {
             return None;
         }
-        assert!(n < MAX_WRITES, "too many register writes in one instruction");
-        self.len += 1;
-        let s = &mut self.w[n];
-        s.reg = reg;
-        s.mask = u32::MAX;
-        Some(&mut s.vals)
+        Some(&mut self.push(reg, u32::MAX).vals)
     }
 
     /// New entries of regular registers `idx` and `idx + 1` written in every lane, for the
@@ -483,14 +470,10 @@ impl PendingWrites {
         if idx >= 254 || n + 2 > MAX_WRITES || self.w[..n].iter().any(|w| w.reg == r0 || w.reg == r1) {
             return None;
         }
-        self.len += 2;
+        self.push(r0, u32::MAX);
+        self.push(r1, u32::MAX);
         let (a, b) = self.w[n..n + 2].split_at_mut(1);
-        let (a, b) = (&mut a[0], &mut b[0]);
-        a.reg = r0;
-        a.mask = u32::MAX;
-        b.reg = r1;
-        b.mask = u32::MAX;
-        Some((&mut a.vals, &mut b.vals))
+        Some((&mut a[0].vals, &mut b[0].vals))
     }
 
     /// Predicate `idx` (PT ignored) := bit `l` of `bits` for the lanes `l` of `lm`.

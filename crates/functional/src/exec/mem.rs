@@ -771,18 +771,24 @@ fn add_rows(a: &mut [u64; 32], lo: &[u32; 32], hi: &[u32; 32], scale: u64) {
     }
 }
 
+/// Shared address `addr` as an offset in the memory of the CTA of cluster rank `rank` when
+/// it is in that CTA's window of the cluster's address space; otherwise as it is.
+#[inline(always)]
+fn own_offset(addr: u64, rank: u32) -> u64 {
+    if (addr >> cluster::RANK_SHIFT) as u32 == rank {
+        addr & ((1 << cluster::RANK_SHIFT) - 1)
+    } else {
+        addr
+    }
+}
+
 /// [`Ex::own_shared`] in a CTA's own shared memory of `len` bytes and cluster rank `rank`.
 #[inline]
 fn own_shared_at(addr: u64, nb: usize, rank: u32, len: usize) -> Option<usize> {
     if addr & (nb as u64 - 1) != 0 {
         return None;
     }
-    let a = if (addr >> cluster::RANK_SHIFT) as u32 == rank {
-        addr & ((1 << cluster::RANK_SHIFT) - 1)
-    } else {
-        addr
-    };
-    let a = usize::try_from(a).ok()?;
+    let a = usize::try_from(own_offset(addr, rank)).ok()?;
     (a.checked_add(nb)? <= len).then_some(a)
 }
 
@@ -796,12 +802,7 @@ fn own_shared_offsets(addrs: &[u64; 32], nb: u64, rank: u32, len: u64) -> Option
     // The lanes' addresses OR-ed (alignment) and their greatest offset (range), checked once.
     let (mut any, mut top) = (0u64, 0u64);
     for (o, &addr) in offs.iter_mut().zip(addrs) {
-        let own = (addr >> cluster::RANK_SHIFT) as u32 == rank;
-        let a = if own {
-            addr & ((1 << cluster::RANK_SHIFT) - 1)
-        } else {
-            addr
-        };
+        let a = own_offset(addr, rank);
         any |= addr;
         top = top.max(a);
         *o = a;
@@ -816,10 +817,16 @@ fn gather_words<const NB: usize>(sh: &[u8], offs: &[u64; 32], words: &mut [[u32;
     for (l, &o) in offs.iter().enumerate() {
         let o = o as usize;
         if let Some(src) = sh.get(o..o + NB) {
-            for (row, b) in words.iter_mut().zip(src.chunks_exact(4)) {
-                row[l] = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            }
+            put_lane_words(words, l, src);
         }
+    }
+}
+
+/// Lane `l`'s bytes `src` (a multiple of 4) as its words: bytes `4k..4k+4` into `words[k][l]`.
+#[inline(always)]
+fn put_lane_words(words: &mut [[u32; 32]; 4], l: usize, src: &[u8]) {
+    for (row, b) in words.iter_mut().zip(src.chunks_exact(4)) {
+        row[l] = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
     }
 }
 
@@ -833,9 +840,7 @@ fn split_words(bytes: &[u8], nb: usize, words: &mut [[u32; 32]; 4]) {
         return;
     }
     for (l, lane) in bytes.chunks_exact(nb).enumerate().take(32) {
-        for (w, b) in words.iter_mut().zip(lane.chunks_exact(4)) {
-            w[l] = u32::from_le_bytes(b.try_into().expect("4 bytes"));
-        }
+        put_lane_words(words, l, lane);
     }
 }
 

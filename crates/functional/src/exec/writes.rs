@@ -103,14 +103,21 @@ impl PendingWrites {
         if let Some(i) = self.w[..n].iter().position(|w| w.reg == reg) {
             return &mut self.w[i];
         }
+        let s = self.push(reg, 0);
+        s.vals = [0; 32];
+        s
+    }
+    /// A new entry for `reg` (not written yet) with `mask`, its values left for the caller
+    /// to set.
+    #[inline(always)]
+    pub(super) fn push(&mut self, reg: ArchReg, mask: u32) -> &mut RegWrite {
+        let n = self.len as usize;
         assert!(n < MAX_WRITES, "too many register writes in one instruction");
-        self.w[n] = RegWrite {
-            reg,
-            mask: 0,
-            vals: [0; 32],
-        };
         self.len += 1;
-        &mut self.w[n]
+        let s = &mut self.w[n];
+        s.reg = reg;
+        s.mask = mask;
+        s
     }
     #[inline]
     pub(super) fn set(&mut self, reg: ArchReg, lane: usize, v: u32) {

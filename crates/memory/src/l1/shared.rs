@@ -85,22 +85,30 @@ fn bank(w: u64, banks: u64) -> usize {
     }) as usize
 }
 
-/// Wavefronts of an access to `words` (sorted): the most distinct words in one bank (a word
-/// read by several lanes is read once, a broadcast), at least 1.
-fn wavefronts_sorted(words: &[u64], banks: u64) -> u32 {
+/// The most of the `distinct` words (each given once) in one bank, at least 1: the
+/// wavefronts of an access (a word read by several lanes is read once, a broadcast).
+#[inline(always)]
+fn most_per_bank(distinct: impl Iterator<Item = u64>, banks: u64) -> u32 {
     let mut per_bank = [0u32; 64];
-    let mut prev = u64::MAX;
     let mut wavefronts = 1u32;
-    for &w in words {
-        if w == prev {
-            continue; // same word: broadcast
-        }
-        prev = w;
+    for w in distinct {
         let b = bank(w, banks);
         per_bank[b] += 1;
         wavefronts = wavefronts.max(per_bank[b]);
     }
     wavefronts
+}
+
+/// Wavefronts of an access to `words` (sorted: a repeated word follows itself).
+fn wavefronts_sorted(words: &[u64], banks: u64) -> u32 {
+    let mut prev = u64::MAX;
+    most_per_bank(
+        words
+            .iter()
+            .copied()
+            .filter(|&w| std::mem::replace(&mut prev, w) != w),
+        banks,
+    )
 }
 
 /// Span of words, from the lowest, within which [`distinct_per_bank`] marks the words seen
@@ -115,20 +123,17 @@ fn distinct_per_bank(words: &[u64], banks: u64) -> Option<u32> {
         return None;
     }
     let mut seen = [0u64; (SPAN_WORDS / 64) as usize];
-    let mut per_bank = [0u32; 64];
-    let mut wavefronts = 1u32;
-    for &w in words {
+    let mut first_time = |w: u64| {
         let o = (w - lo) as usize;
         let (word, bit) = (o / 64, 1u64 << (o % 64));
-        if seen[word] & bit != 0 {
-            continue; // same word: broadcast
-        }
+        let new = seen[word] & bit == 0;
         seen[word] |= bit;
-        let b = bank(w, banks);
-        per_bank[b] += 1;
-        wavefronts = wavefronts.max(per_bank[b]);
-    }
-    Some(wavefronts)
+        new
+    };
+    Some(most_per_bank(
+        words.iter().copied().filter(|&w| first_time(w)),
+        banks,
+    ))
 }
 
 /// Whether two sorted slices share an element.
