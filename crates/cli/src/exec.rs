@@ -175,17 +175,20 @@ pub fn exec(mut a: ExecArgs) -> Result<ExitCode> {
         ),
         RuntimeLink::Shared(_) => {}
     }
-    let tmp = tempdir()?;
+    let tmp = tempfile::Builder::new()
+        .prefix("sassim-exec-")
+        .tempdir()
+        .context("creating a temporary directory")?;
     for major in ["12", "13"] {
         let lib = runtime_library(major)?;
-        std::os::unix::fs::symlink(&lib, tmp.path.join(format!("libcudart.so.{major}")))
+        std::os::unix::fs::symlink(&lib, tmp.path().join(format!("libcudart.so.{major}")))
             .with_context(|| format!("linking {}", lib.display()))?;
     }
     let exe_dir = std::env::current_exe()
         .ok()
         .and_then(|e| e.parent().map(Path::to_path_buf));
     let (cache_dirs, user_cache) = sass_dirs(&a, &program);
-    let results = tmp.path.join("results.jsonl");
+    let results = tmp.path().join("results.jsonl");
     let (mut reader, writer) = std::io::pipe().context("creating the progress pipe")?;
     let wfd = std::os::fd::AsRawFd::as_raw_fd(&writer);
     // The child inherits the write end: clear close-on-exec on it.
@@ -212,9 +215,9 @@ pub fn exec(mut a: ExecArgs) -> Result<ExitCode> {
         deadlock_cycles: a.deadlock_cycles,
         max_wall_seconds: a.max_wall.unwrap_or(0.0),
     };
-    let cfg_path = tmp.path.join("config.json");
+    let cfg_path = tmp.path().join("config.json");
     std::fs::write(&cfg_path, serde_json::to_vec(&ec)?).context("writing the runtime configuration")?;
-    let mut ld = tmp.path.display().to_string();
+    let mut ld = tmp.path().display().to_string();
     if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
         ld.push(':');
         ld.push_str(&old.to_string_lossy());
@@ -334,26 +337,4 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
-}
-
-/// A temporary directory removed when dropped.
-struct TempDir {
-    path: PathBuf,
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
-
-fn tempdir() -> Result<TempDir> {
-    let base = std::env::temp_dir();
-    for i in 0..1000u32 {
-        let p = base.join(format!("sassim-exec-{}-{i}", std::process::id()));
-        if std::fs::create_dir(&p).is_ok() {
-            return Ok(TempDir { path: p });
-        }
-    }
-    bail!("cannot create a temporary directory in {}", base.display())
 }

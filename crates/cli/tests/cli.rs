@@ -3,6 +3,16 @@
 mod common;
 use std::process::{Command, Output};
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 fn sassim(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sassim"))
         .args(args)
@@ -18,7 +28,7 @@ fn text(o: &Output) -> (String, String) {
 }
 
 fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("sassim-cli-{}", std::process::id()));
+    let d = scratch("cli");
     std::fs::create_dir_all(&d).expect("temp dir");
     d.join(name)
 }

@@ -7,6 +7,16 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -29,7 +39,7 @@ fn programs() -> Vec<String> {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sassim-exec-test-{}", std::process::id()));
+    let d = scratch("exec-test");
     std::fs::create_dir_all(&d).expect("temp dir");
     d.join(name)
 }

@@ -8,6 +8,16 @@ use sassim_fuzz::{repo_root, sim_args, Corpus, Kind};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 const RUNS: u64 = 6;
 const RSS_MB: u64 = 1024;
 /// `--max-wall` of each run; a run must end within this plus a margin for loading.
@@ -18,7 +28,7 @@ fn sassim() -> PathBuf {
 }
 
 fn dir(tag: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("sassim-fuzz-sim-{}-{tag}", std::process::id()))
+    scratch(&format!("fuzz-sim-{tag}"))
 }
 
 fn check(kind: Kind, seed: &str, input: &[u8], d: &Path, what: &str) {

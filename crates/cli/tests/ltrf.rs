@@ -4,6 +4,16 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 fn listing(w: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../workloads/{w}/{w}_sm86.cuobjdump-sass.txt"))
 }
@@ -14,7 +24,7 @@ fn listing(w: &str) -> PathBuf {
 /// written before it is read), and no bank conflict among 16 banks; renumbering keeps that.
 #[test]
 fn analyze_vecadd_reports_intervals_prefetches_and_renumbering() {
-    let dir = std::env::temp_dir().join(format!("sassim-ltrf-{}", std::process::id()));
+    let dir = scratch("ltrf");
     std::fs::create_dir_all(&dir).expect("dir");
     let json = dir.join("vecadd.json");
     let out = Command::new(env!("CARGO_BIN_EXE_sassim"))

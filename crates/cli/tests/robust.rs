@@ -6,6 +6,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -37,7 +47,7 @@ fn run_within(secs: u64, args: &[&str]) -> (String, String, i32) {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sassim-robust-{}-{name}", std::process::id()));
+    let d = scratch(&format!("robust-{name}"));
     std::fs::remove_dir_all(&d).ok();
     std::fs::create_dir_all(&d).expect("temp dir");
     d

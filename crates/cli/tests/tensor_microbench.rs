@@ -32,6 +32,16 @@ use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 /// `n` MMAs `op` (destination/accumulator `c`), each depending on the previous one (`dep`) or
 /// all independent (accumulators R16, R20, …), one warp, control bits that do not wait.
 fn chain(gpu: &str, op: &str, dep: bool, n: usize) -> String {
@@ -182,7 +192,7 @@ fn trace_cycles_on(dir: &Path, gpu: &str) -> u64 {
 /// in a chain cost eight latencies, eight more independent ones eight initiation intervals.
 #[test]
 fn mma_traces_use_the_same_tensor_model() {
-    let base = std::env::temp_dir().join(format!("sassim-mma-trace-{}", std::process::id()));
+    let base = scratch("mma-trace");
     for (dep, per) in [(true, 24u64), (false, 16u64)] {
         let mut c = Vec::new();
         for n in [8usize, 16] {
@@ -315,7 +325,7 @@ fn h100_trace_cycles(dir: &Path) -> u64 {
 /// (With register scoreboards the trace's DEPBAR waited for nothing: 32 cycles both ways.)
 #[test]
 fn warpgroup_mma_traces_use_the_same_tensor_model() {
-    let base = std::env::temp_dir().join(format!("sassim-gmma-trace-{}", std::process::id()));
+    let base = scratch("gmma-trace");
     let mut per = Vec::new();
     for dep in [true, false] {
         let mut c = Vec::new();

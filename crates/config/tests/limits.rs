@@ -5,6 +5,16 @@
 use sassim_config::limits::{limit_of, unlimited_keys, LIMITS};
 use sassim_config::{ConfigError, GpuConfig};
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 fn load_err(set: &[&str]) -> String {
     let ov: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     match GpuConfig::load("rtx-a6000", &ov) {
@@ -115,7 +125,7 @@ fn values_the_memory_model_cannot_use_are_refused_by_key() {
         "{msg}"
     );
     // A preset file with such a value is refused the same way.
-    let dir = std::env::temp_dir().join(format!("sassim-limits-{}", std::process::id()));
+    let dir = scratch("limits");
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("bad.toml");
     std::fs::write(&p, "inherits = \"rtx-a6000\"\n[dram]\nburst_length = 3\n").unwrap();

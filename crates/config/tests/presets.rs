@@ -2,6 +2,16 @@
 
 use sassim_config::{list_presets, ConfigError, GpuConfig, SchedulerPolicy};
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 const ALL: [&str; 10] = [
     "rtx-a6000",
     "rtx-3080",
@@ -260,7 +270,7 @@ fn wrong_type_names_key_and_type() {
 
 #[test]
 fn file_with_inherits_and_unknown_field() {
-    let dir = std::env::temp_dir().join(format!("sassim-config-test-{}", std::process::id()));
+    let dir = scratch("config-test");
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("mine.toml");
     std::fs::write(

@@ -9,12 +9,13 @@ use std::time::{Duration, Instant};
 const RUNS: u64 = 300;
 const SLOW: Duration = Duration::from_secs(5);
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
 fn scratch(kind: Kind, tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "sassim-fuzz-test-{}-{}-{tag}",
-        std::process::id(),
-        kind.name()
-    ));
+    let d = SCRATCH.with(|s| s.path().join(format!("{}-{tag}", kind.name())));
     prepare_scratch(kind, &repo_root(), &d).unwrap();
     d
 }

@@ -28,6 +28,16 @@ use sassim_config::{informational, GpuConfig};
 use sassim_gpu::{Gpu, RunOptions};
 use sassim_sass::microbench::parse;
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 const PRESETS: [&str; 10] = [
     "rtx-a6000",
     "rtx-3080",
@@ -424,7 +434,7 @@ fn run_tensor(cfg: &GpuConfig) -> String {
          #BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\ninsts = {}\n{body}\n#END_TB\n",
         2 * ops.len() + 1
     );
-    let dir = std::env::temp_dir().join(format!("sassim-keys-{}", std::process::id()));
+    let dir = scratch("keys");
     std::fs::create_dir_all(&dir).expect("temp dir");
     let p = dir.join(format!("{}-kernel-1.traceg", cfg.gpu.name));
     std::fs::write(&p, trace).expect("trace");

@@ -8,6 +8,16 @@ use sassim_functional::ControlFlowKind;
 use sassim_gpu::{Gpu, KernelRun, RunOptions};
 use std::path::PathBuf;
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -33,7 +43,7 @@ fn ffma_chain_of_a_trace_without_sass_issues_at_the_latency() {
     let spec = sassim_workload::Workload::load(dir.join("ffmakernel.toml")).expect("spec");
     let listing =
         sassim_sass::parse_listing_file(&dir.join("ffmakernel_sm90.cuobjdump-sass.txt")).expect("listing");
-    let out = std::env::temp_dir().join(format!("sassim-sbtrace-{}", std::process::id()));
+    let out = scratch("sbtrace");
     std::fs::create_dir_all(&out).expect("temp dir");
     sassim_functional::tracer::write_workload_trace(
         &spec,

@@ -8,6 +8,16 @@ use sassim_gpu::trace_exec::{run_trace_kernel, TraceKernel};
 use sassim_gpu::{Gpu, RunOptions};
 use std::path::{Path, PathBuf};
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/traces")
@@ -78,7 +88,7 @@ fn a_malformed_block_names_file_and_line_on_any_thread_count() {
     let bad = fields.join(" ");
     let mut lines: Vec<&str> = text.lines().collect();
     lines[i] = &bad;
-    let d = std::env::temp_dir().join(format!("sassim-gpu-parse-threads-{}", std::process::id()));
+    let d = scratch("gpu-parse-threads");
     std::fs::create_dir_all(&d).unwrap();
     let p = d.join("bad.traceg");
     std::fs::write(&p, lines.join("\n") + "\n").unwrap();

@@ -9,6 +9,16 @@ use sassim_isa::Listing;
 use sassim_trace::KernelTraceReader;
 use std::path::{Path, PathBuf};
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -151,7 +161,7 @@ fn write_trace(
 }
 
 fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sassim-traces-{tag}-{}", std::process::id()));
+    let d = scratch(&format!("traces-{tag}"));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

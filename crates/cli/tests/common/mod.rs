@@ -9,18 +9,13 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn tmpfile(name: &str, src: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sassim-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let p = dir.join(name);
-    std::fs::write(&p, src).expect("write microbenchmark");
-    p
-}
-
 /// Run `sassim microbench --json` on `src` with extra arguments; returns the JSON and
-/// whether the command succeeded.
+/// whether the command succeeded. The source is written to a temporary directory that is
+/// removed afterwards.
 pub fn mb(name: &str, src: &str, args: &[&str]) -> (Value, bool) {
-    let p = tmpfile(name, src);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = dir.path().join(name);
+    std::fs::write(&p, src).expect("write microbenchmark");
     mb_file(&p, args)
 }
 

@@ -98,9 +98,12 @@ impl SassSource {
                 }
             ))
         })?;
-        let dir = std::env::temp_dir().join(format!("sassim-cubin-{}-{key}", std::process::id()));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| CubinError::Disassembly(format!("{}: {e}", dir.display())))?;
+        // Removed when `scratch` is dropped, on every path out of this function.
+        let scratch = tempfile::Builder::new()
+            .prefix("sassim-cubin-")
+            .tempdir()
+            .map_err(|e| CubinError::Disassembly(format!("a temporary directory: {e}")))?;
+        let dir = scratch.path();
         let tmp = dir.join("module.cubin");
         let run = (|| -> Result<String> {
             std::fs::write(&tmp, &cubin.bytes)
@@ -152,7 +155,7 @@ impl SassSource {
             String::from_utf8(out)
                 .map_err(|_| CubinError::Disassembly(format!("{} printed non-UTF-8 text", tool.display())))
         })();
-        let _ = std::fs::remove_dir_all(&dir);
+        drop(scratch);
         let text = run?;
         if let Some(w) = &self.write_cache {
             // Atomic: a temporary file renamed into place.

@@ -4,6 +4,16 @@
 use sassim_cubin::{inspect, Compression, Cubin, EntryKind, FatBinary, RuntimeLink};
 use std::path::PathBuf;
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..")
 }
@@ -143,7 +153,7 @@ fn a_disassembler_that_hangs_is_stopped_at_the_deadline() {
     let (fb, _) = FatBinary::parse(&bytes, "scale_zstd.fatbin").unwrap();
     let e = fb.entries.iter().find(|e| e.kind == EntryKind::Cubin).unwrap();
     let c = Cubin::parse(e.data.clone(), "scale").unwrap();
-    let dir = std::env::temp_dir().join(format!("sassim-hang-tool-{}", std::process::id()));
+    let dir = scratch("hang-tool");
     std::fs::create_dir_all(&dir).unwrap();
     let tool = dir.join("nvdisasm");
     std::fs::write(&tool, "#!/bin/sh\nexec sleep 600\n").unwrap();

@@ -3,6 +3,16 @@
 use sassim_trace::{read_kernelslist, KernelTraceReader, TraceError};
 use std::path::PathBuf;
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 fn fixture() -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../../fixtures/traces/vectoradd-sm61-v4-gtx1080/kernel-1.traceg");
@@ -10,7 +20,7 @@ fn fixture() -> String {
 }
 
 fn dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sassim-trace-limits-{}-{tag}", std::process::id()));
+    let d = scratch(&format!("trace-limits-{tag}"));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

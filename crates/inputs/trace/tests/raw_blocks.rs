@@ -5,6 +5,16 @@
 use sassim_trace::{KernelTraceReader, OpcodeId, ThreadBlockTrace};
 use std::path::{Path, PathBuf};
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 fn fixture(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../../fixtures/traces")
@@ -12,7 +22,7 @@ fn fixture(rel: &str) -> PathBuf {
 }
 
 fn dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sassim-trace-raw-{}-{tag}", std::process::id()));
+    let d = scratch(&format!("trace-raw-{tag}"));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

@@ -8,16 +8,18 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../fixtures/traces")
 }
 
-/// A fresh temporary directory (removed by the caller or left in /tmp).
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// A fresh directory in this test's own temporary directory (removed with it).
 pub fn tmpdir(tag: &str) -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);
-    let d = std::env::temp_dir().join(format!(
-        "sassim-trace-test-{}-{}-{}",
-        std::process::id(),
-        tag,
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&d);
+    let d = SCRATCH.with(|s| {
+        s.path()
+            .join(format!("{tag}-{}", N.fetch_add(1, Ordering::SeqCst)))
+    });
     std::fs::create_dir_all(&d).unwrap();
     d
 }
