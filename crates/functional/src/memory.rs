@@ -84,13 +84,39 @@ impl GlobalMemory {
 
     /// Allocate `size` zeroed bytes aligned to `align` (a power of two; at least 256 is used).
     pub fn alloc(&mut self, size: u64, align: u64) -> u64 {
+        let addr = self.place(size.max(1), align);
+        self.regions.insert(addr, vec![0; size.max(1) as usize]);
+        addr
+    }
+
+    /// Allocate `size` bytes (at least `data.len()`) aligned as [`GlobalMemory::alloc`] does,
+    /// holding `data` followed by zeros: the same memory as `alloc` and then `write(data)`
+    /// (a change if a byte of `data` is not zero), but the bytes are copied once, with no
+    /// zeroing or comparing first.
+    pub fn alloc_with(&mut self, data: &[u8], size: u64, align: u64) -> u64 {
+        let len = size.max(data.len() as u64).max(1) as usize;
+        let mut bytes = Vec::with_capacity(len);
+        bytes.extend_from_slice(data);
+        bytes.resize(len, 0);
+        let addr = self.place(len as u64, align);
+        self.regions.insert(addr, bytes);
+        // Looked at 64 bytes at a time (the inner OR vectorizes): a buffer of values
+        // usually stops at the first block, a zeroed one is read once.
+        if data.chunks(64).any(|c| c.iter().fold(0, |a, &b| a | b) != 0) {
+            self.changes += 1;
+        }
+        addr
+    }
+
+    /// The address of a new allocation of `len` (>= 1) bytes aligned to `align` (at least
+    /// 256), with `GUARD_BYTES` after it.
+    fn place(&mut self, len: u64, align: u64) -> u64 {
         let align = align.max(256).next_power_of_two();
         if self.next == 0 {
             self.next = GLOBAL_BASE;
         }
         let addr = self.next.div_ceil(align) * align;
-        self.regions.insert(addr, vec![0; size.max(1) as usize]);
-        self.next = addr + size.max(1) + GUARD_BYTES;
+        self.next = addr + len + GUARD_BYTES;
         addr
     }
 

@@ -72,8 +72,7 @@ pub fn run_workload_timed(
         .map_err(|e| SimError::Exec(e.to_string()))?;
     let mut addrs = HashMap::new();
     for b in w.buffers() {
-        let a = exec.memory().alloc(b.bytes.len().max(4) as u64, 256);
-        exec.memory().write(a, &b.bytes);
+        let a = exec.memory().alloc_with(&b.bytes, 4, 256);
         addrs.insert(b.name.clone(), a);
     }
     let params = w.param_bytes(|n| addrs.get(n).copied().unwrap_or(0));
@@ -84,15 +83,14 @@ pub fn run_workload_timed(
         ..opts.clone()
     };
     let run = gpu.run_kernel(&mut exec, &kernel, &opts, &mut |_, _| {})?;
-    let mut outputs = HashMap::new();
-    for b in w.buffers() {
-        let a = addrs[&b.name];
-        outputs.insert(
-            b.name.clone(),
-            exec.memory_ref().read(a, b.bytes.len()).unwrap_or_default(),
-        );
-    }
-    let check = w.check(&outputs).map_err(|e| e.to_string());
+    // The outputs are compared in place in device memory (not copied out first).
+    let mem = exec.memory_ref();
+    let output = |name: &str| -> Option<&[u8]> {
+        let (a, len) = (*addrs.get(name)?, w.buffer(name)?.bytes.len());
+        let (start, bytes) = mem.span(a, a + len as u64)?;
+        bytes.get((a - start) as usize..)?.get(..len)
+    };
+    let check = w.check_with(output).map_err(|e| e.to_string());
     Ok(WorkloadRun {
         name: w.name.clone(),
         arch: arch.to_string(),

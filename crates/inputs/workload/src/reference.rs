@@ -159,18 +159,18 @@ pub fn vecadd(ctx: &mut RefCtx) -> R<()> {
     ctx.expect_params(4)?;
     ctx.one_d()?;
     let n = (ctx.u32_arg(3)? as u64).min(ctx.threads()) as usize;
-    let a = ctx.f32s(0)?.to_vec();
-    let b = ctx.f32s(1)?.to_vec();
+    let (a, b) = (ctx.f32s(0)?, ctx.f32s(1)?);
     ctx.need_len(0, a.len(), n as u64)?;
     ctx.need_len(1, b.len(), n as u64)?;
+    // The sums first (the inputs borrowed, not copied; `c` may be one of them), then
+    // stored; zipped slices need no index checks, so both loops vectorize.
+    let sum: Vec<f32> = a[..n].iter().zip(&b[..n]).map(|(x, y)| x + y).collect();
     let c = ctx.f32s_mut(2)?;
     let cl = c.len();
     if cl < n {
         return Err(format!("parameter 2 has {cl} elements, the kernel writes {n}"));
     }
-    for i in 0..n {
-        c[i] = a[i] + b[i];
-    }
+    c[..n].copy_from_slice(&sum);
     Ok(())
 }
 

@@ -38,7 +38,9 @@ impl SplitMix64 {
 
     /// Uniform float in `[0, 1)`: `(r >> 11) * 2^-53`.
     pub fn unit_f64(&mut self) -> f64 {
-        (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        // `r >> 11` < 2^53 converts exactly either way; as a signed integer it is one
+        // instruction (`cvtsi2sd`) where an unsigned u64 needs a branchy sequence.
+        ((self.next() >> 11) as i64) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 }
 
@@ -106,18 +108,17 @@ impl Values {
         if bytes.len() % elem.size() != 0 {
             return None;
         }
-        let c4 = || bytes.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]);
-        let c8 = || {
-            bytes
-                .chunks_exact(8)
-                .map(|c| [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
-        };
+        // Exact chunks copied into arrays (no per-byte index checks): the decoding loop is a
+        // plain copy the compiler vectorizes.
+        fn dec<const N: usize, T>(bytes: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
+            bytes.chunks_exact(N).map(|c| f(le_array(c))).collect()
+        }
         Some(match elem {
-            ElemType::U32 => Values::U32(c4().map(u32::from_le_bytes).collect()),
-            ElemType::S32 => Values::S32(c4().map(i32::from_le_bytes).collect()),
-            ElemType::F32 => Values::F32(c4().map(f32::from_le_bytes).collect()),
-            ElemType::U64 => Values::U64(c8().map(u64::from_le_bytes).collect()),
-            ElemType::F64 => Values::F64(c8().map(f64::from_le_bytes).collect()),
+            ElemType::U32 => Values::U32(dec(bytes, u32::from_le_bytes)),
+            ElemType::S32 => Values::S32(dec(bytes, i32::from_le_bytes)),
+            ElemType::F32 => Values::F32(dec(bytes, f32::from_le_bytes)),
+            ElemType::U64 => Values::U64(dec(bytes, u64::from_le_bytes)),
+            ElemType::F64 => Values::F64(dec(bytes, f64::from_le_bytes)),
         })
     }
 
@@ -142,27 +143,47 @@ fn int_range(elem: ElemType) -> (i128, i128) {
     }
 }
 
-/// `count` elements of a float type, element `i` being `f(i)` (rounded to `f32` for F32);
-/// `f` is called in order.
-fn floats(elem: ElemType, count: usize, f: impl FnMut(usize) -> f64) -> Values {
+/// `count` little-endian elements of `N` bytes, element `i` being `enc(i)`; `enc` is called
+/// in order. The buffer's bytes are written once, straight from the generator (no typed
+/// vector first).
+fn fill<const N: usize>(count: usize, mut enc: impl FnMut(usize) -> [u8; N]) -> Vec<u8> {
+    let mut out = vec![0u8; count * N];
+    for (i, d) in out.chunks_exact_mut(N).enumerate() {
+        d.copy_from_slice(&enc(i));
+    }
+    out
+}
+
+/// An element's bytes from an exact chunk of `N` (`chunks_exact(N)`).
+#[inline]
+pub(crate) fn le_array<const N: usize>(chunk: &[u8]) -> [u8; N] {
+    let mut a = [0; N];
+    a.copy_from_slice(chunk);
+    a
+}
+
+/// The bytes of `count` elements of a float type, element `i` being `f(i)` (rounded to `f32`
+/// for F32); `f` is called in order.
+fn floats(elem: ElemType, count: usize, f: impl FnMut(usize) -> f64) -> Vec<u8> {
     let mut f = f;
     if elem == ElemType::F32 {
-        Values::F32((0..count).map(|i| f(i) as f32).collect())
+        fill(count, |i| (f(i) as f32).to_le_bytes())
     } else {
-        Values::F64((0..count).map(f).collect())
+        fill(count, |i| f(i).to_le_bytes())
     }
 }
 
-/// `count` elements, element `i` being the integer `f(i)` wrapped into the element type
-/// (two's complement, modulo 2^bits; converted for float types); `f` is called in order.
-fn ints(elem: ElemType, count: usize, f: impl FnMut(usize) -> i128) -> Values {
+/// The bytes of `count` elements, element `i` being the integer `f(i)` wrapped into the
+/// element type (two's complement, modulo 2^bits; converted for float types); `f` is called
+/// in order.
+fn ints(elem: ElemType, count: usize, f: impl FnMut(usize) -> i128) -> Vec<u8> {
     let mut f = f;
     match elem {
-        ElemType::U32 => Values::U32((0..count).map(|i| f(i) as u32).collect()),
-        ElemType::S32 => Values::S32((0..count).map(|i| f(i) as i32).collect()),
-        ElemType::U64 => Values::U64((0..count).map(|i| f(i) as u64).collect()),
-        ElemType::F32 => Values::F32((0..count).map(|i| f(i) as f32).collect()),
-        ElemType::F64 => Values::F64((0..count).map(|i| f(i) as f64).collect()),
+        ElemType::U32 => fill(count, |i| (f(i) as u32).to_le_bytes()),
+        ElemType::S32 => fill(count, |i| (f(i) as i32).to_le_bytes()),
+        ElemType::U64 => fill(count, |i| (f(i) as u64).to_le_bytes()),
+        ElemType::F32 => fill(count, |i| (f(i) as f32).to_le_bytes()),
+        ElemType::F64 => fill(count, |i| (f(i) as f64).to_le_bytes()),
     }
 }
 
@@ -228,12 +249,13 @@ pub(crate) fn kind_name(k: InitKind) -> &'static str {
     }
 }
 
-/// Generates a buffer from a non-file initialiser. `File` is handled by the caller.
-pub(crate) fn generate(elem: ElemType, count: usize, init: &Init) -> Result<Values, String> {
+/// Generates a buffer's little-endian bytes from a non-file initialiser. `File` is handled
+/// by the caller.
+pub(crate) fn generate(elem: ElemType, count: usize, init: &Init) -> Result<Vec<u8>, String> {
     check_init_keys(init)?;
     let (lo, hi) = int_range(elem);
     match init.kind {
-        InitKind::Zeros => Ok(Values::zeros(elem, count)),
+        InitKind::Zeros => Ok(vec![0; count * elem.size()]),
         InitKind::Constant => {
             let v = num(elem, "value", init.value)?;
             if elem.is_float() {
@@ -252,7 +274,8 @@ pub(crate) fn generate(elem: ElemType, count: usize, init: &Init) -> Result<Valu
             let step = num(elem, "step", init.step.or(Some(Num::Int(1))))?;
             if elem.is_float() {
                 let (s, d) = (start.as_f64(), step.as_f64());
-                Ok(floats(elem, count, |k| s + k as f64 * d))
+                // `k` < 2^32 converts exactly; as i64 in one instruction (see `unit_f64`).
+                Ok(floats(elem, count, |k| s + (k as i64) as f64 * d))
             } else {
                 let (s, d) = (int_of(start), int_of(step));
                 Ok(ints(elem, count, |k| s.wrapping_add((k as i128).wrapping_mul(d))))

@@ -234,7 +234,6 @@ impl Workload {
         // Buffers.
         let mut seen = HashSet::new();
         let mut buffers = Vec::new();
-        let mut mem = HashMap::new();
         for b in &spec.buffers {
             let ctx = |m: String| invalid(format!("buffer `{}`: {m}", b.name));
             if b.name.is_empty() {
@@ -246,23 +245,26 @@ impl Workload {
             if b.count == 0 {
                 return Err(ctx("`count` must be >= 1".into()));
             }
-            let vals = if b.init.kind == InitKind::File {
+            // Generated values are written straight into the buffer's bytes (the one copy
+            // kept); a reference below decodes its own typed copy.
+            let bytes = if b.init.kind == InitKind::File {
                 values::check_init_keys(&b.init).map_err(&ctx)?;
                 let p = b
                     .init
                     .path
                     .as_deref()
                     .ok_or_else(|| ctx("init: missing key `path`".into()))?;
-                load_values(&resolve(p).map_err(&ctx)?, b.elem, Some(b.count)).map_err(&ctx)?
+                load_values(&resolve(p).map_err(&ctx)?, b.elem, Some(b.count))
+                    .map_err(&ctx)?
+                    .to_le_bytes()
             } else {
                 values::generate(b.elem, b.count, &b.init).map_err(&ctx)?
             };
             buffers.push(Buffer {
                 name: b.name.clone(),
                 elem: b.elem,
-                bytes: vals.to_le_bytes(),
+                bytes,
             });
-            mem.insert(b.name.clone(), vals);
         }
 
         // Parameters.
@@ -286,14 +288,20 @@ impl Workload {
             }
         }
         let needs_ref = spec.outputs.iter().any(|o| o.file.is_none());
-        let ref_mem = match (&spec.reference, needs_ref) {
+        let mut ref_mem = match (&spec.reference, needs_ref) {
             (Some(r), true) => {
+                // The reference's device memory: a typed copy of every buffer, updated in
+                // place; its output buffers become the expected contents.
+                let mem = buffers
+                    .iter()
+                    .map(|b| (b.name.clone(), b.values()))
+                    .collect::<HashMap<_, _>>();
                 let mut ctx = RefCtx {
                     grid,
                     block,
                     shared_mem_bytes: spec.shared_mem_bytes,
                     params: &spec.params,
-                    mem: mem.clone(),
+                    mem,
                 };
                 reference::run(r, &mut ctx).map_err(|m| invalid(format!("reference `{r}`: {m}")))?;
                 Some(ctx.mem)
@@ -325,11 +333,14 @@ impl Workload {
                     return Err(ctx(format!("`{k}` applies to f32/f64 buffers only")));
                 }
             }
-            let vals = match (&o.file, &ref_mem) {
+            // Each output is listed once (checked above): its reference buffer is taken.
+            let vals = match (&o.file, &mut ref_mem) {
                 (Some(f), _) => {
                     load_values(&resolve(f).map_err(&ctx)?, buf.elem, Some(buf.count())).map_err(&ctx)?
                 }
-                (None, Some(m)) => m[&o.buffer].clone(),
+                (None, Some(m)) => m
+                    .remove(&o.buffer)
+                    .ok_or_else(|| ctx("missing from the reference's memory".into()))?,
                 (None, None) => unreachable!("checked above"),
             };
             expected.push(Expected {
@@ -417,6 +428,15 @@ impl Workload {
     /// Compares the final buffer contents (by name, little-endian bytes) with the expected
     /// outputs. Buffers not listed as outputs are ignored.
     pub fn check(&self, outputs: &HashMap<String, Vec<u8>>) -> Result<CheckReport, MismatchError> {
+        self.check_with(|name| outputs.get(name).map(Vec::as_slice))
+    }
+
+    /// [`Workload::check`] with the final contents of an output buffer given by `output`
+    /// (by name; `None`: missing), e.g. read in place from device memory without a copy.
+    pub fn check_with<'a>(
+        &self,
+        output: impl Fn(&str) -> Option<&'a [u8]>,
+    ) -> Result<CheckReport, MismatchError> {
         let mut report = CheckReport {
             workload: self.name.clone(),
             buffers: Vec::new(),
@@ -427,30 +447,32 @@ impl Workload {
                 buffer: e.buffer.clone(),
                 kind: Box::new(kind),
             };
-            let got = outputs.get(&e.buffer).ok_or_else(|| err(MismatchKind::Missing))?;
+            let got = output(&e.buffer).ok_or_else(|| err(MismatchKind::Missing))?;
             if got.len() != e.bytes.len() {
                 return Err(err(MismatchKind::Size {
                     expected_bytes: e.bytes.len(),
                     got_bytes: got.len(),
                 }));
             }
-            let want = Values::from_le_bytes(e.elem, &e.bytes).expect("sized");
-            let have = Values::from_le_bytes(e.elem, got).expect("same size");
-            let cmp = compare(&want, &have, e.abs_tol, e.rel_tol);
+            let elements = e.bytes.len() / e.elem.size();
+            let cmp = compare(e.elem, &e.bytes, got, e.abs_tol, e.rel_tol);
             if let Some(first) = cmp.first_bad {
+                // Decoded only to describe the mismatch.
+                let want = Values::from_le_bytes(e.elem, &e.bytes).expect("sized");
+                let have = Values::from_le_bytes(e.elem, got).expect("same size");
                 return Err(err(MismatchKind::Value {
                     index: first,
                     expected: want.fmt_elem(first),
                     got: have.fmt_elem(first),
                     mismatches: cmp.bad,
-                    elements: want.len(),
+                    elements,
                     abs_tol: e.abs_tol,
                     rel_tol: e.rel_tol,
                 }));
             }
             report.buffers.push(BufferCheck {
                 buffer: e.buffer.clone(),
-                elements: want.len(),
+                elements,
                 max_abs_err: cmp.max_abs,
             });
         }
@@ -464,12 +486,18 @@ struct Cmp {
     max_abs: f64,
 }
 
-fn compare(want: &Values, have: &Values, abs: f64, rel: f64) -> Cmp {
+/// Compares expected and final little-endian bytes (the same length) element by element.
+fn compare(elem: ElemType, want: &[u8], have: &[u8], abs: f64, rel: f64) -> Cmp {
     let mut c = Cmp {
         first_bad: None,
         bad: 0,
         max_abs: 0.0,
     };
+    // Identical bytes are identical elements: every one matches with difference 0 (equal
+    // floats, NaNs with the same bits, equal integers), as the loops below would find.
+    if want == have {
+        return c;
+    }
     let mut note = |i: usize, ok: bool, diff: f64| {
         if !ok {
             c.bad += 1;
@@ -488,26 +516,27 @@ fn compare(want: &Values, have: &Values, abs: f64, rel: f64) -> Cmp {
         let d = (g - e).abs();
         (d <= abs + rel * e.abs(), d)
     };
-    match (want, have) {
-        (Values::F32(w), Values::F32(h)) => w.iter().zip(h).enumerate().for_each(|(i, (e, g))| {
-            let (ok, d) = fcmp(*e as f64, *g as f64);
+    match elem {
+        ElemType::F32 => pairs(want, have, |i, e, g| {
+            let (ok, d) = fcmp(f32::from_le_bytes(e) as f64, f32::from_le_bytes(g) as f64);
             note(i, ok, d)
         }),
-        (Values::F64(w), Values::F64(h)) => w.iter().zip(h).enumerate().for_each(|(i, (e, g))| {
-            let (ok, d) = fcmp(*e, *g);
+        ElemType::F64 => pairs(want, have, |i, e, g| {
+            let (ok, d) = fcmp(f64::from_le_bytes(e), f64::from_le_bytes(g));
             note(i, ok, d)
         }),
-        (Values::U32(w), Values::U32(h)) => eq(w, h, note),
-        (Values::S32(w), Values::S32(h)) => eq(w, h, note),
-        (Values::U64(w), Values::U64(h)) => eq(w, h, note),
-        _ => unreachable!("same element type"),
+        // Integers are equal exactly when their bytes are.
+        ElemType::U32 | ElemType::S32 => pairs::<4>(want, have, |i, e, g| note(i, e == g, 0.0)),
+        ElemType::U64 => pairs::<8>(want, have, |i, e, g| note(i, e == g, 0.0)),
     }
     c
 }
 
-fn eq<T: PartialEq>(w: &[T], h: &[T], mut note: impl FnMut(usize, bool, f64)) {
-    for (i, (e, g)) in w.iter().zip(h).enumerate() {
-        note(i, e == g, 0.0)
+/// Calls `f(i, want[i], have[i])` for each element `i` of `N` bytes.
+fn pairs<const N: usize>(want: &[u8], have: &[u8], mut f: impl FnMut(usize, [u8; N], [u8; N])) {
+    let (w, h) = (want.chunks_exact(N), have.chunks_exact(N));
+    for (i, (e, g)) in w.zip(h).enumerate() {
+        f(i, values::le_array(e), values::le_array(g))
     }
 }
 
