@@ -72,6 +72,76 @@ unsafe fn fma_hw(a: &Lanes, b: &Lanes, c: &Lanes, out: &mut Lanes) {
     }
 }
 
+/// Columns of a [`fma_chain_row`] block: 64 accumulators, eight AVX vectors kept in
+/// registers across the whole chain.
+const CHAIN_BLOCK: usize = 64;
+
+/// `out[c]` = the chain `acc = a[kk]·b[kk·ldb + c] + acc` over kk = 0 .. a.len()-1 in order
+/// from +0, each step rounded once (`f32::mul_add`), by the CPU's FMA instructions. Returns
+/// false, leaving `out` unspecified, when the CPU has no FMA or a result is NaN: the caller
+/// then computes the row by [`fma_rn_lanes`], whose NaN payloads are `mul_add`'s. A NaN
+/// anywhere in a chain reaches its result (a NaN addend gives a NaN), so without a NaN
+/// result every step was an ordinary IEEE 754 result, the same bits either way. Also false
+/// when `b` is too short (fewer than `(a.len()-1)·ldb + out.len()` values).
+pub fn fma_chain_row(a: &[f32], b: &[f32], ldb: usize, out: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has the FMA extension (checked just above), the only
+            // requirement of `chain_hw`.
+            return unsafe { chain_hw(a, b, ldb, out) };
+        }
+    }
+    let _ = (a, b, ldb, out);
+    false
+}
+
+/// [`fma_chain_row`] by the FMA instructions: the columns in blocks of [`CHAIN_BLOCK`], each
+/// block's chain run to its end with the accumulators in registers (b read in place, no
+/// per-step copies or calls).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+unsafe fn chain_hw(a: &[f32], b: &[f32], ldb: usize, out: &mut [f32]) -> bool {
+    let mut nan = false;
+    for (j, o) in out.chunks_mut(CHAIN_BLOCK).enumerate() {
+        let col0 = j * CHAIN_BLOCK;
+        let mut acc = [0.0f32; CHAIN_BLOCK];
+        if let Ok(o) = <&mut [f32; CHAIN_BLOCK]>::try_from(&mut *o) {
+            // A whole block: fixed-size rows, so the loop is unrolled over the vectors.
+            for (kk, &x) in a.iter().enumerate() {
+                let Some(row) = b
+                    .get(kk * ldb + col0..)
+                    .and_then(<[f32]>::first_chunk::<CHAIN_BLOCK>)
+                else {
+                    return false;
+                };
+                for (s, &y) in acc.iter_mut().zip(row) {
+                    *s = x.mul_add(y, *s);
+                }
+            }
+            for (d, &s) in o.iter_mut().zip(&acc) {
+                nan |= s.is_nan();
+                *d = s;
+            }
+        } else {
+            let w = o.len();
+            for (kk, &x) in a.iter().enumerate() {
+                let Some(row) = b.get(kk * ldb + col0..kk * ldb + col0 + w) else {
+                    return false;
+                };
+                for (s, &y) in acc.iter_mut().zip(row) {
+                    *s = x.mul_add(y, *s);
+                }
+            }
+            for (d, &s) in o.iter_mut().zip(&acc) {
+                nan |= s.is_nan();
+                *d = s;
+            }
+        }
+    }
+    !nan
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +227,44 @@ mod tests {
             }
         }
         check(&base_a, &base_b, &base_c);
+    }
+
+    /// A row's FMA chains give the bits of `mul_add` step by step, for whole and partial
+    /// blocks and a stride wider than the row; a NaN result is reported (false), an
+    /// infinite one is not.
+    #[test]
+    fn chain_row_matches_mul_add() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+        };
+        let chain = |a: &[f32], b: &[f32], ldb: usize, c: usize| {
+            a.iter()
+                .enumerate()
+                .fold(0.0f32, |acc, (kk, &x)| x.mul_add(b[kk * ldb + c], acc))
+        };
+        for (k, cols, ldb) in [(8, 32, 32), (64, 100, 128), (3, 5, 7), (0, 40, 40)] {
+            let a: Vec<f32> = (0..k).map(|_| next()).collect();
+            let mut b: Vec<f32> = (0..k * ldb).map(|_| next()).collect();
+            let mut out = vec![0.0f32; cols];
+            let hw = fma_chain_row(&a, &b, ldb, &mut out);
+            if hw {
+                for (c, o) in out.iter().enumerate() {
+                    assert_eq!(o.to_bits(), chain(&a, &b, ldb, c).to_bits(), "k {k} col {c}");
+                }
+            }
+            if k > 1 {
+                // An infinity is an ordinary result; ∞ − ∞ gives a NaN.
+                b[1] = f32::INFINITY;
+                let r = fma_chain_row(&a, &b, ldb, &mut out);
+                assert_eq!(r, hw && !chain(&a, &b, ldb, 1).is_nan());
+                b[0] = f32::NAN;
+                assert!(!fma_chain_row(&a, &b, ldb, &mut out));
+            }
+        }
     }
 
     /// The whole-warp FMA gives the bits of `f32::mul_add` lane by lane, for random

@@ -501,12 +501,17 @@ pub fn sgemm(ctx: &mut RefCtx) -> R<()> {
     }
     let (n, k) = (n as usize, k as usize);
     // Each element is `acc = a·b + acc` over kk in order, rounded once per step
-    // (`f32::mul_add`), computed for 32 columns at a time by `fma_rn_lanes` (the CPU's FMA
-    // where it has it, the same bits). Rows are independent: they are computed on the
-    // threads of the caller's rayon pool (the same bits on any number).
+    // (`f32::mul_add`): a row at once by `fma_chain_row` (the CPU's FMA, accumulators in
+    // registers), or, without FMA or when a result is NaN (whose payload is `mul_add`'s
+    // choice), 32 columns at a time by `fma_rn_lanes`; the same bits. Rows are independent:
+    // they are computed on the threads of the caller's rayon pool (the same bits on any
+    // number).
     use rayon::prelude::*;
     let c = &mut c[..rows as usize * n];
     c.par_chunks_mut(n).enumerate().for_each(|(r, crow)| {
+        if crate::fma::fma_chain_row(&a[r * k..(r + 1) * k], &b, n, &mut crow[..cols as usize]) {
+            return;
+        }
         let mut bv = [0u32; 32];
         for col0 in (0..cols as usize).step_by(32) {
             let w = 32.min(cols as usize - col0);
