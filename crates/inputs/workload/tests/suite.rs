@@ -730,8 +730,13 @@ fn check_passes_on_expected_and_fails_loudly() {
 
 // ---------------------------------------------------------------- files
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sassim-workload-{tag}-{}", std::process::id()));
+    let d = SCRATCH.with(|s| s.path().join(tag));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
