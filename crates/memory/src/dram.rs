@@ -153,13 +153,45 @@ struct RowState {
     head_seq: u64,
 }
 
-/// A request the scheduler may issue a command for: its age, bank and place in the bank's
-/// queue.
-#[derive(Debug, Clone, Copy)]
-struct Pick {
-    seq: u64,
-    bank: usize,
-    index: usize,
+/// The ages of a bank's oldest queued read and oldest queued write to its open row
+/// (`u64::MAX`: none). Every row hit of one kind in a bank may issue from the same cycle, so
+/// the oldest issuable hit of the bank is one of these two. Kept as requests enter
+/// ([`DramChannel::enqueue`]), issue ([`DramChannel::take`]: the next of its kind, found in
+/// the queue after it) and the open row changes ([`DramChannel::recount_hits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct HitHeads {
+    read: u64,
+    write: u64,
+}
+
+impl HitHeads {
+    const NONE: HitHeads = HitHeads {
+        read: u64::MAX,
+        write: u64::MAX,
+    };
+
+    /// The oldest row hit of the bank's queue `q` of each kind (`open`: its open row; for
+    /// the debug check).
+    fn of(q: &[Queued], open: u32) -> HitHeads {
+        let first = |write: bool| {
+            q.iter()
+                .find(|e| e.row == open && e.write == write)
+                .map_or(u64::MAX, |e| e.seq)
+        };
+        HitHeads {
+            read: first(false),
+            write: first(true),
+        }
+    }
+
+    #[inline]
+    fn kind(&mut self, write: bool) -> &mut u64 {
+        if write {
+            &mut self.write
+        } else {
+            &mut self.read
+        }
+    }
 }
 
 /// The command a scheduler cycle issued ([`DramChannel::schedule`]).
@@ -235,6 +267,9 @@ pub(crate) struct DramChannel {
     rows: Box<[RowState; MAX_BANKS]>,
     /// Per bank group (`MAX_BANKS` of them, the first `bank_groups` used).
     next_col_bg: Box<[u64; MAX_BANKS]>,
+    /// Per bank: the ages of its oldest queued read and write to its open row
+    /// ([`HitHeads`]), so that the row-hit pass need not scan the bank's queue.
+    hit_heads: Box<[HitHeads; MAX_BANKS]>,
     inflight: VecDeque<(u64, DramDone)>,
     pub stats: DramStats,
 }
@@ -295,6 +330,7 @@ impl DramChannel {
             next_act_any: 0,
             next_col_any: 0,
             next_col_bg: Box::new([0; MAX_BANKS]),
+            hit_heads: Box::new([HitHeads::NONE; MAX_BANKS]),
             next_rd: 0,
             next_wr: 0,
             bus_free: 0,
@@ -355,6 +391,9 @@ impl DramChannel {
                 bank.read_hits += 1;
                 self.read_hit_banks |= 1 << b;
             }
+            // The youngest request: the oldest of its kind only if the first.
+            let head = self.hit_heads[b].kind(r.write);
+            *head = (*head).min(self.next_seq);
         }
         self.busy_banks |= 1 << b;
         self.next_seq += 1;
@@ -378,19 +417,23 @@ impl DramChannel {
         }
     }
 
-    /// Counts again the hits of bank `b` (its open row changed).
+    /// Counts again the hits of bank `b` (its open row changed), and finds the oldest.
     fn recount_hits(&mut self, b: usize) {
         let bank = &mut self.banks[b];
         let (mut reads, mut writes) = (0, 0);
+        let mut heads = HitHeads::NONE;
         for e in self.queues[b].iter().filter(|e| e.row == bank.open) {
             if e.write {
+                heads.write = heads.write.min(e.seq);
                 writes += 1;
             } else {
+                heads.read = heads.read.min(e.seq);
                 reads += 1;
             }
         }
         bank.read_hits = reads;
         bank.write_hits = writes;
+        self.hit_heads[b] = heads;
         self.set_hit_bit(b);
     }
 
@@ -468,6 +511,7 @@ impl DramChannel {
                 || (self.busy_banks >> b & 1 == 1) == q.is_empty()
                 || (self.open_banks >> b & 1 == 1) != (bank.open != CLOSED)
                 || self.rows[b].ready != bank.row_ready()
+                || self.hit_heads[b] != HitHeads::of(q, bank.open)
                 || q.windows(2).any(|w| w[0].seq >= w[1].seq)
                 || self.rows[b].head_seq != q.first().map_or(u64::MAX, |e| e.seq)
                 || q.first().is_some_and(|e| e.row != bank.head_row)
@@ -490,11 +534,25 @@ impl DramChannel {
         let e = q.remove(index);
         let bank = &mut self.banks[b];
         debug_assert_eq!(bank.open, e.row);
-        if e.write {
+        let hits = if e.write {
             bank.write_hits -= 1;
+            bank.write_hits
         } else {
             bank.read_hits -= 1;
-        }
+            bank.read_hits
+        };
+        // The request was the oldest of its kind; the next one is younger.
+        let head = self.hit_heads[b].kind(e.write);
+        debug_assert_eq!(*head, e.seq, "a bank's row hits issue oldest first by kind");
+        *head = if hits == 0 {
+            u64::MAX
+        } else {
+            let open = bank.open;
+            q[index..]
+                .iter()
+                .find(|x| x.row == open && x.write == e.write)
+                .map_or(u64::MAX, |x| x.seq)
+        };
         let mut r = self.slots[e.slot as usize];
         if index == 0 {
             r.caused_pre = std::mem::take(&mut bank.head_pre);
@@ -596,8 +654,8 @@ impl DramChannel {
         let (reads, writes) = self.col_times(reads_blocked);
         // Row hits: every hit of a bank may issue from the same cycle for reads, and for
         // writes, so the oldest issuable hit is the oldest of each bank's first issuable
-        // read hit and write hit.
-        let mut pick: Option<Pick> = None;
+        // read hit and write hit (`hit_heads`).
+        let (mut pick_seq, mut pick_bank) = (u64::MAX, 0);
         let mut bits = self.hit_banks();
         while bits != 0 {
             let b = bits.trailing_zeros() as usize & BANK_MASK;
@@ -619,27 +677,23 @@ impl DramChannel {
                 }
                 continue;
             }
-            let older_than = pick.map_or(u64::MAX, |p| p.seq);
-            let bank = &self.banks[b];
-            for (index, e) in self.queues[b].iter().enumerate() {
-                if e.seq > older_than {
-                    break;
-                }
-                if e.row == bank.open && if e.write { write_ok } else { read_ok } {
-                    pick = Some(Pick {
-                        seq: e.seq,
-                        bank: b,
-                        index,
-                    });
-                    break;
-                }
+            let heads = self.hit_heads[b];
+            let seq = if read_ok { heads.read } else { u64::MAX }.min(if write_ok {
+                heads.write
+            } else {
+                u64::MAX
+            });
+            if seq < pick_seq {
+                (pick_seq, pick_bank) = (seq, b);
             }
         }
-        if let Some(p) = pick {
-            let r = self.take(p.bank, p.index);
+        if pick_seq != u64::MAX {
+            // (A bank's queue is in age order.)
+            let index = self.queues[pick_bank].partition_point(|e| e.seq < pick_seq);
+            let r = self.take(pick_bank, index);
             self.issue_column(r, now);
             self.quiet_after_column(now, reads_blocked);
-            return Command::Column(p.seq);
+            return Command::Column(pick_seq);
         }
         // No issuable row hit: the oldest request of each bank with no hits on its open row
         // opens its row (a precharge first if another row is open); the oldest such request
@@ -648,16 +702,34 @@ impl DramChannel {
         // issue.
         let open = self.open_banks;
         let (mut oldest, mut issuable) = (u64::MAX, 0u64);
-        let mut bits = self.busy_banks & !self.hit_banks();
+        let waiting = self.busy_banks & !self.hit_banks();
+        // A closed bank's activate also waits for `next_act_any` ([`Self::row_command_time`]):
+        // from then on its time is its own; before, none may issue, and the first may at
+        // the later of `next_act_any` and the earliest of their own times.
+        let mut bits = waiting;
+        if now < self.next_act_any {
+            bits &= open;
+            let mut closed = waiting & !open;
+            if closed != 0 {
+                let mut first = u64::MAX;
+                while closed != 0 {
+                    let b = closed.trailing_zeros() as usize & BANK_MASK;
+                    closed &= closed - 1;
+                    first = first.min(self.rows[b].ready);
+                }
+                next = next.min(first.max(self.next_act_any));
+            }
+        }
         while bits != 0 {
             let b = bits.trailing_zeros() as usize & BANK_MASK;
-            bits &= bits - 1;
-            let t = self.row_command_time(b);
-            if now < t {
-                next = next.min(t);
+            let bit = bits & bits.wrapping_neg();
+            bits ^= bit;
+            let RowState { ready, head_seq } = self.rows[b];
+            if now < ready {
+                next = next.min(ready);
             } else {
-                oldest = oldest.min(self.rows[b].head_seq << BANK_BITS | b as u64);
-                issuable |= 1 << b;
+                oldest = oldest.min(head_seq << BANK_BITS | b as u64);
+                issuable |= bit;
             }
         }
         self.quiet_blocked = reads_blocked;
@@ -862,6 +934,9 @@ mod tests {
                 let skipped = ch.len > 0 && now < ch.quiet_until && blocked == ch.quiet_blocked;
                 let got = ch.schedule(now, blocked);
                 assert_eq!(got, want, "cycle {now}, {banks} banks");
+                // The incremental per-bank state (hit counts and ages, row times) matches
+                // the queues.
+                assert!(ch.counts_match(), "cycle {now}, {banks} banks");
                 match got {
                     Command::Column(_) => columns += 1,
                     Command::Precharge(_) => precharges += 1,

@@ -50,6 +50,9 @@ pub struct Partition {
     /// which then tells the response crossbar (only the crossbar takes them out, and it
     /// notes itself when a source's queue runs empty).
     pub(crate) resp_pushed: bool,
+    /// The next [`Partition::tick`] runs its DRAM cycles even if no channel acts in them
+    /// ([`Partition::dram_waits`]; set by [`Partition::wake_all`]).
+    run_dram: bool,
 }
 
 impl Partition {
@@ -68,6 +71,7 @@ impl Partition {
             resp_out: (0..spp).map(|_| VecDeque::with_capacity(resp_cap)).collect(),
             active: false,
             resp_pushed: false,
+            run_dram: false,
         }
     }
 
@@ -86,13 +90,15 @@ impl Partition {
     }
 
     /// Makes the next [`Partition::tick`] visit every slice, as if none could sleep (the
-    /// slices' records are worked out again by those visits). A visit to a slice that
-    /// cannot act changes nothing, so ticks after `wake_all` must give the results of
-    /// ticks without it (`tests/sleep.rs` compares them).
+    /// slices' records are worked out again by those visits), and run its DRAM cycles. A
+    /// visit to a slice that cannot act changes nothing, nor do DRAM cycles in which no
+    /// channel acts, so ticks after `wake_all` must give the results of ticks without it
+    /// (`tests/sleep.rs` compares them).
     pub fn wake_all(&mut self) {
         for w in &mut self.wake {
             w.l2_at = 0;
         }
+        self.run_dram = true;
     }
 
     /// The partition's share of a core cycle (`step`); afterwards `active` says whether it
@@ -118,7 +124,9 @@ impl Partition {
             l2_cycle(self, now, step, map);
             now += 1;
         }
-        self.dram_cycles(step);
+        if std::mem::take(&mut self.run_dram) || !self.dram_waits(step) {
+            self.dram_cycles(step);
+        }
         // (A busy slice keeps the partition active without reading anything else.)
         self.active = self.wake.iter().any(|w| w.busy) || !self.is_idle();
     }
@@ -224,6 +232,28 @@ impl Partition {
         }
     }
 
+    /// Whether no channel acts in the DRAM cycles of `step`: each has no read completing
+    /// and a quiet scheduler until the last of them ([`DramChannel::is_quiet`] holds up to a
+    /// cycle), and none takes a request (no slice has one ready, or its queue is full).
+    /// Then nothing changes in them (a slice's requests for DRAM only change when one enters
+    /// a channel) but the full queues' counts, which this adds as [`Self::dram_cycle`]
+    /// would, one per cycle in which a request waits; the cycles need not be run.
+    #[inline(always)]
+    fn dram_waits(&mut self, step: &PartitionStep) -> bool {
+        let waiting = self.wake.iter().any(|w| w.to_dram_ready <= step.l2_last);
+        let last = step.dram_last;
+        if !(self.channels.iter()).all(|ch| ch.is_quiet(last) && !(waiting && ch.has_room())) {
+            return false;
+        }
+        if waiting {
+            let cycles = (last + 1).saturating_sub(step.dram_first);
+            for ch in &mut self.channels {
+                ch.stats.queue_full_cycles += cycles;
+            }
+        }
+        true
+    }
+
     /// The DRAM cycles of `step` (one function for all of them: its set-up is paid once per
     /// core cycle, not once per DRAM cycle).
     fn dram_cycles(&mut self, step: &PartitionStep) {
@@ -238,11 +268,16 @@ impl Partition {
     fn dram_cycle(&mut self, now: u64, l2_now: u64) {
         let n = self.slices.len();
         for ch in self.channels.iter_mut() {
-            // A channel with no completed read, a quiet scheduler and no request ready to
-            // enter does nothing (an idle channel whose slices have nothing for it among
-            // them; its cycles are counted by the memory system).
-            if ch.is_quiet(now) && self.wake.iter().all(|w| w.to_dram_ready > l2_now) {
-                continue;
+            // A channel with no completed read and a quiet scheduler does nothing when no
+            // request is ready to enter (an idle channel whose slices have nothing for it
+            // among them; its cycles are counted by the memory system), or when its queue
+            // is full: then the cycle only counts as one with a full queue, as below.
+            if ch.is_quiet(now) {
+                let waiting = self.wake.iter().any(|w| w.to_dram_ready <= l2_now);
+                if !waiting || !ch.has_room() {
+                    ch.stats.queue_full_cycles += u64::from(waiting);
+                    continue;
+                }
             }
             // Completed reads back to their slices. A full return queue stalls the channel's
             // reads (the back-pressure reaches the scheduler, as Accel-Sim's returnq does).

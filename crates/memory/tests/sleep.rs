@@ -79,3 +79,20 @@ fn sleeping_slices_and_channels_change_nothing() {
         assert_eq!(a, b, "statistics at cycle {}", 250 * i + 249);
     }
 }
+
+/// The same with two DRAM channels per partition, which take requests from the same slices:
+/// a core cycle's DRAM cycles are skipped only when neither channel acts in them.
+#[test]
+fn sleeping_channels_change_nothing_with_two_channels_per_partition() {
+    let mut cfg = common::cramped();
+    cfg.dram.channels_per_partition = 2;
+    let (ra, sa) = run(&cfg, 12, 12_000, false);
+    let (rb, sb) = run(&cfg, 12, 12_000, true);
+    let last = sa.last().expect("statistics");
+    assert!(ra.len() > 1_500, "{} responses", ra.len());
+    assert!(last.dram.queue_full_cycles > 1_000, "{:?}", last.dram);
+    assert_eq!(ra, rb);
+    for (i, (a, b)) in sa.iter().zip(&sb).enumerate() {
+        assert_eq!(a, b, "statistics at cycle {}", 250 * i + 249);
+    }
+}
