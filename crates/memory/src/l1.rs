@@ -15,6 +15,8 @@ use crate::types::{
     AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest, ACCESS_OUTCOMES, ACCESS_TYPES,
     ACC_GLOBAL_R, ACC_GLOBAL_W, ACC_LOCAL_W, OUT_HIT, OUT_MISS, OUT_RESERVATION_FAIL,
 };
+use load::LoadPlan;
+use memo::LoadNeeds;
 use mshr::L1Mshr;
 
 /// Counters of one SM's L1D and shared memory.
@@ -304,15 +306,18 @@ pub struct SmMemory {
     coalesced_next: usize,
     /// Generations handed out to memo entries ([`Ticket`]).
     memo_gen: u64,
-    /// Per memo entry rejected for `MshrCount`: its lines' sets that take a victim, a bit
-    /// per set ([`SmMemory::carry_rejections`]).
-    victim_sets: [u64; COALESCE_MEMO],
+    /// Per memo entry, what its load's rejected check counted ([`LoadNeeds`]: what carries
+    /// the rejection over accepted accesses, [`SmMemory::carry_rejections`]).
+    needs: [LoadNeeds; COALESCE_MEMO],
+    /// The plan of the current load (reused: [`LoadPlan`]).
+    plan: LoadPlan,
     /// A filter (as `memo_filters`' columns) of the lines that lost their way during the
     /// current access (cleared after each accepted access).
     displaced: [u64; FILTER_WORDS],
-    any_displaced: bool,
-    /// Whether `MshrCount` rejections may be carried over accepted accesses (the sets fit
-    /// `victim_sets`' bits).
+    /// Those lines (at most one per line of the access).
+    displaced_lines: Vec<u64>,
+    /// Whether rejections may be carried over accepted accesses (the sets fit
+    /// [`LoadNeeds::victim_sets`]' bits).
     carry: bool,
 }
 
@@ -402,9 +407,10 @@ impl SmMemory {
             cur: 0,
             heads: [MemoHead::NONE; COALESCE_MEMO],
             memo_gen: 0,
-            victim_sets: [0; COALESCE_MEMO],
+            needs: [LoadNeeds::default(); COALESCE_MEMO],
+            plan: LoadPlan::new(),
             displaced: [0; FILTER_WORDS],
-            any_displaced: false,
+            displaced_lines: Vec::with_capacity(MAX_LINES),
             carry: sets <= 64,
         }
     }
@@ -450,11 +456,6 @@ impl SmMemory {
 
     /// Counts a rejection of the current access and remembers it with the access.
     fn reject(&mut self, kind: usize, fail: Fail) -> AccessOutcome {
-        self.reject_n(kind, fail, 1)
-    }
-
-    /// [`SmMemory::reject`] counted `k` times (the same record, `k` times the counters).
-    fn reject_n(&mut self, kind: usize, fail: Fail, k: u64) -> AccessOutcome {
         self.heads[self.cur].rej = Some(Rejection {
             epoch: self.epoch,
             fill_epoch: self.fill_epoch,
@@ -462,6 +463,17 @@ impl SmMemory {
             kind: kind as u8,
         });
         self.rejected |= 1 << self.cur;
+        self.count_rejections(kind, fail, 1);
+        AccessOutcome::Rejected
+    }
+
+    /// Counts `k` rejections of an access of `kind` (`by_kind`'s first index) for `fail`: the
+    /// counters only. A remembered rejection that still holds is counted so, not written
+    /// again ([`SmMemory::still_rejected`] gives the same answer with it as it was: in its
+    /// epoch, the fill count it holds only matters while a line is dirty, for causes that
+    /// then require it unchanged).
+    #[inline]
+    fn count_rejections(&mut self, kind: usize, fail: Fail, k: u64) {
         self.stats.reservation_fails += k;
         self.stats.by_kind[kind][OUT_RESERVATION_FAIL] += k;
         match fail {
@@ -470,7 +482,6 @@ impl SmMemory {
             Fail::MissQueue(_) | Fail::MissQueueWb(_) => self.stats.fail_miss_queue += k,
             Fail::PendingTable => self.stats.fail_pending_table += k,
         }
-        AccessOutcome::Rejected
     }
 
     fn enqueue(&mut self, now: u64, r: L2Request) {
@@ -506,7 +517,7 @@ impl SmMemory {
         if let Some(old) = self.cache.install(way, line) {
             let (w, b) = filter_bit(old);
             self.displaced[w] |= b;
-            self.any_displaced = true;
+            self.displaced_lines.push(old);
         }
     }
 

@@ -1,8 +1,9 @@
 //! A global or local load in the L1: pass 1 checks its resources without changing anything
 //! ([`SmMemory::load_check`]), pass 2 applies it (part of [`SmMemory`]).
 
+use super::memo::LoadNeeds;
 use super::mshr::L1Waiter;
-use super::{read_tag, Fail, Slot, SmMemory, NO_TAG};
+use super::{filter_bit, read_tag, Fail, Slot, SmMemory, NO_TAG};
 use crate::coalesce::{LineReq, MAX_LINES};
 use crate::types::{
     AccessOutcome, L2ReqKind, MemSpace, WarpMemRequest, ACC_GLOBAL_R, ACC_LOCAL_R, OUT_HIT, OUT_HIT_RESERVED,
@@ -11,57 +12,71 @@ use crate::types::{
 
 /// A line with no way in a [`LoadPlan`].
 const NO_WAY: u32 = u32::MAX;
-
-/// What pass 1 of a load found: the lines' ways, the MSHR entries of the missing lines and
-/// how many lines miss.
-pub(super) struct LoadPlan {
-    /// Way of each line, `NO_WAY` if absent (a small array: the plan is made per access).
-    ways: [u32; MAX_LINES],
-    /// MSHR entry of each line with missing sectors, `NO_ENTRY` if none (other lines':
-    /// unset).
-    entries: [u32; MAX_LINES],
-    misses: usize,
-}
-
 /// A missing line with no MSHR entry in a [`LoadPlan`].
 const NO_ENTRY: u32 = u32::MAX;
 
-impl SmMemory {
-    /// Pass 1 of a load: its resources, no state change. The ways and MSHR entries found
-    /// stay valid through pass 2 (the lines are distinct, pass 2 never evicts one of them
-    /// and releases no MSHR entry; a line's entry is taken only for that line). The victims'
-    /// dirtiness only matters once the MSHRs suffice, so it is looked at after that check
-    /// (the rejections and their causes are those of checking it line by line).
-    /// `victim_sets` gets a bit per set of the lines that take a victim (sets below 64).
-    pub(super) fn load_check(&self, lines: &[LineReq], victim_sets_out: &mut u64) -> Result<LoadPlan, Fail> {
-        let mut plan = LoadPlan {
-            ways: [NO_WAY; MAX_LINES],
-            entries: [NO_ENTRY; MAX_LINES],
+/// What pass 1 of a load found: per line, its way (`NO_WAY`: absent) and, if it has missing
+/// sectors, its MSHR entry (`NO_ENTRY`: none; other lines': unset); how many lines miss. Kept
+/// in the L1 with room for `MAX_LINES` lines and written over by each load (made per load,
+/// its arrays were cleared and copied every time: 4 M instructions of the vector add, whose
+/// loads are one line each).
+#[derive(Debug, Clone, Default)]
+pub(super) struct LoadPlan {
+    lines: Vec<(u32, u32)>,
+    misses: usize,
+    /// The sets of the lines that take a victim, when a victim may be dirty (with no dirty
+    /// line, none is); room for `MAX_LINES`, used by `load_check` only.
+    victim_sets: Vec<u32>,
+}
+
+impl LoadPlan {
+    pub(super) fn new() -> Self {
+        LoadPlan {
+            lines: vec![(NO_WAY, NO_ENTRY); MAX_LINES],
             misses: 0,
-        };
-        // The sets of the lines that take a victim, when a victim may be dirty (with no dirty
-        // line, none is).
-        let mut victim_sets = [0u32; MAX_LINES];
-        let mut nv = 0usize;
+            victim_sets: vec![0; MAX_LINES],
+        }
+    }
+}
+
+impl SmMemory {
+    /// Pass 1 of a load: its resources, no state change, written to `plan`. The ways and MSHR
+    /// entries found stay valid through pass 2 (the lines are distinct, pass 2 never evicts
+    /// one of them and releases no MSHR entry; a line's entry is taken only for that line).
+    /// The victims' dirtiness only matters once the MSHRs suffice, so it is looked at after
+    /// that check (the rejections and their causes are those of checking it line by line).
+    /// `needs` gets what the check counted until it decided (kept with a rejection: see
+    /// [`LoadNeeds`]).
+    pub(super) fn load_check(
+        &self,
+        lines: &[LineReq],
+        plan: &mut LoadPlan,
+        needs: &mut LoadNeeds,
+    ) -> Result<(), Fail> {
+        debug_assert!(plan.lines.len() >= lines.len(), "a plan made by LoadPlan::new");
         let dirty = self.cache.any_dirty();
+        // Counted in locals (registers), the plan's counts written once at the end.
+        let (mut misses, mut nv) = (0usize, 0usize);
         let (mut new_mshr, mut mq) = (0usize, 0usize);
         let mut set_bits = 0u64;
-        let plan_lines = plan.ways.iter_mut().zip(plan.entries.iter_mut());
-        for (l, (plan_way, plan_entry)) in lines.iter().zip(plan_lines) {
+        let mut stopped = None;
+        for (l, plan_line) in lines.iter().zip(plan.lines.iter_mut()) {
             let way = self.cache.find(l.line, l.line);
-            *plan_way = way.map_or(NO_WAY, |w| w as u32);
+            let plan_way = way.map_or(NO_WAY, |w| w as u32);
             let valid = way.map_or(0, |w| self.cache.valid[w]);
             let missing = l.sectors & !valid;
             if missing == 0 {
+                *plan_line = (plan_way, NO_ENTRY);
                 continue;
             }
-            plan.misses += 1;
+            misses += 1;
             let entry = self.mshr.get(l.line);
-            *plan_entry = entry.unwrap_or(NO_ENTRY);
+            *plan_line = (plan_way, entry.unwrap_or(NO_ENTRY));
             match entry {
                 Some(e) => {
                     if self.mshr.waiters(e) >= self.mshr.max_merge {
-                        return Err(Fail::MshrMerge);
+                        stopped = Some(Fail::MshrMerge);
+                        break;
                     }
                     if missing & !self.mshr.pending(e) != 0 {
                         mq += 1;
@@ -72,22 +87,35 @@ impl SmMemory {
                     mq += 1;
                     if way.is_none() {
                         if !self.cache.has_victim_in(l.set as usize) {
-                            return Err(Fail::NoVictim(l.set));
+                            stopped = Some(Fail::NoVictim(l.set));
+                            break;
                         }
                         set_bits |= 1 << (l.set & 63);
                         if dirty {
-                            victim_sets[nv] = l.set;
+                            plan.victim_sets[nv] = l.set;
                             nv += 1;
                         }
                     }
                 }
             }
         }
+        plan.misses = misses;
+        *needs = LoadNeeds {
+            load: true,
+            victim_sets: set_bits,
+            counts: if stopped.is_none() {
+                Some((new_mshr as u32, mq as u32))
+            } else {
+                None
+            },
+        };
+        if let Some(fail) = stopped {
+            return Err(fail);
+        }
         if new_mshr > self.mshr.free_entries() {
-            *victim_sets_out = set_bits;
             return Err(Fail::MshrCount(new_mshr as u32));
         }
-        for &set in &victim_sets[..nv] {
+        for &set in &plan.victim_sets[..nv] {
             let v = self.cache.pick_victim_in(set as usize);
             if v.is_some_and(|v| v.evicted.is_some_and(|(_, d)| d != 0)) {
                 mq += 1;
@@ -96,10 +124,10 @@ impl SmMemory {
         if !self.mq_fits(mq) {
             return Err(Fail::MissQueue(mq as u32));
         }
-        if plan.misses > 0 && self.free_slots.is_empty() {
+        if misses > 0 && self.free_slots.is_empty() {
             return Err(Fail::PendingTable);
         }
-        Ok(plan)
+        Ok(())
     }
 
     /// A global or local load of the coalesced `lines`; `Err`: rejected (access kind, cause).
@@ -115,21 +143,35 @@ impl SmMemory {
         } else {
             ACC_GLOBAL_R
         };
+        // The plan is moved out while pass 2 changes the L1.
+        let mut plan = std::mem::take(&mut self.plan);
+        let mut needs = LoadNeeds::default();
+        let out = match self.load_check(lines, &mut plan, &mut needs) {
+            Ok(()) => Ok(self.load_apply(now, id, kind, lines, &plan)),
+            Err(f) => {
+                self.needs[self.cur] = needs;
+                Err((kind, f))
+            }
+        };
+        self.plan = plan;
+        out
+    }
+
+    /// Pass 2 of a load of `kind` (`by_kind`'s first index): applies `plan`.
+    fn load_apply(
+        &mut self,
+        now: u64,
+        id: u64,
+        kind: usize,
+        lines: &[LineReq],
+        plan: &LoadPlan,
+    ) -> AccessOutcome {
         let n = lines.len();
-        let mut victim_sets = 0;
-        let plan = self.load_check(lines, &mut victim_sets);
-        let LoadPlan {
-            ways,
-            entries,
-            misses,
-        } = plan.map_err(|f| {
-            self.victim_sets[self.cur] = victim_sets;
-            (kind, f)
-        })?;
+        let misses = plan.misses;
         // Pass 2: apply.
         self.stats.accesses += 1;
-        match req.space {
-            MemSpace::Local => self.stats.local_loads += 1,
+        match kind {
+            ACC_LOCAL_R => self.stats.local_loads += 1,
             _ => self.stats.global_loads += 1,
         }
         let ready_hit = now + self.latency + n.saturating_sub(1) as u64;
@@ -145,9 +187,9 @@ impl SmMemory {
         } else {
             NO_TAG
         };
-        for (i, l) in lines.iter().enumerate() {
+        for (l, &(plan_way, plan_entry)) in lines.iter().zip(&plan.lines) {
             self.stats.line_accesses += 1;
-            let mut way = (ways[i] != NO_WAY).then_some(ways[i] as usize);
+            let mut way = (plan_way != NO_WAY).then_some(plan_way as usize);
             debug_assert_eq!(way, self.cache.find(l.line, l.line));
             let valid = way.map_or(0, |w| self.cache.valid[w]);
             let missing = l.sectors & !valid;
@@ -159,7 +201,7 @@ impl SmMemory {
                 self.stats.by_kind[kind][OUT_HIT] += 1;
                 continue;
             }
-            let entry = (entries[i] != NO_ENTRY).then_some(entries[i]);
+            let entry = (plan_entry != NO_ENTRY).then_some(plan_entry);
             debug_assert_eq!(entry, self.mshr.get(l.line));
             let reserved = entry.is_some_and(|e| missing & !self.mshr.pending(e) == 0);
             if reserved {
@@ -188,9 +230,15 @@ impl SmMemory {
                     if way.is_none() {
                         // A request never evicts a line it needs itself: pass 1 counted that
                         // line as present (no MSHR), so evicting it here would need an MSHR
-                        // entry nobody reserved. The line is then fetched without a way.
+                        // entry nobody reserved. The line is then fetched without a way. (The
+                        // access's line filter rules most lines out without a search.)
+                        let filter = &self.memo_filters;
+                        let cur = self.cur;
                         let own = |v: &crate::cache::Victim| {
-                            v.evicted.is_some_and(|(t, _)| lines.iter().any(|o| o.line == t))
+                            v.evicted.is_some_and(|(t, _)| {
+                                let (w, b) = filter_bit(t);
+                                filter[w][cur] & b != 0 && lines.iter().any(|o| o.line == t)
+                            })
                         };
                         if let Some(v) = self.cache.pick_victim_in(l.set as usize).filter(|v| !own(v)) {
                             self.evict_writeback(now, v.evicted);
@@ -211,10 +259,10 @@ impl SmMemory {
                 self.enqueue(now, r);
             }
         }
-        Ok(if misses == 0 {
+        if misses == 0 {
             AccessOutcome::Done { ready_at: ready_hit }
         } else {
             AccessOutcome::Pending
-        })
+        }
     }
 }

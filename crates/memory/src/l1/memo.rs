@@ -3,11 +3,26 @@
 //! a retry while nothing it depends on changed is counted as rejected again without re-probing
 //! (part of [`SmMemory`]).
 
-use super::{
-    filter_bit, same_access, Coalesced, Fail, Rejection, SmMemory, Ticket, COALESCE_MEMO, FILTER_WORDS,
-};
+use super::load::LoadPlan;
+use super::{filter_bit, same_access, Coalesced, Fail, Rejection, SmMemory, Ticket, COALESCE_MEMO};
 use crate::coalesce::{coalesce_lines, LineGeometry, LineReq, MAX_LINES};
 use crate::types::{AccessKind, AccessOutcome, WarpMemRequest};
+
+/// What a load's rejected check counted until it decided ([`SmMemory::load_check`]), kept
+/// with its rejection: while the load's lines keep their state (ways, valid and pending
+/// sectors, MSHR entries and their waiters), its decision follows from these and the L1's
+/// free resources ([`SmMemory::decide_again`]) without looking at its lines again.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct LoadNeeds {
+    /// Whether the memo entry's rejection is a load's (else nothing here is known).
+    pub load: bool,
+    /// A bit per set (below 64) of the lines that take a victim, up to the line the check
+    /// stopped at (a line it stops at for `NoVictim` aside).
+    pub victim_sets: u64,
+    /// The new MSHR entries and the miss-queue entries needed, the write-backs of dirty
+    /// victims aside; `None` when the check stopped at a line (`MshrMerge`, `NoVictim`).
+    pub counts: Option<(u32, u32)>,
+}
 
 impl SmMemory {
     /// The ticket of the last global or local access (its remembered coalescing).
@@ -59,9 +74,7 @@ impl SmMemory {
         }
         self.cur = ticket.idx();
         match self.heads[self.cur].rej {
-            Some(r) => {
-                self.reject_n(r.kind as usize, r.fail, k);
-            }
+            Some(r) => self.count_rejections(r.kind as usize, r.fail, k),
             None => debug_assert!(false, "skipped retries of an access with no rejection"),
         }
     }
@@ -79,14 +92,46 @@ impl SmMemory {
     pub(super) fn memo_rejection(&mut self) -> Option<AccessOutcome> {
         let r = self.heads[self.cur].rej?;
         if !self.still_rejected(&r) {
+            return self.decided_again();
+        }
+        debug_assert_eq!(self.check(self.cur).err(), Some(r.fail), "memoised rejection");
+        self.count_rejections(r.kind as usize, r.fail, 1);
+        Some(AccessOutcome::Rejected)
+    }
+
+    /// The current access's rejection no longer holds, but the epoch is the one it was
+    /// decided in: its lines are as they were then (a fill of one of them would have cleared
+    /// it) and its victim sets still have a victim (within an epoch victims appear, never
+    /// vanish), so a load is decided again from what its check counted (the gather trace's
+    /// loads rejected for `MshrCount` until fills free entries, then for `MissQueue`). The
+    /// new rejection counted and remembered, or `None` (the full check decides).
+    #[cold]
+    #[inline(never)]
+    fn decided_again(&mut self) -> Option<AccessOutcome> {
+        let r = self.heads[self.cur].rej?;
+        if r.epoch != self.epoch {
             return None;
         }
-        debug_assert_eq!(
-            self.check(&self.coalesced[self.cur].req).err(),
-            Some(r.fail),
-            "memoised rejection"
-        );
-        Some(self.reject(r.kind as usize, r.fail))
+        let fail = self.decide_again(&self.needs[self.cur])?;
+        debug_assert_eq!(self.check(self.cur).err(), Some(fail), "load decided again");
+        Some(self.reject(r.kind as usize, fail))
+    }
+
+    /// The rejection `load_check` would give a load whose lines kept their state since its
+    /// check counted `needs` and whose victim sets have a victim: `MshrCount` if the new
+    /// entries are more than are free, else `MissQueue` if the miss-queue entries do not fit
+    /// (known only while no line is dirty: a dirty victim adds a write-back); `None` when
+    /// that is not known or the load passes those checks.
+    #[inline]
+    fn decide_again(&self, needs: &LoadNeeds) -> Option<Fail> {
+        let (new_mshr, mq) = needs.counts?;
+        if new_mshr as usize > self.mshr.free_entries() {
+            return Some(Fail::MshrCount(new_mshr));
+        }
+        if !self.cache.any_dirty() && !self.mq_fits(mq as usize) {
+            return Some(Fail::MissQueue(mq));
+        }
+        None
     }
 
     /// Whether `ticket` still names a remembered access ([`SmMemory::retry`] would use it).
@@ -153,26 +198,30 @@ impl SmMemory {
             }
     }
 
-    /// After the current access was accepted (a new epoch): the `MshrCount` rejections of
-    /// the other remembered loads that it left as they were are carried into the new epoch.
-    /// A rejection for `MshrCount` depends on the lines' own state (ways, valid sectors,
-    /// MSHR entries and their waiters), on the sets of the lines that take a victim having
-    /// one (else the rejection is `NoVictim`) and on the free MSHR entries. An accepted
-    /// access changes the state of its own lines and of those it displaces from their ways
-    /// only; it takes victims, and MSHR entries (fewer free: still rejected). So when
-    /// neither its lines nor the displaced ones are in the rejected access's line filter and
-    /// each of its victim sets still has a victim, the loop of `load_check` finds the same
-    /// `new_mshr`, and the rejection holds as long as `still_rejected` says. (Checked in debug
-    /// builds by `memo_rejection`.)
+    /// After the current access was accepted (a new epoch): the rejections of the other
+    /// remembered loads that it left as they were are carried into the new epoch. A load's
+    /// rejection depends on its lines' own state (ways, valid sectors, MSHR entries and their
+    /// waiters), on the sets of the lines that take a victim having one (else it is
+    /// `NoVictim`), on the free MSHR entries, the miss queue and, with a dirty line, on which
+    /// ways are the victims. An accepted access changes the state of its own lines and of
+    /// those it displaces from their ways only; it takes victims, MSHR entries and miss-queue
+    /// entries. So when neither its lines nor the displaced ones are in the rejected load's
+    /// line filter and each of its victim sets still has a victim, the loop of `load_check`
+    /// stops at the same line for the same cause (`MshrMerge`; `NoVictim`, if that set still
+    /// has none) or counts the same needs, and the load's rejection is decided from them
+    /// ([`SmMemory::decide_again`]). The gather trace's loads, each waiting for an empty
+    /// miss queue, were checked again in full after every accepted access. The carried
+    /// rejection holds as long as `still_rejected` says. (Checked in debug builds here and by
+    /// `memo_rejection`.)
     fn carry_rejections(&mut self) {
         let live = self.rejected & !(1 << self.cur);
         if self.carry && live != 0 {
             self.carry_live(live);
         }
-        if self.any_displaced {
-            self.displaced = [0; FILTER_WORDS];
-            self.any_displaced = false;
+        for &line in &self.displaced_lines {
+            self.displaced[filter_bit(line).0] = 0;
         }
+        self.displaced_lines.clear();
     }
 
     /// [`SmMemory::carry_rejections`] of the memo entries in `live` (bit per entry).
@@ -182,35 +231,59 @@ impl SmMemory {
             let i = live.trailing_zeros() as usize;
             live &= live - 1;
             let Some(r) = self.heads[i].rej else { continue };
-            if r.epoch + 1 != self.epoch || !matches!(r.fail, Fail::MshrCount(_)) {
+            let needs = self.needs[i];
+            if r.epoch + 1 != self.epoch || !needs.load {
                 continue;
             }
             let touched = |(f, d): (&[u64; COALESCE_MEMO], &u64)| f[i] & (f[cur] | d) != 0;
-            if self.memo_filters.iter().zip(&self.displaced).any(touched) {
+            if self.memo_filters.iter().zip(&self.displaced).any(touched) && self.lines_touched(i) {
                 continue;
             }
-            let mut sets = self.victim_sets[i];
+            let mut sets = needs.victim_sets;
             let mut victims = true;
             while sets != 0 && victims {
                 victims = self.cache.has_victim_in(sets.trailing_zeros() as usize);
                 sets &= sets - 1;
             }
-            if victims {
-                self.heads[i].rej = Some(Rejection {
-                    epoch: self.epoch,
-                    ..r
-                });
+            if !victims {
+                continue;
             }
+            let fail = match r.fail {
+                Fail::MshrMerge => Some(r.fail),
+                Fail::NoVictim(set) => (!self.cache.has_victim_in(set as usize)).then_some(r.fail),
+                _ => self.decide_again(&needs),
+            };
+            let Some(fail) = fail else { continue };
+            debug_assert_eq!(self.check(i).err(), Some(fail), "carried rejection");
+            self.heads[i].rej = Some(Rejection {
+                epoch: self.epoch,
+                fill_epoch: self.fill_epoch,
+                fail,
+                kind: r.kind,
+            });
         }
     }
 
-    /// The decision on the current access's resources, without changing anything (the
-    /// debug check of a memoised rejection).
-    pub(super) fn check(&self, req: &WarpMemRequest) -> Result<(), Fail> {
-        let c = &self.coalesced[self.cur];
-        let lines = &c.lines[..c.n];
+    /// Whether one of memo entry `i`'s lines is one of the current access's or was displaced
+    /// during it: the exact answer where the line filters say maybe (for two accesses of 32
+    /// lines each and the 32 lines one displaced, about two times in five).
+    fn lines_touched(&self, i: usize) -> bool {
+        let (c, cur) = (&self.coalesced[i], &self.coalesced[self.cur]);
+        let cur_lines = &cur.lines[..cur.n];
+        c.lines[..c.n].iter().any(|l| {
+            let (w, b) = filter_bit(l.line);
+            (self.memo_filters[w][self.cur] | self.displaced[w]) & b != 0
+                && (cur_lines.iter().any(|o| o.line == l.line) || self.displaced_lines.contains(&l.line))
+        })
+    }
+
+    /// The decision on the resources of memo entry `i`'s access, without changing anything
+    /// (the debug check of a memoised rejection).
+    pub(super) fn check(&self, i: usize) -> Result<(), Fail> {
+        let c = &self.coalesced[i];
+        let (req, lines) = (&c.req, &c.lines[..c.n]);
         match req.kind {
-            AccessKind::Load => self.load_check(lines, &mut 0).map(|_| ()),
+            AccessKind::Load => self.load_check(lines, &mut LoadPlan::new(), &mut LoadNeeds::default()),
             AccessKind::Store => self.store_check(lines, self.write_back(req.space)),
             AccessKind::Atomic => self.atomic_check(lines.len()),
         }
@@ -254,6 +327,7 @@ impl SmMemory {
             self.memo_filters[w][i] |= b;
         }
         self.heads[i].rej = None;
+        self.needs[i] = LoadNeeds::default();
         self.rejected &= !(1 << i);
         self.coalesced = memo;
         i
