@@ -76,6 +76,12 @@ struct Warp {
     tid: [[u32; 3]; 32],
     local: Vec<u8>,
     trace: Vec<(u64, u32)>,
+    /// Stores that changed a byte of `local` (livelock probes hash this count instead of
+    /// the up to 512 KB of local memory: equal counts, unchanged memory).
+    local_changes: u64,
+    /// Livelock probe (`exec/probe.rs`), fed only while [`KernelExec::set_livelock_probes`]
+    /// has the probes on.
+    probe: probe::Probe,
 }
 
 impl Warp {
@@ -161,6 +167,9 @@ pub struct KernelExec {
     bulk: hopper::BulkCopies,
     /// Storage of retired CTAs for the next ones (`exec/cta.rs`).
     pool: cta::Pool,
+    /// The livelock probes are on (`exec/probe.rs`): warps hash their state at every
+    /// control-flow instruction.
+    probing: bool,
     /// A shard of a kernel whose SMs are ticked in parallel: its global-memory effects,
     /// applied at the end of each cycle (`exec/shard.rs`). `None`: global memory is `global`.
     shard: Option<Box<shard::ShardLog>>,
@@ -354,6 +363,7 @@ impl KernelExec {
             clusters: cluster::Clusters::default(),
             bulk: hopper::BulkCopies::default(),
             pool: cta::Pool::default(),
+            probing: false,
             shard,
         }
     }
@@ -689,6 +699,10 @@ impl KernelExec {
             // `Warp::advance`): the cached path follows it.
             let wp = &mut self.warps[wi];
             wp.cur = wp.cf.current();
+            // Every loop passes a control-flow instruction: where the probes look.
+            if self.probing && r.is_ok() {
+                self.probe_warp(wi, cta_idx);
+            }
         }
         r?;
         if out.exited {
@@ -832,6 +846,7 @@ mod launch;
 mod mem;
 mod mma;
 mod operands;
+mod probe;
 mod regs;
 mod shard;
 pub mod syscall;
@@ -840,6 +855,7 @@ mod writes;
 
 pub use arch::ArchInfo;
 pub use launch::{ExecOptions, Launch, DEFAULT_SHARED_BYTES, DEVICE_HEAP_BYTES, LOCAL_BYTES};
+pub use probe::ProbeTally;
 pub use writes::{Issued, MemAccess, MemKind, PendingWrites, RegWrite, MAX_WRITES};
 
 /// The index in `code` of the instruction at `pc` where its PC says (one per 16 bytes), if

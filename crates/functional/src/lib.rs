@@ -30,8 +30,8 @@ pub mod tracer;
 pub use cflow::{CfView, ControlFlow, ControlFlowKind, PathEntry, RecView};
 pub use error::{ExecError, Space};
 pub use exec::{
-    ArchInfo, ExecOptions, Issued, KernelExec, Launch, MemAccess, MemKind, PendingWrites, RegWrite, WarpId,
-    WarpStatus, DEFAULT_SHARED_BYTES, LOCAL_BYTES, MAX_WRITES,
+    ArchInfo, ExecOptions, Issued, KernelExec, Launch, MemAccess, MemKind, PendingWrites, ProbeTally,
+    RegWrite, WarpId, WarpStatus, DEFAULT_SHARED_BYTES, LOCAL_BYTES, MAX_WRITES,
 };
 pub use memory::GlobalMemory;
 pub use runner::{run_functional, run_workload, FunctionalResult, RunOptions, WorkloadResult};

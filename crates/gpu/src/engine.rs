@@ -108,6 +108,15 @@ impl crate::KernelSource for EngineExec<'_> {
     fn progress(&self) -> u64 {
         self.k.progress_counter() + self.reg_changes
     }
+    fn hard_progress(&self) -> Option<u64> {
+        Some(self.k.progress_counter())
+    }
+    fn set_livelock_probes(&mut self, on: bool) {
+        self.k.set_livelock_probes(on);
+    }
+    fn livelock_tally(&self) -> sassim_functional::ProbeTally {
+        self.k.livelock_tally()
+    }
     fn describe(&self, warp: u32) -> String {
         describe_warp(self.k, WarpId(warp))
     }

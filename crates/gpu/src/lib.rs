@@ -8,6 +8,7 @@ pub mod engine;
 pub mod footprint;
 pub mod l1_bypass;
 pub mod launch;
+pub mod livelock;
 pub mod ltrf;
 pub mod memsys;
 pub mod microbench;
@@ -283,6 +284,23 @@ pub trait KernelSource {
     /// memory changes, exits, barrier releases. Default: instructions issued.
     fn progress(&self) -> u64 {
         self.issued()
+    }
+    /// The part of [`KernelSource::progress`] that is not register writes (memory changes,
+    /// exits, barrier releases), for livelock detection (`livelock.rs`); `None` (the
+    /// default): the source's progress has no register part, and there are no probes.
+    /// Called a few times per `deadlock_cycles` cycles.
+    fn hard_progress(&self) -> Option<u64> {
+        None
+    }
+    /// Turn the warps' livelock probes on or off, each starting afresh
+    /// ([`sassim_functional::KernelExec::set_livelock_probes`]).
+    fn set_livelock_probes(&mut self, on: bool) {
+        let _ = on;
+    }
+    /// What the warps' livelock probes saw since they were turned on
+    /// ([`sassim_functional::KernelExec::livelock_tally`]; by default nothing).
+    fn livelock_tally(&self) -> sassim_functional::ProbeTally {
+        sassim_functional::ProbeTally::default()
     }
     /// Where a warp is, for deadlock reports.
     fn describe(&self, warp: u32) -> String;
@@ -607,6 +625,7 @@ impl Gpu {
         let mut cycle: u64 = start;
         let mut last_progress = start;
         let mut last_issued = 0u64;
+        let mut livelock = livelock::LivelockWatch::new(src, start, opts.deadlock_cycles);
         let mut occ_sum: u64 = 0;
         let mut sample_insts = 0u64;
         let max_warps = self.core.max_warps as u64;
@@ -727,18 +746,22 @@ impl Gpu {
                 && cycle - last_progress > opts.deadlock_cycles
             {
                 self.now = cycle;
-                let mut waiting = Vec::new();
-                for w in cs.running_warps(16) {
-                    let why = src.describe(w);
-                    let timing = sms.iter().find_map(|sm| sm.describe_warp(w)).unwrap_or_default();
-                    waiting.push(format!("warp {w}: {why} [{timing}]"));
-                }
                 return Err(SimError::Deadlock(format!(
                     "no progress (memory change, exit, barrier release or register change) for {} cycles at cycle {}; {}",
                     opts.deadlock_cycles,
                     cycle - start,
-                    waiting.join("; ")
+                    describe_running(&cs, &sms, src)
                 )));
+            }
+            if livelock.due(cycle) {
+                if let Some(idle) = livelock.look(src, cycle) {
+                    self.now = cycle;
+                    return Err(SimError::Deadlock(format!(
+                        "livelock: every running warp repeats the same state (pc, registers and control flow) without changing memory; no memory change, exit or barrier release for {idle} cycles at cycle {}; {}",
+                        cycle - start,
+                        describe_running(&cs, &sms, src)
+                    )));
+                }
             }
             if opts.ipc_sample_interval > 0 && elapsed.is_multiple_of(opts.ipc_sample_interval) {
                 let total: u64 = sms.iter().map(|s| s.stats.thread_insts).sum();
@@ -893,4 +916,16 @@ pub fn sm_placement_order(num_sms: u32, num_gpcs: u32) -> Vec<usize> {
         }
     }
     order
+}
+
+/// Where the first running warps are (deadlock and livelock reports): what `src` says of
+/// each and what its SM's timing model says.
+fn describe_running<S: KernelSource + ?Sized>(cs: &cta::CtaSched, sms: &[Sm<S::Writes>], src: &S) -> String {
+    let mut waiting = Vec::new();
+    for w in cs.running_warps(16) {
+        let why = src.describe(w);
+        let timing = sms.iter().find_map(|sm| sm.describe_warp(w)).unwrap_or_default();
+        waiting.push(format!("warp {w}: {why} [{timing}]"));
+    }
+    waiting.join("; ")
 }

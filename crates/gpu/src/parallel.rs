@@ -410,6 +410,18 @@ impl crate::KernelSource for ShardedEngine<'_> {
     fn progress(&self) -> u64 {
         self.progress
     }
+    fn hard_progress(&self) -> Option<u64> {
+        // Read from every shard: called only a few times per deadlock window (`livelock.rs`).
+        Some(self.shards.iter().map(|s| s.k.shard_progress()).sum())
+    }
+    fn set_livelock_probes(&mut self, on: bool) {
+        self.shards.iter_mut().for_each(|s| s.k.set_livelock_probes(on));
+    }
+    fn livelock_tally(&self) -> sassim_functional::ProbeTally {
+        self.shards
+            .iter()
+            .fold(Default::default(), |t, s| t + s.k.livelock_tally())
+    }
     fn describe(&self, warp: u32) -> String {
         let (s, w) = self.locate(warp);
         describe_warp(&self.shards[s].k, w)

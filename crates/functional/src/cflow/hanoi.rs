@@ -15,6 +15,7 @@
 //! disables both.
 
 use super::{majority_last, CfView, ControlFlow, PathEntry, RecView};
+use std::hash::Hasher;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Rec {
@@ -424,5 +425,27 @@ impl ControlFlow for Hanoi {
             ),
             None => format!("threads {:#010x} wait with no reconvergence point", self.waiting),
         })
+    }
+
+    fn state_hash(&self, h: &mut dyn Hasher) {
+        // The stacks' depths first: different splits never hash as the same concatenation.
+        h.write_u64(self.ws.len() as u64);
+        for p in &self.ws {
+            h.write_u64(p.pc);
+            h.write_u32(p.mask);
+        }
+        h.write_u64(self.rec.len() as u64);
+        for r in &self.rec {
+            h.write_u64(r.pc);
+            h.write_u8(r.b);
+            h.write_u8(u8::from(r.warpsync));
+        }
+        self.bx.iter().for_each(|&b| h.write_u32(b));
+        h.write_u32(u32::from(self.valid));
+        h.write_u32(self.waiting);
+        h.write(&self.wait_b);
+        h.write_u32(self.finished);
+        h.write_u32(self.yielded);
+        h.write_u32(self.launched);
     }
 }

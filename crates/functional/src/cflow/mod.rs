@@ -16,6 +16,7 @@ pub mod simt;
 
 use serde::Serialize;
 use std::fmt;
+use std::hash::Hasher;
 
 /// Which control-flow manager a launch uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
@@ -121,6 +122,9 @@ pub trait ControlFlow: Send + fmt::Debug {
     fn view(&self) -> CfView;
     /// Why the warp cannot run (for deadlock reports), or None if it can.
     fn stuck_reason(&self) -> Option<String>;
+    /// Hash everything that decides the manager's future behaviour into `h` (livelock
+    /// probes, `exec/probe.rs`: two states that hash alike behave alike).
+    fn state_hash(&self, h: &mut dyn Hasher);
 }
 
 /// Sort divergent groups so that the path followed by most threads ends on top (last);

@@ -14,6 +14,7 @@
 
 use super::ipdom::Ipdom;
 use super::{majority_last, CfView, ControlFlow, PathEntry};
+use std::hash::Hasher;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy)]
@@ -188,5 +189,17 @@ impl ControlFlow for SimtStack {
     }
     fn stuck_reason(&self) -> Option<String> {
         None
+    }
+    fn state_hash(&self, h: &mut dyn Hasher) {
+        // The stack's depth first: stacks of different depths never hash as concatenations.
+        h.write_u64(self.stack.len() as u64);
+        for e in &self.stack {
+            h.write_u64(e.pc);
+            h.write_u32(e.mask);
+            h.write_u64(e.rpc.unwrap_or(u64::MAX));
+        }
+        h.write_u32(self.finished);
+        h.write_u32(self.launched);
+        self.b.iter().for_each(|&b| h.write_u32(b));
     }
 }

@@ -36,6 +36,18 @@ pub(super) struct Clusters {
     bars: HashMap<u32, ClusterBarrier>,
 }
 
+impl Clusters {
+    /// Hash cluster `cl`'s barrier (livelock probes: arrivals without a release are not
+    /// progress, so they are part of a warp's state).
+    pub(super) fn hash_barrier(&self, cl: u32, h: &mut impl std::hash::Hasher) {
+        let b = self
+            .bars
+            .get(&cl)
+            .map_or([0; 3], |b| [b.phase, b.arrived, b.exited]);
+        b.iter().for_each(|&v| h.write_u32(v));
+    }
+}
+
 impl KernelExec {
     fn geom(&self) -> ClusterGeom {
         self.launch.clusters()

@@ -107,6 +107,8 @@ impl Warp {
             tid,
             trace,
             issued,
+            local_changes,
+            probe,
         } = self;
         let launched = thread_ids(tid, in_cta, geom.0, geom.1);
         cf.restart(launched);
@@ -125,6 +127,8 @@ impl Warp {
         *local = Vec::new();
         trace.clear();
         *issued = 0;
+        *local_changes = 0;
+        probe.reset();
     }
 }
 
@@ -195,6 +199,8 @@ impl KernelExec {
                         tid,
                         trace: Vec::new(),
                         issued: 0,
+                        local_changes: 0,
+                        probe: Default::default(),
                     });
                     WarpId(self.warps.len() as u32 - 1)
                 }

@@ -487,6 +487,7 @@ impl Ex<'_> {
                     match s {
                         SReg::ClockLo | SReg::GlobalTimerLo => {
                             self.out.clock_read = true;
+                            self.k.warps[self.wi].probe.taint();
                             v = [self.clock; 32];
                         }
                         SReg::Zero => {}

@@ -763,6 +763,12 @@ impl BulkCopies {
         }
         self.last = Some((id, chunks, store));
     }
+
+    /// Whether a copy's completion on its mbarriers is still to come (livelock probes: it
+    /// changes memory without any warp issuing).
+    pub(super) fn any_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
 }
 
 impl KernelExec {

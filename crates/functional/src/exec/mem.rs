@@ -334,7 +334,11 @@ impl Ex<'_> {
                         w.local = vec![0; 32 * lb as usize];
                     }
                     let base = (lane as u64 * lb + addr) as usize;
-                    w.local[base..base + n as usize].copy_from_slice(data);
+                    let slot = &mut w.local[base..base + n as usize];
+                    if *slot != *data {
+                        slot.copy_from_slice(data);
+                        w.local_changes += 1;
+                    }
                     true
                 }
             }

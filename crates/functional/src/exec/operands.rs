@@ -79,6 +79,8 @@ impl Ex<'_> {
         };
         if s.is_clock() {
             self.out.clock_read = true;
+            // Livelock probes: the warp's states now depend on time (`exec/probe.rs`).
+            self.k.warps[self.wi].probe.taint();
         }
         v
     }
