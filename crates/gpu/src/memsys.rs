@@ -303,7 +303,9 @@ impl MemModel {
                 if !notes[i].outbox {
                     continue;
                 }
-                if let Some(m) = adapter(sm) {
+                // Taking the sent requests out changes nothing the SM's memory completes
+                // (a skipping SM's `quiet_until` stays true).
+                if let Some(m) = adapter_to_send(sm) {
                     for r in m.outbox.drain(..) {
                         if !sys.push(cycle, phys[i], r) {
                             return Err(format!(
@@ -622,10 +624,18 @@ impl Hierarchy {
         note: &mut crate::parallel::SmNote,
     ) {
         let room = self.sys.port_room(s);
-        if room == self.room[i] && !self.sys.has_response(s) {
+        let responses = self.sys.has_response(s);
+        if room == self.room[i] && !responses {
             return;
         }
-        if let Some(m) = adapter(sm) {
+        // Only responses change what the SM's memory completes: a new room alone leaves a
+        // skipping SM's `quiet_until` true (the room only lets the L1 send).
+        let m = if responses {
+            adapter(sm)
+        } else {
+            adapter_to_send(sm)
+        };
+        if let Some(m) = m {
             while let Some(r) = self.sys.pop_response(s) {
                 m.inbox.push(r);
             }
