@@ -12,8 +12,8 @@ use crate::cache::SectorCache;
 use crate::coalesce::{LineReq, MAX_LINES};
 use crate::config::{MemoryConfig, WritePolicy};
 use crate::types::{
-    AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest, ACCESS_OUTCOMES, ACCESS_TYPES,
-    ACC_GLOBAL_R, ACC_GLOBAL_W, ACC_LOCAL_W, OUT_HIT, OUT_MISS, OUT_RESERVATION_FAIL,
+    data_access_kind, AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest,
+    ACCESS_OUTCOMES, ACCESS_TYPES, ACC_GLOBAL_R, OUT_HIT, OUT_MISS, OUT_RESERVATION_FAIL,
 };
 use load::LoadPlan;
 use memo::LoadNeeds;
@@ -557,11 +557,7 @@ impl SmMemory {
         req: &WarpMemRequest,
         lines: &[LineReq],
     ) -> Result<AccessOutcome, (usize, Fail)> {
-        let kind = if req.space == MemSpace::Local {
-            ACC_LOCAL_W
-        } else {
-            ACC_GLOBAL_W
-        };
+        let kind = data_access_kind(req.space, true);
         let write_back = self.write_back(req.space);
         self.store_check(lines, write_back).map_err(|f| (kind, f))?;
         self.stats.accesses += 1;

@@ -110,6 +110,17 @@ pub const ACC_GLOBAL_W: usize = 4;
 pub const ACC_LOCAL_W: usize = 5;
 pub const ACC_L1_WRBK: usize = 6;
 pub const ACC_INST_R: usize = 8;
+
+/// The access kind (`by_kind` row) of a load (`store`: a store) in `space`: local memory's
+/// own rows, global's for everything else the L1 caches.
+pub fn data_access_kind(space: MemSpace, store: bool) -> usize {
+    match (space == MemSpace::Local, store) {
+        (true, false) => ACC_LOCAL_R,
+        (false, false) => ACC_GLOBAL_R,
+        (true, true) => ACC_LOCAL_W,
+        (false, true) => ACC_GLOBAL_W,
+    }
+}
 pub const OUT_HIT: usize = 0;
 pub const OUT_HIT_RESERVED: usize = 1;
 pub const OUT_MISS: usize = 2;

@@ -6,7 +6,7 @@ use super::mshr::L1Waiter;
 use super::{filter_bit, read_tag, Fail, Slot, SmMemory, NO_TAG};
 use crate::coalesce::{LineReq, MAX_LINES};
 use crate::types::{
-    AccessOutcome, L2ReqKind, MemSpace, WarpMemRequest, ACC_GLOBAL_R, ACC_LOCAL_R, OUT_HIT, OUT_HIT_RESERVED,
+    data_access_kind, AccessOutcome, L2ReqKind, WarpMemRequest, ACC_LOCAL_R, OUT_HIT, OUT_HIT_RESERVED,
     OUT_MISS, OUT_SECTOR_MISS,
 };
 
@@ -138,11 +138,7 @@ impl SmMemory {
         req: &WarpMemRequest,
         lines: &[LineReq],
     ) -> Result<AccessOutcome, (usize, Fail)> {
-        let kind = if req.space == MemSpace::Local {
-            ACC_LOCAL_R
-        } else {
-            ACC_GLOBAL_R
-        };
+        let kind = data_access_kind(req.space, false);
         // The plan is moved out while pass 2 changes the L1.
         let mut plan = std::mem::take(&mut self.plan);
         let mut needs = LoadNeeds::default();
