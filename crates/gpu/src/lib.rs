@@ -623,7 +623,13 @@ impl Gpu {
         let mut launchers = cta::Launchers::new(timing, num_sms);
         let mut done_ctas = 0u32;
         let mut cycle: u64 = start;
-        let mut last_progress = start;
+        // Cycles without progress are counted from the end of the kernel launch latency
+        // (modelled time in which no warp exists; a deadlock window shorter than it used to
+        // report every kernel).
+        let mut last_progress = match disp.sends_from() {
+            u64::MAX => start,
+            begin => begin,
+        };
         let mut last_issued = 0u64;
         let mut livelock = livelock::LivelockWatch::new(src, start, opts.deadlock_cycles);
         let mut occ_sum: u64 = 0;

@@ -148,3 +148,45 @@ fn a_register_loop_that_toggles_forever_is_a_livelock() {
         other => panic!("not reported: {other:?}"),
     }
 }
+
+/// The kernel launch latency (modelled time before the first CTA is sent, in which no warp
+/// exists) is not counted as cycles without progress: a deadlock window as long as it lets
+/// the built-in vector add finish on the RTX A6000 (it used to report a deadlock at the
+/// window's end, before any warp had run).
+#[test]
+fn the_launch_latency_is_not_a_deadlock() {
+    let cfg = GpuConfig::preset("rtx-a6000").expect("preset");
+    let window = u64::from(cfg.launch.kernel_launch_latency);
+    assert!(window > 0, "the preset has a launch latency");
+    let b = sassim_workload::builtin_named("vecadd").expect("built-in workload");
+    let (w, listing, smem) = sassim_gpu::workload::load_builtin(&b, "sm_86").expect("load");
+    let mut gpu = Gpu::new(cfg);
+    let kernel = std::sync::Arc::new(listing.kernel(w.kernel()).expect("kernel").clone());
+    let shared = w.shared_mem_bytes() + smem;
+    let mut launch = Launch::new(w.grid, w.block, Vec::new());
+    launch.shared_bytes = shared.max(1024);
+    let mut exec = KernelExec::new(
+        kernel.clone(),
+        "sm_86",
+        launch,
+        ControlFlowKind::Hanoi,
+        ExecOptions::default(),
+    )
+    .expect("exec");
+    let mut addrs = HashMap::new();
+    for b in w.buffers() {
+        let a = exec.memory().alloc_with(&b.bytes, 4, 256);
+        addrs.insert(b.name.clone(), a);
+    }
+    let params = w.param_bytes(|n| addrs.get(n).copied().unwrap_or(0));
+    exec.set_params(&params).expect("params");
+    let o = RunOptions {
+        shared_per_cta: shared,
+        deadlock_cycles: window,
+        ..opts(1)
+    };
+    let run = gpu
+        .run_kernel(&mut exec, &kernel, &o, &mut |_, _| {})
+        .expect("no deadlock");
+    assert!(run.cycles > window, "{} cycles", run.cycles);
+}
