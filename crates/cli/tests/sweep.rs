@@ -85,6 +85,9 @@ fn local_sweep_interrupted_and_resumed(dir: &Path, exp: &Path) -> PathBuf {
         Command::new(BIN)
             .args(["sweep", exp.to_str().unwrap(), "--db", dbs, "--jobs", "2"])
             .current_dir(dir)
+            // The killed runs' temporary directories go into the test's own directory
+            // (nothing is left to remove them).
+            .env("TMPDIR", dir)
             .stdin(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0)
