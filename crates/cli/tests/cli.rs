@@ -457,3 +457,38 @@ fn trace_directory_convert_runs_identically() {
     assert_eq!(kt, kb);
     assert_eq!(tt, tb);
 }
+
+/// An L1 with fewer MSHR entries than one warp load misses in never accepts that load (the
+/// model admits a warp access whole, docs/memory.md): the run ends with a deadlock report
+/// that names the cause, and the same trace runs with enough entries.
+#[test]
+fn a_load_the_l1_can_never_accept_is_named_in_the_deadlock_report() {
+    let trace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/traces/bfs-sm80-v3");
+    let t = trace.to_str().expect("utf-8 path");
+    let run = |entries: &str| {
+        sassim(&[
+            "run",
+            "--trace",
+            t,
+            "--jobs",
+            "1",
+            "--threads",
+            "2",
+            "--deadlock-cycles",
+            "20000",
+            "--set",
+            &format!("l1d.mshr_entries={entries}"),
+        ])
+    };
+    let o = run("8");
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("deadlock")
+            && err.contains("can never accept a warp load that misses in")
+            && err.contains("8 MSHR entries (l1d.mshr_entries)"),
+        "{err}"
+    );
+    let o = run("16");
+    assert!(o.status.success(), "{}", text(&o).1);
+}

@@ -752,8 +752,15 @@ impl Gpu {
                 && cycle - last_progress > opts.deadlock_cycles
             {
                 self.now = cycle;
+                // A load that the L1 can never accept is the likely cause: name it first.
+                let cause = memsys::never_admitted(&mut sms).map_or(String::new(), |(sm, need, have)| {
+                    format!(
+                        "; SM {sm}'s L1 can never accept a warp load that misses in {need} lines: it has \
+                         {have} MSHR entries (l1d.mshr_entries) and admits a warp access whole (docs/memory.md)"
+                    )
+                });
                 return Err(SimError::Deadlock(format!(
-                    "no progress (memory change, exit, barrier release or register change) for {} cycles at cycle {}; {}",
+                    "no progress (memory change, exit, barrier release or register change) for {} cycles at cycle {}{cause}; {}",
                     opts.deadlock_cycles,
                     cycle - start,
                     describe_running(&cs, &sms, src)

@@ -280,6 +280,10 @@ pub struct SmMemory {
     fill_latency: u64,
     /// Counters; what a rejection counts is in their first cache line.
     stats: L1Stats,
+    /// The first load rejected for needing more new MSHR entries than the L1 has at all
+    /// (new entries, capacity): admission is all-or-nothing per warp access, so it is never
+    /// accepted ([`SmMemory::never_admitted`]; docs/memory.md).
+    never_admitted: Option<(u32, u32)>,
     sector_shift: u32,
     latency: u64,
     miss_latency: u64,
@@ -398,6 +402,7 @@ impl SmMemory {
             sh_atomic_words: Vec::with_capacity(128),
             sh_atomic_until: 0,
             stats: L1Stats::default(),
+            never_admitted: None,
             epoch: 0,
             fill_epoch: 0,
             coalesced: Vec::with_capacity(COALESCE_MEMO),
@@ -413,6 +418,12 @@ impl SmMemory {
             displaced_lines: Vec::with_capacity(MAX_LINES),
             carry: sets <= 64,
         }
+    }
+
+    /// A load this L1 can never accept: it needed this many new MSHR entries and the L1 has
+    /// this many in all (`l1d.mshr_entries`). Named in deadlock reports.
+    pub fn never_admitted(&self) -> Option<(u32, u32)> {
+        self.never_admitted
     }
 
     pub fn stats(&self) -> &L1Stats {
@@ -464,6 +475,12 @@ impl SmMemory {
         });
         self.rejected |= 1 << self.cur;
         self.count_rejections(kind, fail, 1);
+        if let Fail::MshrCount(n) = fail {
+            let have = self.mshr.capacity() as u32;
+            if n > have && self.never_admitted.is_none() {
+                self.never_admitted = Some((n, have));
+            }
+        }
         AccessOutcome::Rejected
     }
 

@@ -113,6 +113,11 @@ impl L1Mshr {
         self.free.len()
     }
 
+    /// Entries in all (free or not).
+    pub fn capacity(&self) -> usize {
+        self.entries.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.free.len() == self.entries.len()
     }
