@@ -1,17 +1,8 @@
 //! The `sassim` command line: presets, help, errors, the default run and its outputs.
 
 mod common;
+use common::scratch;
 use std::process::{Command, Output};
-
-thread_local! {
-    /// This test's own temporary directory, removed when the test (its thread) ends.
-    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
-}
-
-/// `name` in this test's own temporary directory.
-fn scratch(name: &str) -> std::path::PathBuf {
-    SCRATCH.with(|d| d.path().join(name))
-}
 
 fn sassim(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sassim"))

@@ -32,16 +32,6 @@ use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-thread_local! {
-    /// This test's own temporary directory, removed when the test (its thread) ends.
-    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
-}
-
-/// `name` in this test's own temporary directory.
-fn scratch(name: &str) -> std::path::PathBuf {
-    SCRATCH.with(|d| d.path().join(name))
-}
-
 /// `n` MMAs `op` (destination/accumulator `c`), each depending on the previous one (`dep`) or
 /// all independent (accumulators R16, R20, …), one warp, control bits that do not wait.
 fn chain(gpu: &str, op: &str, dep: bool, n: usize) -> String {

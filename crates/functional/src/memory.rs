@@ -201,17 +201,23 @@ impl GlobalMemory {
         true
     }
 
+    /// The `len` bytes at `addr` in place, or None if the range is not mapped (within one
+    /// allocation).
+    pub fn bytes_at(&self, addr: u64, len: usize) -> Option<&[u8]> {
+        let (s, off) = self.locate(addr, len as u64)?;
+        Some(&self.regions[&s][off..off + len])
+    }
+
     /// Copy bytes out, or None if the range is not mapped.
     pub fn read(&self, addr: u64, len: usize) -> Option<Vec<u8>> {
-        let (s, off) = self.locate(addr, len as u64)?;
-        Some(self.regions[&s][off..off + len].to_vec())
+        self.bytes_at(addr, len).map(<[u8]>::to_vec)
     }
 
     /// Read into a buffer (no allocation). False if not mapped.
     pub fn read_into(&self, addr: u64, out: &mut [u8]) -> bool {
-        match self.locate(addr, out.len() as u64) {
-            Some((s, off)) => {
-                out.copy_from_slice(&self.regions[&s][off..off + out.len()]);
+        match self.bytes_at(addr, out.len()) {
+            Some(b) => {
+                out.copy_from_slice(b);
                 true
             }
             None => false,

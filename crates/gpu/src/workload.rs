@@ -85,11 +85,7 @@ pub fn run_workload_timed(
     let run = gpu.run_kernel(&mut exec, &kernel, &opts, &mut |_, _| {})?;
     // The outputs are compared in place in device memory (not copied out first).
     let mem = exec.memory_ref();
-    let output = |name: &str| -> Option<&[u8]> {
-        let (a, len) = (*addrs.get(name)?, w.buffer(name)?.bytes.len());
-        let (start, bytes) = mem.span(a, a + len as u64)?;
-        bytes.get((a - start) as usize..)?.get(..len)
-    };
+    let output = |name: &str| mem.bytes_at(*addrs.get(name)?, w.buffer(name)?.bytes.len());
     let check = w.check_with(output).map_err(|e| e.to_string());
     Ok(WorkloadRun {
         name: w.name.clone(),

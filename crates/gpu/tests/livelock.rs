@@ -161,32 +161,20 @@ fn the_launch_latency_is_not_a_deadlock() {
     let b = sassim_workload::builtin_named("vecadd").expect("built-in workload");
     let (w, listing, smem) = sassim_gpu::workload::load_builtin(&b, "sm_86").expect("load");
     let mut gpu = Gpu::new(cfg);
-    let kernel = std::sync::Arc::new(listing.kernel(w.kernel()).expect("kernel").clone());
-    let shared = w.shared_mem_bytes() + smem;
-    let mut launch = Launch::new(w.grid, w.block, Vec::new());
-    launch.shared_bytes = shared.max(1024);
-    let mut exec = KernelExec::new(
-        kernel.clone(),
-        "sm_86",
-        launch,
-        ControlFlowKind::Hanoi,
-        ExecOptions::default(),
-    )
-    .expect("exec");
-    let mut addrs = HashMap::new();
-    for b in w.buffers() {
-        let a = exec.memory().alloc_with(&b.bytes, 4, 256);
-        addrs.insert(b.name.clone(), a);
-    }
-    let params = w.param_bytes(|n| addrs.get(n).copied().unwrap_or(0));
-    exec.set_params(&params).expect("params");
     let o = RunOptions {
-        shared_per_cta: shared,
         deadlock_cycles: window,
         ..opts(1)
     };
-    let run = gpu
-        .run_kernel(&mut exec, &kernel, &o, &mut |_, _| {})
-        .expect("no deadlock");
-    assert!(run.cycles > window, "{} cycles", run.cycles);
+    let r = sassim_gpu::workload::run_workload_timed(
+        &mut gpu,
+        &w,
+        &listing,
+        "sm_86",
+        smem,
+        ControlFlowKind::Hanoi,
+        &o,
+    )
+    .expect("no deadlock");
+    assert!(r.check.is_ok(), "{:?}", r.check);
+    assert!(r.run.cycles > window, "{} cycles", r.run.cycles);
 }

@@ -5,6 +5,16 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
 
+thread_local! {
+    /// This test's own temporary directory, removed when the test (its thread) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
+}
+
+/// `name` in this test's own temporary directory.
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().join(name))
+}
+
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

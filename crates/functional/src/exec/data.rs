@@ -486,8 +486,7 @@ impl Ex<'_> {
                     let mut v = [0u64; 32];
                     match s {
                         SReg::ClockLo | SReg::GlobalTimerLo => {
-                            self.out.clock_read = true;
-                            self.k.warps[self.wi].probe.taint();
+                            self.clock_read();
                             v = [self.clock; 32];
                         }
                         SReg::Zero => {}

@@ -78,11 +78,16 @@ impl Ex<'_> {
             SReg::Zero => 0,
         };
         if s.is_clock() {
-            self.out.clock_read = true;
-            // Livelock probes: the warp's states now depend on time (`exec/probe.rs`).
-            self.k.warps[self.wi].probe.taint();
+            self.clock_read();
         }
         v
+    }
+
+    /// The instruction reads a clock: the timing model is told, and the warp's livelock
+    /// probe knows that its states now depend on time (`exec/probe.rs`).
+    pub(super) fn clock_read(&mut self) {
+        self.out.clock_read = true;
+        self.k.warps[self.wi].probe.taint();
     }
 
     /// Raw 32-bit value of a source (integer view of immediates).

@@ -12,16 +12,6 @@ use sassim_trace::{
     ThreadBlockTrace, TraceError, TraceInstr, WarpTrace,
 };
 
-thread_local! {
-    /// This test's own temporary directory, removed when the test (its thread) ends.
-    static SCRATCH: tempfile::TempDir = tempfile::tempdir().expect("temp dir");
-}
-
-/// `name` in this test's own temporary directory.
-fn scratch(name: &str) -> std::path::PathBuf {
-    SCRATCH.with(|d| d.path().join(name))
-}
-
 const PRE_V3: &str = "-kernel name = _Z3ludPfi
 -kernel id = 8
 -grid dim = (1,1,1)
@@ -552,8 +542,7 @@ proptest! {
 /// file and line (never silently skipped); comments and any trace file name are accepted.
 #[test]
 fn kernelslist_rejects_unknown_lines() {
-    let dir = scratch("kl");
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = tmpdir("kl");
     let p = dir.join("kernelslist.g");
     std::fs::write(
         &p,
