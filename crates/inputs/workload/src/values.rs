@@ -274,6 +274,9 @@ pub(crate) fn generate(elem: ElemType, count: usize, init: &Init) -> Result<Vec<
             let step = num(elem, "step", init.step.or(Some(Num::Int(1))))?;
             if elem.is_float() {
                 let (s, d) = (start.as_f64(), step.as_f64());
+                if !s.is_finite() || !d.is_finite() {
+                    return Err(format!("init: need finite start and step, got {s} and {d}"));
+                }
                 // `k` < 2^32 converts exactly; as i64 in one instruction (see `unit_f64`).
                 Ok(floats(elem, count, |k| s + (k as i64) as f64 * d))
             } else {

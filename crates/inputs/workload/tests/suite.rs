@@ -956,6 +956,16 @@ fn malformed_specs_name_file_and_field() {
             GOOD.replace("seed = 3", "seed = 3, min = 2, max = 1"),
             &["buffer `b`", "min"],
         ),
+        (
+            "iota_nan_step",
+            GOOD.replace("kind = \"iota\" }", "kind = \"iota\", step = nan }"),
+            &["buffer `a`", "finite start and step"],
+        ),
+        (
+            "iota_inf_start",
+            GOOD.replace("kind = \"iota\" }", "kind = \"iota\", start = -inf }"),
+            &["buffer `a`", "finite start and step"],
+        ),
     ];
     for (tag, text, needles) in cases {
         let msg = err_of(tag, text);
