@@ -644,6 +644,7 @@ impl Gpu {
             issue_per_cycle: u64::from(self.core.subcores.max(1)),
             ..Default::default()
         };
+        qbufs.set_busy_bound(opts.trace_quantum.saturating_mul(num_sms as u64));
         while done_ctas < num_ctas {
             // Several cycles at once when nothing in them needs the serial part between
             // every two (`quantum.rs`).

@@ -222,6 +222,8 @@ pub struct Payoff {
     /// No quantum starts before this cycle; the next pause's length.
     paused_until: u64,
     pause: u64,
+    /// [`QuantumBufs::set_busy_bound`].
+    busy_bound: u64,
 }
 
 impl QuantumBufs {
@@ -229,7 +231,9 @@ impl QuantumBufs {
     /// [`CHECK_QUANTA`] quanta (not counting those without busy SMs), one whose busy SMs ran
     /// less than [`paying_share`] of their cycles in the parallel part on `threads` threads
     /// pauses quanta (for [`PAUSE_CYCLES`], twice as long after each further such window in a
-    /// row). Only which cycles run in quanta depends on it, never a result.
+    /// row). A window ends as soon as it must fail: when it would even if each of its
+    /// quanta left ran `busy_bound` busy SM-cycles ([`QuantumBufs::set_busy_bound`]), all
+    /// in the parallel part. Only which cycles run in quanta depends on it, never a result.
     pub fn note(&mut self, done: &QuantumDone, end: u64, threads: usize) {
         let p = &mut self.payoff;
         if done.parallel_busy + done.alone_busy == 0 {
@@ -238,11 +242,20 @@ impl QuantumBufs {
         p.quanta += 1;
         p.parallel += done.parallel_busy;
         p.alone += done.alone_busy;
-        if p.quanta < CHECK_QUANTA {
+        let (num, den) = paying_share(threads);
+        // The most parallel busy SM-cycles the rest of the window can add.
+        let rest = u64::from(CHECK_QUANTA.saturating_sub(p.quanta)).saturating_mul(p.busy_bound);
+        let best = p.parallel.saturating_add(rest);
+        let alone = u128::from(p.alone);
+        let fails = |parallel: u64| {
+            let parallel = u128::from(parallel);
+            parallel * u128::from(den) < (parallel + alone) * u128::from(num)
+        };
+        let certain = p.busy_bound > 0 && fails(best);
+        if p.quanta < CHECK_QUANTA && !certain {
             return;
         }
-        let (num, den) = paying_share(threads);
-        if p.parallel * den < (p.parallel + p.alone) * num {
+        if fails(p.parallel) {
             let pause = p.pause.max(PAUSE_CYCLES);
             p.paused_until = end + pause;
             p.pause = (pause * 2).min(MAX_PAUSE_CYCLES);
@@ -252,6 +265,13 @@ impl QuantumBufs {
         p.quanta = 0;
         p.parallel = 0;
         p.alone = 0;
+    }
+
+    /// The most busy SM-cycles one quantum can have (the longest quantum times the SMs): a
+    /// window of quanta ends as soon as it must fail ([`QuantumBufs::note`]; 0: only at its
+    /// end).
+    pub fn set_busy_bound(&mut self, bound: u64) {
+        self.payoff.busy_bound = bound;
     }
 
     /// Quanta are paused at `cycle` ([`QuantumBufs::note`]).
@@ -625,4 +645,88 @@ pub fn drain_ahead<W>(
         mem.quantum_end(last, notes);
         last + 1
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quantum(parallel: u64, alone: u64) -> QuantumDone {
+        QuantumDone {
+            parallel_busy: parallel,
+            alone_busy: alone,
+            ..Default::default()
+        }
+    }
+
+    /// Quanta of 32 cycles on 84 SMs on two threads (the bar: 3/4 of the busy SM-cycles in
+    /// the parallel part), as the memory-bound gather ran them (84 of 2,688 busy SM-cycles in
+    /// the parallel part): the window must fail after five, and quanta pause from there.
+    #[test]
+    fn a_window_of_quanta_that_must_fail_ends_early() {
+        let bound = 32 * 84;
+        let mut b = QuantumBufs::default();
+        b.set_busy_bound(bound);
+        let mut end = 1_000;
+        let mut ended_after = None;
+        for k in 1..=CHECK_QUANTA {
+            b.note(&quantum(84, 2_604), end, 2);
+            if b.paused(end) {
+                ended_after = Some(k);
+                break;
+            }
+            end += 32;
+        }
+        // After k quanta: 84 k + (16 - k) 2,688 parallel at best, against 3 × 2,604 k.
+        assert_eq!(ended_after, Some(5));
+        assert!(b.paused(end + PAUSE_CYCLES - 1) && !b.paused(end + PAUSE_CYCLES));
+        // Without the bound only the whole window decides.
+        let mut b = QuantumBufs::default();
+        for k in 1..=CHECK_QUANTA {
+            b.note(&quantum(84, 2_604), 1_000 + 32 * k as u64, 2);
+            assert_eq!(b.paused(0), k == CHECK_QUANTA, "after {k} quanta");
+        }
+    }
+
+    /// A window ends early only when it must fail: over windows of random quanta (each at
+    /// most the bound), quanta pause with the bound exactly when they pause without it at
+    /// the window's end.
+    #[test]
+    fn a_window_ends_early_only_when_it_must_fail() {
+        let bound = 32 * 84;
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let (mut early, mut paused) = (0, 0);
+        for _ in 0..2_000 {
+            let (mut with, mut without) = (QuantumBufs::default(), QuantumBufs::default());
+            with.set_busy_bound(bound);
+            // Windows that lean parallel or alone, so that both outcomes occur.
+            let lean = 500 + next(501);
+            let mut ended = None;
+            for k in 1..=CHECK_QUANTA {
+                let busy = 1 + next(bound);
+                let p = busy * (lean + next(201)).saturating_sub(100).min(1_000) / 1_000;
+                let q = quantum(p, busy - p);
+                if ended.is_none() {
+                    with.note(&q, 100, 2);
+                    if with.paused(100) {
+                        ended = Some(k);
+                    }
+                }
+                without.note(&q, 100, 2);
+            }
+            assert_eq!(ended.is_some(), without.paused(100));
+            early += usize::from(ended.is_some_and(|k| k < CHECK_QUANTA));
+            paused += usize::from(ended.is_some());
+        }
+        assert!(
+            early > 100 && paused > early && paused < 1_900,
+            "{early} ended early, {paused} paused"
+        );
+    }
 }

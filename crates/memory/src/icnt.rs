@@ -302,13 +302,10 @@ impl Crossbar {
             while bits != 0 {
                 let d = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                let wait = &mut self.credit[d];
                 if dst.queue(d).len() >= self.dst_cap {
-                    self.stats.blocked += wait.count;
+                    self.stats.blocked += self.credit[d].count;
                 } else {
-                    wait.count = 0;
-                    wait.sources.drain_into(&mut self.active, &mut self.parked);
-                    self.full.remove(d);
+                    self.credit_to(d, now);
                 }
             }
         }
@@ -334,6 +331,59 @@ impl Crossbar {
                     }
                 }
                 w += 1;
+            }
+        }
+    }
+
+    /// Destination `d`'s queue has room at `now`: the sources waiting for it may go. At most
+    /// one packet enters a destination in a cycle (its port is then busy), so only the
+    /// first waiting source in this cycle's round-robin order whose port is free is visited
+    /// (a source visited before it, not waiting, may still take the room: the one woken is
+    /// then blocked and parked as usual). The others are blocked this cycle as they would
+    /// be if visited, and keep waiting; they are counted here. All wake while the
+    /// destination's port is busy (none can go: each sleeps on the wheel until it is free).
+    #[inline]
+    fn credit_to(&mut self, d: usize, now: u64) {
+        let wait = &mut self.credit[d];
+        let first = if self.dst_busy[d] > now {
+            None
+        } else {
+            let n = self.src_busy.len();
+            let free = |s: &usize| self.src_busy[*s] <= now;
+            let in_range = |lo: usize, hi: usize| {
+                (lo / 64..hi.div_ceil(64)).find_map(|w| {
+                    let mut bits = wait.sources.word_in(w, lo, hi);
+                    while bits != 0 {
+                        let s = w * 64 + bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        if free(&s) {
+                            return Some(s);
+                        }
+                    }
+                    None
+                })
+            };
+            in_range(self.rr, n).or_else(|| in_range(0, self.rr))
+        };
+        match first {
+            Some(s) => {
+                wait.sources.remove(s);
+                wait.count -= 1;
+                self.stats.blocked += wait.count;
+                self.parked.remove(s);
+                self.active.insert(s);
+                if wait.count == 0 {
+                    self.full.remove(d);
+                }
+            }
+            None if self.dst_busy[d] <= now => {
+                // Every waiting source's port is busy: none can go this cycle.
+                self.stats.blocked += wait.count;
+            }
+            None => {
+                wait.count = 0;
+                wait.sources.drain_into(&mut self.active, &mut self.parked);
+                self.full.remove(d);
             }
         }
     }
