@@ -18,6 +18,12 @@
 //! * `fork-join` (with more than one thread): the synchronisation cost of one parallel step of
 //!   the SM-ticking pool, which every simulated cycle pays.
 //!
+//! With more than one thread, each round of a benchmark also measures what the machine gives
+//! several threads at that time (the `machine` line): independent memory-bound work on every
+//! thread against the same work on one, and the round trip of a cache line between two
+//! threads. On a virtual machine both change from minute to minute (docs/performance.md,
+//! eighteenth session), and a benchmark's speed-up is to be read beside them.
+//!
 //! Each runs with one thread and with `SASSIM_BENCH_THREADS` threads ticking the SMs (default:
 //! all cores; `--threads`), `SASSIM_BENCH_REPEAT` rounds (default 3) that alternate the thread
 //! counts; the fastest run of each is reported with the median wall time and the speed-up.
@@ -214,7 +220,11 @@ fn main() {
     // each is reported, with the median wall time and the speed-up.
     let bench = |name: &str, run: &dyn Fn(usize) -> Measured| {
         let mut runs: Vec<Vec<Measured>> = counts.iter().map(|_| Vec::new()).collect();
+        let mut machine = Vec::new();
         for _ in 0..repeat {
+            if n > 1 {
+                machine.push(machine_now(n));
+            }
             for (k, &t) in counts.iter().enumerate() {
                 runs[k].push(run(t));
             }
@@ -232,6 +242,21 @@ fn main() {
         }
         if let [one, many] = best_wall[..] {
             println!("{:<18} {n} threads: {:.2}x", "", one / many);
+        }
+        if !machine.is_empty() {
+            let range = |f: &dyn Fn(&MachineNow) -> f64| {
+                let v: Vec<f64> = machine.iter().map(f).collect();
+                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = v.iter().copied().fold(0.0, f64::max);
+                (lo, hi)
+            };
+            let (il, ih) = range(&|m| m.independent);
+            let (rl, rh) = range(&|m| m.round_trip_ns);
+            println!(
+                "{:<18} machine, same rounds: independent work {il:.2}-{ih:.2}x on {n} threads, \
+                 cache-line round trip {rl:.0}-{rh:.0} ns",
+                ""
+            );
         }
     };
     if want("vecadd-1344x256") {
@@ -303,4 +328,74 @@ fn fork_join(threads: usize) {
         one / 1000.0,
         many - one / n as f64
     );
+}
+
+/// What the machine gives several threads at one time ([`machine_now`]).
+struct MachineNow {
+    /// Independent memory-bound work: its time on one thread over its time on all.
+    independent: f64,
+    /// A cache line's round trip between two threads, in ns.
+    round_trip_ns: f64,
+}
+
+/// The machine at this time, for `threads` threads: random read-modify-writes of 64-bit words,
+/// each thread in its own 1 MiB (a core's L2 holds it; the simulator's hot state is of that
+/// order a thread), timed with every buffer on one thread in turn and with one buffer per
+/// thread at once (independent work: its speed-up is about the most a parallel program gets
+/// then); and two threads passing a cache line back and forth (what every fork-join, and
+/// every line of state one thread writes and another reads, pays).
+fn machine_now(threads: usize) -> MachineNow {
+    const WORDS: usize = 1 << 17;
+    const ACCESSES: usize = 2_000_000;
+    const ROUND_TRIPS: u64 = 20_000;
+    fn churn(buf: &mut [u64], seed: u64) -> u64 {
+        let (mut x, mut acc) = (seed | 1, 0u64);
+        for _ in 0..ACCESSES {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let i = (x as usize) % buf.len();
+            acc = acc.wrapping_add(buf[i]);
+            buf[i] = acc;
+        }
+        acc
+    }
+    let mut bufs: Vec<Vec<u64>> = (0..threads).map(|k| vec![k as u64; WORDS]).collect();
+    for (k, b) in bufs.iter_mut().enumerate() {
+        std::hint::black_box(churn(b, k as u64 + 1));
+    }
+    let start = Instant::now();
+    for (k, b) in bufs.iter_mut().enumerate() {
+        std::hint::black_box(churn(b, k as u64 + 7));
+    }
+    let one = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for (k, b) in bufs.iter_mut().enumerate() {
+            s.spawn(move || std::hint::black_box(churn(b, k as u64 + 7)));
+        }
+    });
+    let many = start.elapsed().as_secs_f64();
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let ball = AtomicU64::new(0);
+    let pass = |mine: u64| {
+        let mut i = mine;
+        while i < 2 * ROUND_TRIPS {
+            while ball.load(Ordering::Acquire) != i {
+                std::hint::spin_loop();
+            }
+            ball.store(i + 1, Ordering::Release);
+            i += 2;
+        }
+    };
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| pass(1));
+        pass(0);
+    });
+    let round_trip_ns = start.elapsed().as_nanos() as f64 / ROUND_TRIPS as f64;
+    MachineNow {
+        independent: one / many.max(1e-9),
+        round_trip_ns,
+    }
 }
