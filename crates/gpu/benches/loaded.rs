@@ -18,11 +18,11 @@
 //! * `fork-join` (with more than one thread): the synchronisation cost of one parallel step of
 //!   the SM-ticking pool, which every simulated cycle pays.
 //!
-//! With more than one thread, each round of a benchmark also measures what the machine gives
-//! several threads at that time (the `machine` line): independent memory-bound work on every
-//! thread against the same work on one, and the round trip of a cache line between two
-//! threads. On a virtual machine both change from minute to minute (docs/performance.md,
-//! eighteenth session), and a benchmark's speed-up is to be read beside them.
+//! With more than one thread, each round of a benchmark also measures the round trip of a
+//! cache line between two threads at that time (the `machine` line): every simulated cycle's
+//! fork-join, and every line of state that one thread writes and another reads, pays it. On
+//! the project's virtual machine it changes from minute to minute (50 ns to over 800 ns), and
+//! the two-thread speed-ups follow it (docs/performance.md, eighteenth session).
 //!
 //! Each runs with one thread and with `SASSIM_BENCH_THREADS` threads ticking the SMs (default:
 //! all cores; `--threads`), `SASSIM_BENCH_REPEAT` rounds (default 3) that alternate the thread
@@ -223,7 +223,7 @@ fn main() {
         let mut machine = Vec::new();
         for _ in 0..repeat {
             if n > 1 {
-                machine.push(machine_now(n));
+                machine.push(round_trip_ns());
             }
             for (k, &t) in counts.iter().enumerate() {
                 runs[k].push(run(t));
@@ -244,17 +244,10 @@ fn main() {
             println!("{:<18} {n} threads: {:.2}x", "", one / many);
         }
         if !machine.is_empty() {
-            let range = |f: &dyn Fn(&MachineNow) -> f64| {
-                let v: Vec<f64> = machine.iter().map(f).collect();
-                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = v.iter().copied().fold(0.0, f64::max);
-                (lo, hi)
-            };
-            let (il, ih) = range(&|m| m.independent);
-            let (rl, rh) = range(&|m| m.round_trip_ns);
+            let lo = machine.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = machine.iter().copied().fold(0.0, f64::max);
             println!(
-                "{:<18} machine, same rounds: independent work {il:.2}-{ih:.2}x on {n} threads, \
-                 cache-line round trip {rl:.0}-{rh:.0} ns",
+                "{:<18} machine, same rounds: cache-line round trip {lo:.0}-{hi:.0} ns",
                 ""
             );
         }
@@ -330,53 +323,13 @@ fn fork_join(threads: usize) {
     );
 }
 
-/// What the machine gives several threads at one time ([`machine_now`]).
-struct MachineNow {
-    /// Independent memory-bound work: its time on one thread over its time on all.
-    independent: f64,
-    /// A cache line's round trip between two threads, in ns.
-    round_trip_ns: f64,
-}
-
-/// The machine at this time, for `threads` threads: random read-modify-writes of 64-bit words,
-/// each thread in its own 1 MiB (a core's L2 holds it; the simulator's hot state is of that
-/// order a thread), timed with every buffer on one thread in turn and with one buffer per
-/// thread at once (independent work: its speed-up is about the most a parallel program gets
-/// then); and two threads passing a cache line back and forth (what every fork-join, and
-/// every line of state one thread writes and another reads, pays).
-fn machine_now(threads: usize) -> MachineNow {
-    const WORDS: usize = 1 << 17;
-    const ACCESSES: usize = 2_000_000;
-    const ROUND_TRIPS: u64 = 20_000;
-    fn churn(buf: &mut [u64], seed: u64) -> u64 {
-        let (mut x, mut acc) = (seed | 1, 0u64);
-        for _ in 0..ACCESSES {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let i = (x as usize) % buf.len();
-            acc = acc.wrapping_add(buf[i]);
-            buf[i] = acc;
-        }
-        acc
-    }
-    let mut bufs: Vec<Vec<u64>> = (0..threads).map(|k| vec![k as u64; WORDS]).collect();
-    for (k, b) in bufs.iter_mut().enumerate() {
-        std::hint::black_box(churn(b, k as u64 + 1));
-    }
-    let start = Instant::now();
-    for (k, b) in bufs.iter_mut().enumerate() {
-        std::hint::black_box(churn(b, k as u64 + 7));
-    }
-    let one = start.elapsed().as_secs_f64();
-    let start = Instant::now();
-    std::thread::scope(|s| {
-        for (k, b) in bufs.iter_mut().enumerate() {
-            s.spawn(move || std::hint::black_box(churn(b, k as u64 + 7)));
-        }
-    });
-    let many = start.elapsed().as_secs_f64();
+/// The round trip of a cache line between two threads now, in ns: two threads pass a counter
+/// back and forth. On the project's virtual machine it tells whether the two virtual cores
+/// are close (~50 ns) or far (~450 ns) at that time, which decides more of a two-thread run's
+/// speed-up than independent work on each core does (docs/performance.md, eighteenth session).
+fn round_trip_ns() -> f64 {
     use std::sync::atomic::{AtomicU64, Ordering};
+    const ROUND_TRIPS: u64 = 20_000;
     let ball = AtomicU64::new(0);
     let pass = |mine: u64| {
         let mut i = mine;
@@ -393,9 +346,5 @@ fn machine_now(threads: usize) -> MachineNow {
         s.spawn(|| pass(1));
         pass(0);
     });
-    let round_trip_ns = start.elapsed().as_nanos() as f64 / ROUND_TRIPS as f64;
-    MachineNow {
-        independent: one / many.max(1e-9),
-        round_trip_ns,
-    }
+    start.elapsed().as_nanos() as f64 / ROUND_TRIPS as f64
 }
