@@ -124,11 +124,21 @@ impl Partition {
             l2_cycle(self, now, step, map);
             now += 1;
         }
-        if std::mem::take(&mut self.run_dram) || !self.dram_waits(step) {
+        // The flags are written only when they change: the serial part reads them every
+        // cycle (`MemorySystem::tick_end`), and a line written here every cycle would move
+        // between the cores twice a cycle when another thread ticks this partition.
+        let run_dram = self.run_dram;
+        if run_dram {
+            self.run_dram = false;
+        }
+        if run_dram || !self.dram_waits(step) {
             self.dram_cycles(step);
         }
         // (A busy slice keeps the partition active without reading anything else.)
-        self.active = self.wake.iter().any(|w| w.busy) || !self.is_idle();
+        let active = self.wake.iter().any(|w| w.busy) || !self.is_idle();
+        if active != self.active {
+            self.active = active;
+        }
     }
 
     fn l2_cycle(&mut self, now: u64, step: &PartitionStep, map: &AddressMapping) {
@@ -163,7 +173,9 @@ impl Partition {
             admit_one(s, req_in, now, step.icnt_now);
             *w = s.wake_after(now, out.len() < step.resp_cap, req_in.front().map(|f| f.0));
         }
-        self.resp_pushed |= pushed;
+        if pushed {
+            self.resp_pushed = true;
+        }
     }
 
     /// The back half of the partition's share of a core cycle: [`Partition::tick`] without
@@ -195,7 +207,9 @@ impl Partition {
             pushed |= slice_back(s, out, now, step, map);
             *w = s.wake_after(now, out.len() < step.resp_cap, None);
         }
-        self.resp_pushed |= pushed;
+        if pushed {
+            self.resp_pushed = true;
+        }
     }
 
     /// The front half of the partition's share of a core cycle (after
