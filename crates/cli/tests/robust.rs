@@ -334,6 +334,15 @@ fn limits_end_runs_with_partial_statistics() {
     // --deadlock-cycles 0 turns detection off (it reported a deadlock at cycle 1).
     let (_, err, code) = run_within(20, &["run", "vecadd", "--deadlock-cycles", "0"]);
     assert_eq!(code, 0, "{err}");
+    // A window shorter than the first constant-cache misses after the launch reports them
+    // (the warps' first instruction reads a constant bank): the report says what the warps
+    // wait for.
+    let (_, err, code) = run_within(20, &["run", "vecadd", "--deadlock-cycles", "500"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("deadlock") && err.contains("constant-cache miss since cycle"),
+        "{err}"
+    );
     // A real deadlock is reported quickly, with the waiting warps and their PCs.
     let (_, err, code) = run_within(10, &["run", "spinlock", "--cf", "simt"]);
     assert_eq!(code, 2);

@@ -420,8 +420,25 @@ impl<W> Sm<W> {
             .map(|k| format!("SB{k}={}", v.sb[k]))
             .collect();
         let sc = &self.subcores[w.subcore];
+        // A sub-core whose warp waits for a constant line issues nothing else meanwhile.
+        let constant = match sc.const_wait {
+            Some((ws, since, _, ready)) => {
+                let whose = if ws == slot {
+                    "this warp's".to_string()
+                } else {
+                    format!("warp slot {ws}'s")
+                };
+                let state = if ready == u64::MAX {
+                    "not arrived".to_string()
+                } else {
+                    format!("arrived at cycle {ready}")
+                };
+                format!("; the sub-core waits for {whose} constant-cache miss since cycle {since} ({state})")
+            }
+            None => String::new(),
+        };
         Some(format!(
-            "SM slot {slot}: next {head}; counters [{}]; stall until {}; {} in flight; memory queue {} of sub-core {}",
+            "SM slot {slot}: next {head}; counters [{}]; stall until {}; {} in flight; memory queue {} of sub-core {}{constant}",
             sbs.join(" "),
             v.stall_until,
             w.inflight_ops,
