@@ -153,6 +153,34 @@ struct RowState {
     head_seq: u64,
 }
 
+/// The activate/precharge pass of [`DramChannel::evaluate`] so far: the oldest request
+/// whose row command may issue now, as `age << BANK_BITS | bank` (ages differ), and the
+/// banks whose row command may issue now.
+struct RowPass {
+    oldest: u64,
+    issuable: u64,
+}
+
+impl RowPass {
+    /// Looks at banks `bits` whose row command may issue from `rows[b].ready` on; `next`:
+    /// the earliest of those times not reached yet.
+    #[inline(always)]
+    fn scan(&mut self, rows: &[RowState; MAX_BANKS], now: u64, mut bits: u64, next: &mut u64) {
+        while bits != 0 {
+            let b = bits.trailing_zeros() as usize & BANK_MASK;
+            let bit = bits & bits.wrapping_neg();
+            bits ^= bit;
+            let RowState { ready, head_seq } = rows[b];
+            if now < ready {
+                *next = (*next).min(ready);
+            } else {
+                self.oldest = self.oldest.min(head_seq << BANK_BITS | b as u64);
+                self.issuable |= bit;
+            }
+        }
+    }
+}
+
 /// The ages of a bank's oldest queued read and oldest queued write to its open row
 /// (`u64::MAX`: none). Every row hit of one kind in a bank may issue from the same cycle, so
 /// the oldest issuable hit of the bank is one of these two. Kept as requests enter
@@ -697,46 +725,40 @@ impl DramChannel {
         }
         // No issuable row hit: the oldest request of each bank with no hits on its open row
         // opens its row (a precharge first if another row is open); the oldest such request
-        // whose command may issue goes first. `oldest`: its age and bank as
-        // `age << BANK_BITS | bank` (ages differ); `issuable`: the banks whose command may
-        // issue.
+        // whose command may issue goes first.
         let open = self.open_banks;
-        let (mut oldest, mut issuable) = (u64::MAX, 0u64);
         let waiting = self.busy_banks & !self.hit_banks();
+        let mut pass = RowPass {
+            oldest: u64::MAX,
+            issuable: 0,
+        };
+        pass.scan(&self.rows, now, waiting & open, &mut next);
         // A closed bank's activate also waits for `next_act_any` ([`Self::row_command_time`]):
-        // from then on its time is its own; before, none may issue, and the first may at
-        // the later of `next_act_any` and the earliest of their own times.
-        let mut bits = waiting;
+        // from then on its time is its own; before, none may issue. `closed_next`: the
+        // earliest own time of those that cannot issue now (the first of them may issue at
+        // its later with `next_act_any`, which an activate below moves), as far as it
+        // matters for the earliest next command.
+        let mut closed_next = u64::MAX;
+        let closed = waiting & !open;
         if now < self.next_act_any {
-            bits &= open;
-            let mut closed = waiting & !open;
-            if closed != 0 {
-                let mut first = u64::MAX;
-                while closed != 0 {
-                    let b = closed.trailing_zeros() as usize & BANK_MASK;
-                    closed &= closed - 1;
-                    first = first.min(self.rows[b].ready);
-                }
-                next = next.min(first.max(self.next_act_any));
+            // (Only a precharge may issue, which leaves `next_act_any`: the closed banks'
+            // bound is at least `next_act_any`, and it counts only if later than `next`;
+            // the search stops once it is no later than `next_act_any`.)
+            let mut bits = if next > self.next_act_any { closed } else { 0 };
+            while bits != 0 && closed_next > self.next_act_any {
+                let b = bits.trailing_zeros() as usize & BANK_MASK;
+                bits &= bits - 1;
+                closed_next = closed_next.min(self.rows[b].ready);
             }
+        } else {
+            pass.scan(&self.rows, now, closed, &mut closed_next);
         }
-        while bits != 0 {
-            let b = bits.trailing_zeros() as usize & BANK_MASK;
-            let bit = bits & bits.wrapping_neg();
-            bits ^= bit;
-            let RowState { ready, head_seq } = self.rows[b];
-            if now < ready {
-                next = next.min(ready);
-            } else {
-                oldest = oldest.min(head_seq << BANK_BITS | b as u64);
-                issuable |= bit;
-            }
-        }
+        let RowPass { oldest, issuable } = pass;
         self.quiet_blocked = reads_blocked;
         if issuable == 0 {
             // Nothing issued: every condition above is a cycle being reached, and only a
             // command, a new request or a change of `reads_blocked` changes them.
-            self.quiet_until = next;
+            self.quiet_until = next.min(closed_next.max(self.next_act_any));
             return Command::None;
         }
         let bi = oldest as usize & BANK_MASK;
@@ -767,10 +789,12 @@ impl DramChannel {
         };
         // Quiet until the next command may issue: the command changed bank `bi` only (and,
         // an activate, `next_act_any`, which only delays activates), so the other banks'
-        // times found above stand (those of closed banks as lower bounds). The other banks
-        // whose command could issue now can next cycle, or, closed ones after an activate,
-        // when `next_act_any` allows.
-        let mut until = next.min(self.bank_time(bi, reads, writes));
+        // times found above stand, those of closed banks with `next_act_any` as it is now.
+        // The other banks whose command could issue now can next cycle, or, closed ones
+        // after an activate, when `next_act_any` allows.
+        let mut until = next
+            .min(closed_next.max(self.next_act_any))
+            .min(self.bank_time(bi, reads, writes));
         let others = issuable & !(1 << bi);
         if others != 0 {
             let activated = matches!(command, Command::Activate(_));
