@@ -3,6 +3,8 @@
 //! unchanged, at the same cycle for 1, 2 and 4 threads, with or without the SMs split into
 //! shards; loops that compute (a counter, a clock) are not.
 
+mod common;
+
 use sassim_config::GpuConfig;
 use sassim_functional::{ControlFlowKind, ExecOptions, KernelExec, Launch};
 use sassim_gpu::{Gpu, RunOptions, SimError};
@@ -158,23 +160,11 @@ fn the_launch_latency_is_not_a_deadlock() {
     let cfg = GpuConfig::preset("rtx-a6000").expect("preset");
     let window = u64::from(cfg.launch.kernel_launch_latency);
     assert!(window > 0, "the preset has a launch latency");
-    let b = sassim_workload::builtin_named("vecadd").expect("built-in workload");
-    let (w, listing, smem) = sassim_gpu::workload::load_builtin(&b, "sm_86").expect("load");
-    let mut gpu = Gpu::new(cfg);
     let o = RunOptions {
         deadlock_cycles: window,
         ..opts(1)
     };
-    let r = sassim_gpu::workload::run_workload_timed(
-        &mut gpu,
-        &w,
-        &listing,
-        "sm_86",
-        smem,
-        ControlFlowKind::Hanoi,
-        &o,
-    )
-    .expect("no deadlock");
+    let r = common::run_builtin_a6000("vecadd", None, &o, "no deadlock");
     assert!(r.check.is_ok(), "{:?}", r.check);
     assert!(r.run.cycles > window, "{} cycles", r.run.cycles);
 }
