@@ -270,7 +270,7 @@ fn run_timed(
     };
     let run = rt
         .gpu
-        .run_kernel(exec, code, &opts, &mut |_, _| {})
+        .run_kernel(exec, code, &opts, None)
         .map_err(|e: SimError| e.to_string())?;
     let report = sassim_gpu::report::kernel_report(&run, uid, g, b, sassim_report::MODE_EXECUTION);
     if let Some(why) = &run.stopped {

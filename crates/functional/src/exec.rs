@@ -167,6 +167,8 @@ pub struct KernelExec {
     bulk: hopper::BulkCopies,
     /// Storage of retired CTAs for the next ones (`exec/cta.rs`).
     pool: cta::Pool,
+    /// CTAs reserved whose records are not made yet (`exec/cta.rs`).
+    starting: cta::Starting,
     /// The livelock probes are on (`exec/probe.rs`): warps hash their state at every
     /// control-flow instruction.
     probing: bool,
@@ -363,6 +365,7 @@ impl KernelExec {
             clusters: cluster::Clusters::default(),
             bulk: hopper::BulkCopies::default(),
             pool: cta::Pool::default(),
+            starting: cta::Starting::default(),
             probing: false,
             shard,
         }

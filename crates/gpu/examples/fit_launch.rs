@@ -133,7 +133,7 @@ fn bare_cycles(cfg: &GpuConfig, kernel: &Arc<sassim_isa::Kernel>, grid: u32, blo
         ipc_sample_interval: 0,
         ..RunOptions::default()
     };
-    gpu.run_kernel(&mut exec, kernel, &opts, &mut |_, _| {})
+    gpu.run_kernel(&mut exec, kernel, &opts, None)
         .expect("run")
         .bare_cycles
 }

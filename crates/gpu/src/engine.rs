@@ -9,7 +9,7 @@ pub struct EngineExec<'a> {
     /// Instructions issued so far.
     pub issued: u64,
     /// Called after each CTA's warps are created (microbenchmark initialisation).
-    pub on_cta: &'a mut dyn FnMut(&mut KernelExec, &[WarpId]),
+    pub on_cta: crate::OnCta<'a>,
     /// Keep the registers of finished CTAs (to report them).
     pub keep_cta_state: bool,
     /// Register writes that changed a value (deadlock detection: spinning warps rewrite
@@ -94,7 +94,9 @@ impl crate::KernelSource for EngineExec<'_> {
     }
     fn start_cta(&mut self, _sm: usize, id: u32) -> Vec<(u32, u32)> {
         let warps = self.k.start_cta(id);
-        (self.on_cta)(self.k, &warps);
+        if let Some(f) = self.on_cta.as_mut() {
+            f(self.k, &warps);
+        }
         warps.iter().map(|w| (w.0, self.k.warp_location(*w).1)).collect()
     }
     fn retire_cta(&mut self, warp: u32) {

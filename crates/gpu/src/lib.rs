@@ -110,6 +110,10 @@ impl std::fmt::Debug for ProgressFn {
     }
 }
 
+/// What runs after each CTA's warps are created ([`Gpu::run_kernel`]): microbenchmarks set
+/// registers there. `None`: nothing.
+pub type OnCta<'a> = Option<&'a mut dyn FnMut(&mut KernelExec, &[WarpId])>;
+
 /// Options of one timing run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -423,14 +427,15 @@ impl Gpu {
         g.max_ctas_per_sm.min(by_warps).min(by_regs).min(by_shared)
     }
 
-    /// Time one kernel launch whose functional state is `exec`. `on_cta` runs after each
-    /// CTA's warps are created (microbenchmark initialisation).
-    pub fn run_kernel(
+    /// Time one kernel launch whose functional state is `exec`. `on_cta` (if any) runs after
+    /// each CTA's warps are created (microbenchmark initialisation); without it, a parallel
+    /// run makes a CTA's records on its SM's thread ([`KernelExec::reserve_cta`]).
+    pub fn run_kernel<'a>(
         &mut self,
-        exec: &mut KernelExec,
+        exec: &'a mut KernelExec,
         kernel: &Kernel,
         opts: &RunOptions,
-        on_cta: &mut dyn FnMut(&mut KernelExec, &[WarpId]),
+        on_cta: OnCta<'a>,
     ) -> Result<KernelRun, SimError> {
         let active = exec.options().active_warps.clone();
         // TMA loads complete on their mbarriers when the timing model has moved their bytes.

@@ -122,7 +122,7 @@ pub fn run_parsed(
             }
         }
     };
-    gpu.run_kernel(&mut exec, &kernel, ropts, &mut on_cta)
+    gpu.run_kernel(&mut exec, &kernel, ropts, Some(&mut on_cta))
 }
 
 /// Run a microbenchmark on `cfg`. Functional errors (an illegal address…) are returned
@@ -239,7 +239,7 @@ pub fn run_microbench_with(
             }
         }
     };
-    let (run, error) = match gpu.run_kernel(&mut exec, &kernel, &ropts, &mut on_cta) {
+    let (run, error) = match gpu.run_kernel(&mut exec, &kernel, &ropts, Some(&mut on_cta)) {
         Ok(r) => (Some(r), None),
         Err(e) => (None, Some(e.to_string())),
     };

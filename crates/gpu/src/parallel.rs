@@ -216,6 +216,9 @@ struct Shard {
     /// fault or assertion the kernel's record already had one of): what a step that does
     /// not call the executor reports ([`ShardExec::before`]).
     output_left: bool,
+    /// CTAs were reserved on the shard whose records its SM's next step makes
+    /// ([`KernelExec::reserve_cta`], [`tick_shard`]).
+    starts_pending: bool,
     k: KernelExec,
     /// The engine's issue record, reused (boxed: ~1.2 KB).
     scratch: Box<sassim_functional::Issued>,
@@ -235,7 +238,7 @@ pub struct ShardedEngine<'a> {
     shards: Vec<Shard>,
     /// Progress events of all shards so far (summed from the SMs' notes).
     progress: u64,
-    on_cta: &'a mut dyn FnMut(&mut KernelExec, &[WarpId]),
+    on_cta: crate::OnCta<'a>,
     /// Keep finished CTAs (their registers are read after the run).
     keep_cta_state: bool,
     /// With `keep_cta_state`: the SM of each CTA started, in start order.
@@ -248,7 +251,7 @@ impl<'a> ShardedEngine<'a> {
     pub fn new(
         main: &'a mut KernelExec,
         num_sms: usize,
-        on_cta: &'a mut dyn FnMut(&mut KernelExec, &[WarpId]),
+        on_cta: crate::OnCta<'a>,
         keep_cta_state: bool,
     ) -> Self {
         let global = std::mem::take(main.memory());
@@ -258,6 +261,7 @@ impl<'a> ShardedEngine<'a> {
                 issued: 0,
                 reg_changes: 0,
                 output_left: false,
+                starts_pending: false,
                 scratch: Box::default(),
             })
             .collect();
@@ -277,6 +281,7 @@ impl<'a> ShardedEngine<'a> {
     /// them ([`KernelExec::adopt_shard_ctas`]), and return the map from the timing model's
     /// warp ids to those (None: a warp that was never started).
     pub fn return_ctas(&mut self) -> impl Fn(u32) -> Option<u32> {
+        self.finish_starts();
         let mut shards: Vec<&mut KernelExec> = self.shards.iter_mut().map(|s| &mut s.k).collect();
         let ids = self.main.adopt_shard_ctas(&mut shards, &self.started);
         self.started.clear();
@@ -289,6 +294,15 @@ impl<'a> ShardedEngine<'a> {
         }
     }
 
+    /// Make the records of every CTA reserved and not made yet (a step that stopped at an
+    /// error may have left some).
+    fn finish_starts(&mut self) {
+        for sh in self.shards.iter_mut().filter(|s| s.starts_pending) {
+            sh.k.finish_starts();
+            sh.starts_pending = false;
+        }
+    }
+
     /// Shard and local warp of a timing-model warp id.
     fn locate(&self, warp: u32) -> (usize, WarpId) {
         split(warp)
@@ -297,6 +311,7 @@ impl<'a> ShardedEngine<'a> {
 
 impl Drop for ShardedEngine<'_> {
     fn drop(&mut self) {
+        self.finish_starts();
         std::mem::swap(self.main.memory(), &mut self.global);
         for sh in &mut self.shards {
             self.main.absorb_shard_output(&mut sh.k);
@@ -388,15 +403,25 @@ impl crate::KernelSource for ShardedEngine<'_> {
         let Some(sh) = self.shards.get_mut(sm) else {
             return Vec::new();
         };
-        let warps = sh.k.start_cta(id);
-        (self.on_cta)(&mut sh.k, &warps);
+        let warps: Vec<(u32, u32)> =
+            sh.k.reserve_cta(id)
+                .iter()
+                .map(|&(w, in_cta)| (w.0 << SM_BITS | sm as u32, in_cta))
+                .collect();
+        match self.on_cta.as_mut() {
+            // The hook reads and sets the warps' records: they are made now.
+            Some(f) => {
+                sh.k.finish_starts();
+                let ids: Vec<WarpId> = warps.iter().map(|&(w, _)| local(w)).collect();
+                f(&mut sh.k, &ids);
+            }
+            // Made by the SM's next step, on its thread ([`tick_shard`]).
+            None => sh.starts_pending = true,
+        }
         if self.keep_cta_state {
             self.started.push(sm);
         }
         warps
-            .iter()
-            .map(|w| (w.0 << SM_BITS | sm as u32, sh.k.warp_location(*w).1))
-            .collect()
     }
     fn retire_cta(&mut self, warp: u32) {
         if !self.keep_cta_state {
@@ -424,7 +449,11 @@ impl crate::KernelSource for ShardedEngine<'_> {
     }
     fn describe(&self, warp: u32) -> String {
         let (s, w) = self.locate(warp);
-        describe_warp(&self.shards[s].k, w)
+        let sh = &self.shards[s];
+        if sh.starts_pending {
+            return "starting (its CTA's records are made at its SM's next step)".into();
+        }
+        describe_warp(&sh.k, w)
     }
 
     fn tick_sms(
@@ -532,6 +561,12 @@ fn tick_shard(
     note: &mut SmNote,
     port: Option<PortOf<'_>>,
 ) -> Result<(), String> {
+    // CTAs started on the SM this cycle (the serial part gave out their ids): their records
+    // and zeroed registers are made here, on the thread that runs them.
+    if sh.starts_pending {
+        sh.k.finish_starts();
+        sh.starts_pending = false;
+    }
     let mut e = ShardExec {
         sh,
         global,

@@ -126,7 +126,7 @@ fn launch_on(gpu: &mut Gpu, grid: u32, block: u32) -> KernelRun {
         ExecOptions::default(),
     )
     .expect("exec");
-    gpu.run_kernel(&mut exec, &kernel, &RunOptions::default(), &mut |_, _| {})
+    gpu.run_kernel(&mut exec, &kernel, &RunOptions::default(), None)
         .expect("run")
 }
 
@@ -175,7 +175,7 @@ fn records_of_finished_ctas_are_reused_in_timing_mode() {
     )
     .expect("exec");
     let r = gpu
-        .run_kernel(&mut exec, &kernel, &RunOptions::default(), &mut |_, _| {})
+        .run_kernel(&mut exec, &kernel, &RunOptions::default(), None)
         .expect("run");
     assert_eq!(r.stats.warp_insts, 20_000);
     let resident = 2 * gpu.cfg.gpu.max_warps_per_sm as usize;

@@ -53,7 +53,7 @@ fn spinlock_2080ti(o: &RunOptions, serial: bool) -> String {
         shared_per_cta: shared,
         ..o.clone()
     };
-    match gpu.run_kernel(&mut exec, &kernel, &o, &mut |_, _| {}) {
+    match gpu.run_kernel(&mut exec, &kernel, &o, None) {
         Err(SimError::Deadlock(m)) => m,
         other => panic!("the spinlock is not reported as a livelock: {other:?}"),
     }

@@ -132,24 +132,104 @@ impl Warp {
     }
 }
 
+/// CTAs whose warp and CTA ids are given out but whose records are not made yet
+/// ([`KernelExec::reserve_cta`]): the ids are what [`KernelExec::start_cta`] would give, and
+/// [`KernelExec::finish_starts`] makes the records, in the order the CTAs were reserved.
+#[derive(Default)]
+pub(super) struct Starting {
+    ctas: Vec<PendingCta>,
+    /// New warp records given out (ids from `warps.len()` on), not pushed yet.
+    new_warps: usize,
+    /// New CTA records given out (indices from `ctas.len()` on), not pushed yet.
+    new_ctas: usize,
+}
+
+/// One reserved CTA: its linear id, its CTA record, its warps (id, index in the CTA).
+struct PendingCta {
+    linear: u32,
+    cidx: usize,
+    warps: Vec<(WarpId, u32)>,
+}
+
 impl KernelExec {
     /// Create CTA `cta_linear_id`'s warps (x fastest). Returns their ids: slots of retired
     /// CTAs' warps are reused first (an id names a warp from its CTA's start to its
     /// retirement).
     pub fn start_cta(&mut self, cta_linear_id: u32) -> Vec<WarpId> {
+        let ids = self.reserve_cta(cta_linear_id).iter().map(|&(w, _)| w).collect();
+        self.finish_starts();
+        ids
+    }
+
+    /// The ids [`KernelExec::start_cta`] gives CTA `cta_linear_id`'s warps, with each
+    /// warp's index in the CTA, without making their records: [`KernelExec::finish_starts`]
+    /// makes them, and must run before anything else reads or changes this executor's
+    /// warps or CTAs. A parallel step makes them on the SM's own thread (the records and
+    /// the registers a CTA zeroes are then written where they are used).
+    pub fn reserve_cta(&mut self, cta_linear_id: u32) -> &[(WarpId, u32)] {
+        let st = &mut self.starting;
+        let cidx = self.free_ctas.pop().unwrap_or_else(|| {
+            st.new_ctas += 1;
+            self.ctas.len() + st.new_ctas - 1
+        });
+        let mut ids = Vec::with_capacity(self.launch.warps_per_cta() as usize);
+        for wi in 0..self.launch.warps_per_cta() {
+            if let Some(a) = &self.opts.active_warps {
+                if !a.contains(&wi) {
+                    continue;
+                }
+            }
+            let id = self.free_warps.pop().unwrap_or_else(|| {
+                st.new_warps += 1;
+                WarpId((self.warps.len() + st.new_warps - 1) as u32)
+            });
+            ids.push((id, wi));
+        }
+        st.ctas.push(PendingCta {
+            linear: cta_linear_id,
+            cidx,
+            warps: ids,
+        });
+        st.ctas.last().map_or(&[], |p| &p.warps)
+    }
+
+    /// Whether CTAs were reserved whose records are not made ([`KernelExec::reserve_cta`]).
+    #[inline]
+    pub fn starts_pending(&self) -> bool {
+        !self.starting.ctas.is_empty()
+    }
+
+    /// Make the records of the CTAs reserved ([`KernelExec::reserve_cta`]), in order.
+    pub fn finish_starts(&mut self) {
+        let mut pending = std::mem::take(&mut self.starting.ctas);
+        for p in pending.drain(..) {
+            self.make_cta(p);
+        }
+        // The list's storage is kept for the next CTAs.
+        self.starting.ctas = pending;
+        self.starting.new_warps = 0;
+        self.starting.new_ctas = 0;
+    }
+
+    /// Make the warp and CTA records of reserved CTA `p` (new records are reserved in
+    /// order, so each is the next one pushed).
+    fn make_cta(&mut self, p: PendingCta) {
+        let PendingCta {
+            linear: cta_linear_id,
+            cidx,
+            warps: ids,
+        } = p;
         let g = self.launch.grid;
         let ctaid = [
             cta_linear_id % g[0],
             (cta_linear_id / g[0]) % g[1],
             cta_linear_id / (g[0] * g[1]),
         ];
-        let cidx = self.free_ctas.pop().unwrap_or(self.ctas.len());
         let shared = self
             .pool
             .shared((self.arch.shared_base + self.launch.shared_bytes) as usize);
         let geom = (self.launch.threads_per_cta(), self.launch.block);
         let start_pc = self.kernel.instructions.first().map_or(0, |i| i.pc);
-        let mut ids = Vec::with_capacity(self.launch.warps_per_cta() as usize);
         if self.warps.capacity() == 0 {
             // Room at once for the warps an SM holds (64 on current GPUs): the records are
             // ~1 KB each and reused, but growing the table one doubling at a time moved them
@@ -157,55 +237,49 @@ impl KernelExec {
             self.warps
                 .reserve(MAX_WARPS_HINT.max(self.launch.warps_per_cta() as usize));
         }
-        for wi in 0..self.launch.warps_per_cta() {
-            if let Some(a) = &self.opts.active_warps {
-                if !a.contains(&wi) {
-                    continue;
-                }
-            }
+        for &(id, wi) in &ids {
             let regs = self.pool.regs(self.nregs * 32);
-            let id = match self.free_warps.pop() {
-                Some(id) => {
-                    self.warps[id.0 as usize].restart(cidx, wi, geom, regs, start_pc);
-                    id
-                }
-                None => {
-                    let mut tid = [[0u32; 3]; 32];
-                    let launched = thread_ids(&mut tid, wi, geom.0, geom.1);
-                    let mut cf: Box<dyn ControlFlow> = match self.cf_kind {
-                        ControlFlowKind::Hanoi => Box::new(Hanoi::new(launched, 0, self.opts.yield_release)),
-                        ControlFlowKind::SimtStack => Box::new(SimtStack::new(
-                            launched,
-                            0,
-                            self.ipdom.clone().expect("ipdom computed for SIMT stack"),
-                        )),
-                    };
-                    cf.advance(start_pc);
-                    let cur = cf.current();
-                    self.warps.push(Warp {
-                        cta: cidx,
-                        in_cta: wi,
-                        regs,
-                        ur: [0; 64],
-                        p: [0, 0, 0, 0, 0, 0, 0, u32::MAX],
-                        up: 0x80,
-                        cf,
-                        cur,
-                        cf_behind: false,
-                        at_barrier: None,
-                        cga_arrived: 0,
-                        exited: false,
-                        local: Vec::new(),
-                        tid,
-                        trace: Vec::new(),
-                        issued: 0,
-                        local_changes: 0,
-                        probe: Default::default(),
-                    });
-                    WarpId(self.warps.len() as u32 - 1)
-                }
+            if let Some(w) = self.warps.get_mut(id.0 as usize) {
+                w.restart(cidx, wi, geom, regs, start_pc);
+                continue;
+            }
+            debug_assert_eq!(
+                id.0 as usize,
+                self.warps.len(),
+                "new warp records are made in order"
+            );
+            let mut tid = [[0u32; 3]; 32];
+            let launched = thread_ids(&mut tid, wi, geom.0, geom.1);
+            let mut cf: Box<dyn ControlFlow> = match self.cf_kind {
+                ControlFlowKind::Hanoi => Box::new(Hanoi::new(launched, 0, self.opts.yield_release)),
+                ControlFlowKind::SimtStack => Box::new(SimtStack::new(
+                    launched,
+                    0,
+                    self.ipdom.clone().expect("ipdom computed for SIMT stack"),
+                )),
             };
-            ids.push(id);
+            cf.advance(start_pc);
+            let cur = cf.current();
+            self.warps.push(Warp {
+                cta: cidx,
+                in_cta: wi,
+                regs,
+                ur: [0; 64],
+                p: [0, 0, 0, 0, 0, 0, 0, u32::MAX],
+                up: 0x80,
+                cf,
+                cur,
+                cf_behind: false,
+                at_barrier: None,
+                cga_arrived: 0,
+                exited: false,
+                local: Vec::new(),
+                tid,
+                trace: Vec::new(),
+                issued: 0,
+                local_changes: 0,
+                probe: Default::default(),
+            });
         }
         let (cluster, rank) = self.cluster_position(cta_linear_id);
         self.cluster_started(cta_linear_id, cidx);
@@ -216,7 +290,7 @@ impl KernelExec {
                 rank,
                 cluster,
                 shared,
-                warps: ids.clone(),
+                warps: ids.iter().map(|&(w, _)| w).collect(),
                 arrived: [0; 16],
                 expected: [0; 16],
                 retired: false,
@@ -230,12 +304,11 @@ impl KernelExec {
             c.cluster = cluster;
             c.shared = shared;
             c.warps.clear();
-            c.warps.extend_from_slice(&ids);
+            c.warps.extend(ids.iter().map(|&(w, _)| w));
             c.arrived = [0; 16];
             c.expected = [0; 16];
             c.retired = false;
         }
-        ids
     }
 
     /// Retire the CTA of `w` if all its warps exited: free its registers, shared and local
