@@ -1,7 +1,7 @@
 //! Points at which a long parse lets its thread do other work for a moment.
 //!
 //! The simulator's worker threads open trace kernels as errands between the parallel steps
-//! they take part in (`sassim-gpu` `threads.rs`, `trace_exec/open_ahead.rs`); a kernel's
+//! they take part in (`sassim-gpu` `threads/worker.rs`, `trace_exec/open_ahead.rs`); a kernel's
 //! parse takes milliseconds, a step tens of microseconds. So the parsers call [`point`]
 //! every [`LINES`] lines, and a thread that set a hook ([`set_hook`]) runs it there: the
 //! worker takes its part of a step posted meanwhile, then goes on parsing. Without a hook a
