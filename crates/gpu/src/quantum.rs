@@ -185,23 +185,31 @@ pub struct QuantumBufs {
 /// Quanta are judged in windows of this many ([`QuantumBufs::note`]).
 pub const CHECK_QUANTA: u32 = 16;
 /// The share of the busy SMs' cycles (numerator, denominator) that must run in the
-/// parallel part for a window of quanta to pay on `threads` threads: 1 - 1/(2 threads). An
-/// SM that stops early steps alone, one cycle and one fork-join at a time (on one thread
-/// when few do); on one thread quanta pay from half (each SM's state stays cached through
-/// its cycles), on more only when few SMs stop (the quantum's steps are the part that
-/// scales without a fork-join per cycle). Since the SMs that step alone do so on the threads
-/// (thirteenth session) the rule could be dropped on two: the waves trace with quanta never
-/// paused was 3 % faster in ten alternated runs (0.505 against 0.522 s medians), within this
-/// VM's noise, so the rule stays. Measured on the
-/// twelfth session's loads: the BFS trace's quanta run 96 % of the busy SMs' cycles in the
-/// parallel part; a memory-bound gather's 34 % (its SMs' request queues are full most
-/// cycles, so that they stop before a push that could be refused): its quanta were 4–8 %
-/// slower than cycle-by-cycle steps on one thread. A compute-bound trace of 2,688 CTAs in
-/// waves on 84 SMs (75–100 % per window) ran faster with this rule on two threads than with
-/// half as the bar there (eight alternated runs: median 0.493 against 0.538 s;
-/// docs/performance.md, twelfth session).
+/// parallel part for a window of quanta to pay on `threads` threads: 3/5 on one thread,
+/// 1 - 1/(2 threads) on more. An SM that stops early steps alone, one cycle and one
+/// fork-join at a time (on one thread when few do). On one thread quanta pay when most SMs
+/// run through them (each SM's state stays cached through its cycles) but not when about
+/// half stop early: the memory-bound gather's windows run 50–60 % of their busy SM-cycles in
+/// the parallel part, and with a bar of one half its quanta cost 8 % more host instructions
+/// than single-cycle steps (20,000 cycles: 1,580 M against 1,464 M without quanta); with 3/5
+/// it runs 1,494 M and ~8 % less wall time (40,000 cycles, five alternated runs: medians 0.405
+/// → 0.372 s), while the compute-bound waves trace (0.620 → 0.617 s) and BFS keep their quanta
+/// (nineteenth session, docs/performance.md). On more threads quanta pay only when few SMs
+/// stop (the quantum's steps are the part that scales without a fork-join per cycle). Since
+/// the SMs that step alone do so on the threads (thirteenth session) the rule could be
+/// dropped on two: the waves trace with quanta never paused was 3 % faster in ten alternated
+/// runs (0.505 against 0.522 s medians), within this VM's noise, so the rule stays. Measured
+/// on the twelfth session's loads: the BFS trace's quanta run 96 % of the busy SMs' cycles in
+/// the parallel part; a memory-bound gather's 34 % (its SMs' request queues are full most
+/// cycles, so that they stop before a push that could be refused). A compute-bound trace of
+/// 2,688 CTAs in waves on 84 SMs (75–100 % per window) ran faster with this rule on two
+/// threads than with half as the bar there (eight alternated runs: median 0.493 against
+/// 0.538 s; docs/performance.md, twelfth session).
 pub fn paying_share(threads: usize) -> (u64, u64) {
-    let t = threads.max(1) as u64;
+    if threads <= 1 {
+        return (3, 5);
+    }
+    let t = threads as u64;
     (2 * t - 1, 2 * t)
 }
 /// Cycles stepped one by one after a window of quanta that did not pay, doubled after each
@@ -685,6 +693,21 @@ mod tests {
         for k in 1..=CHECK_QUANTA {
             b.note(&quantum(84, 2_604), 1_000 + 32 * k as u64, 2);
             assert_eq!(b.paused(0), k == CHECK_QUANTA, "after {k} quanta");
+        }
+    }
+
+    /// The bars: on one thread a window of quanta pays from 3/5 of its busy SM-cycles in the
+    /// parallel part (the gather's windows, 50–60 %, pause), on two from 3/4, on four from 7/8.
+    #[test]
+    fn the_bar_is_three_fifths_on_one_thread() {
+        for (threads, fails, pays) in [(1, 59, 60), (2, 74, 75), (4, 87, 88)] {
+            for (share, pause) in [(fails, true), (pays, false)] {
+                let mut b = QuantumBufs::default();
+                for k in 1..=u64::from(CHECK_QUANTA) {
+                    b.note(&quantum(share, 100 - share), 1_000 + 32 * k, threads);
+                }
+                assert_eq!(b.paused(0), pause, "{threads} threads, {share} % in parallel");
+            }
         }
     }
 
