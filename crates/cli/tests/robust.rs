@@ -347,7 +347,7 @@ fn limits_end_runs_with_partial_statistics() {
     let (_, err, code) = run_within(10, &["run", "spinlock", "--cf", "simt"]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("deadlock") && err.contains("warp 0: spinning at pc 0x"),
+        err.contains("deadlock") && err.contains("warp 0: running at pc 0x"),
         "{err}"
     );
     // Wall-clock limit.

@@ -25,7 +25,7 @@ pub(crate) fn describe_warp(k: &KernelExec, w: WarpId) -> String {
         WarpStatus::AtBarrier { id } => format!("waiting at barrier {id}"),
         WarpStatus::Exited => "exited".into(),
         _ => format!(
-            "spinning at pc {:#x} with mask {:#010x}",
+            "running at pc {:#x} with mask {:#010x}",
             k.next_pc(w).unwrap_or(0),
             k.next_mask(w).unwrap_or(0)
         ),
