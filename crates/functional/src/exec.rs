@@ -447,6 +447,10 @@ impl KernelExec {
 
     /// The PC the warp will execute next.
     pub fn next_pc(&self, w: WarpId) -> Option<u64> {
+        debug_assert!(
+            !self.starts_pending(),
+            "a warp read before its CTA's records were made"
+        );
         let wp = &self.warps[w.0 as usize];
         if wp.exited {
             return None;
@@ -574,6 +578,10 @@ impl KernelExec {
         out: &mut Issued,
         gmem: Option<&GlobalMemory>,
     ) -> Result<(), ExecError> {
+        debug_assert!(
+            !self.starts_pending(),
+            "an issue before its CTA's records were made"
+        );
         // The usual outcome returns without moving an error value around.
         match self.issue_inner(w, clock, out, gmem) {
             Ok(()) => Ok(()),

@@ -449,11 +449,9 @@ impl crate::KernelSource for ShardedEngine<'_> {
     }
     fn describe(&self, warp: u32) -> String {
         let (s, w) = self.locate(warp);
-        let sh = &self.shards[s];
-        if sh.starts_pending {
-            return "starting (its CTA's records are made at its SM's next step)".into();
-        }
-        describe_warp(&sh.k, w)
+        // (Reports come after a whole step, which made every CTA's records.)
+        debug_assert!(!self.shards[s].starts_pending);
+        describe_warp(&self.shards[s].k, w)
     }
 
     fn tick_sms(
@@ -563,6 +561,7 @@ fn tick_shard(
 ) -> Result<(), String> {
     // CTAs started on the SM this cycle (the serial part gave out their ids): their records
     // and zeroed registers are made here, on the thread that runs them.
+    debug_assert_eq!(sh.starts_pending, sh.k.starts_pending());
     if sh.starts_pending {
         sh.k.finish_starts();
         sh.starts_pending = false;

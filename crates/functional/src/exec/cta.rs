@@ -243,7 +243,8 @@ impl KernelExec {
                 w.restart(cidx, wi, geom, regs, start_pc);
                 continue;
             }
-            debug_assert_eq!(
+            // (Once per warp record of a shard: a real check costs nothing.)
+            assert_eq!(
                 id.0 as usize,
                 self.warps.len(),
                 "new warp records are made in order"
@@ -281,6 +282,7 @@ impl KernelExec {
                 probe: Default::default(),
             });
         }
+        assert!(cidx <= self.ctas.len(), "new CTA records are made in order");
         let (cluster, rank) = self.cluster_position(cta_linear_id);
         self.cluster_started(cta_linear_id, cidx);
         if cidx == self.ctas.len() {
@@ -317,6 +319,10 @@ impl KernelExec {
     /// The records are kept while the control-flow trace is recorded (it is taken by warp
     /// id after the run).
     pub fn retire_cta_of(&mut self, w: WarpId) {
+        debug_assert!(
+            !self.starts_pending(),
+            "a retirement before the CTAs' records were made"
+        );
         let c = self.warps[w.0 as usize].cta;
         if self.ctas[c].retired || !self.ctas[c].warps.iter().all(|x| self.warps[x.0 as usize].exited) {
             return;

@@ -282,6 +282,10 @@ impl KernelExec {
         shards: &mut [&mut KernelExec],
         started: &[usize],
     ) -> Vec<Vec<WarpId>> {
+        debug_assert!(
+            shards.iter().all(|s| !s.starts_pending()),
+            "CTAs adopted before their records were made"
+        );
         let mut ctas: Vec<std::vec::IntoIter<Cta>> = shards
             .iter_mut()
             .map(|s| std::mem::take(&mut s.ctas).into_iter())
