@@ -102,15 +102,190 @@ pub struct DramStats {
 
 const CLOSED: u32 = u32::MAX;
 
-/// A queued request as the scheduler reads it; the request itself waits in `slots[slot]`.
-/// Small, so that scanning a bank's queue and removing from its middle move little memory.
-#[derive(Debug, Clone, Copy)]
+// A bank's share of the scheduler queue ([`BankQueue`]), oldest first.
+//
+// Column commands nearly always take a bank's oldest request (FR-FCFS, and a bank's row
+// commands open the row of its oldest request), so the queue is a ring buffer: taking the
+// head moves nothing. An activate counts the bank's requests to the row it opened; in
+// most queues that row is the oldest request's alone, which a count of the queued requests
+// per row bucket shows without reading the queue.
+
+/// Row buckets of [`BankQueue::row_bucket`] (a power of two: the bucket is the row's low
+/// bits). More buckets make a row shared by chance with another queued request rarer; 64
+/// keep the counts of a bank in two cache lines.
+const ROW_BUCKETS: usize = 64;
+
+/// A queued request as the scheduler reads it; the request itself waits in the channel's
+/// `slots[slot]`. Small, so that scanning a bank's queue moves little memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Queued {
     /// Age: requests enter the channel with increasing numbers (oldest first across banks).
     seq: u64,
     row: u32,
     slot: u16,
     write: bool,
+}
+
+/// The ages of a bank's oldest queued read and oldest queued write to its open row
+/// (`u64::MAX`: none). Every row hit of one kind in a bank may issue from the same cycle, so
+/// the oldest issuable hit of the bank is one of these two. Kept as requests enter
+/// ([`DramChannel::enqueue`]), issue (the next of its kind: [`BankQueue::next_hit`])
+/// and the open row changes ([`BankQueue::hits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct HitHeads {
+    read: u64,
+    write: u64,
+}
+
+impl HitHeads {
+    const NONE: HitHeads = HitHeads {
+        read: u64::MAX,
+        write: u64::MAX,
+    };
+
+    #[inline]
+    fn kind(&mut self, write: bool) -> &mut u64 {
+        if write {
+            &mut self.write
+        } else {
+            &mut self.read
+        }
+    }
+}
+
+/// The queued reads and writes to one row, and the oldest of each ([`BankQueue::hits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RowHits {
+    reads: u32,
+    writes: u32,
+    heads: HitHeads,
+}
+
+impl RowHits {
+    #[inline]
+    fn add(&mut self, e: &Queued) {
+        let (count, head) = if e.write {
+            (&mut self.writes, &mut self.heads.write)
+        } else {
+            (&mut self.reads, &mut self.heads.read)
+        };
+        *count += 1;
+        *head = (*head).min(e.seq);
+    }
+}
+
+/// A bank's queued requests in age order (see the comment above [`ROW_BUCKETS`]).
+#[derive(Debug, Clone)]
+struct BankQueue {
+    entries: VecDeque<Queued>,
+    /// Per row bucket: the queued requests whose row falls in it.
+    in_bucket: Box<[u16; ROW_BUCKETS]>,
+}
+
+impl BankQueue {
+    fn with_capacity(cap: usize) -> Self {
+        BankQueue {
+            entries: VecDeque::with_capacity(cap),
+            in_bucket: Box::new([0; ROW_BUCKETS]),
+        }
+    }
+
+    #[inline]
+    fn row_bucket(row: u32) -> usize {
+        row as usize & (ROW_BUCKETS - 1)
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    #[inline]
+    fn front(&self) -> Option<&Queued> {
+        self.entries.front()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Queued> {
+        self.entries.iter()
+    }
+
+    /// Adds the youngest request (its age is above every queued one's).
+    #[inline]
+    fn push(&mut self, e: Queued) {
+        debug_assert!(self.entries.back().is_none_or(|b| b.seq < e.seq));
+        self.in_bucket[Self::row_bucket(e.row)] += 1;
+        self.entries.push_back(e);
+    }
+
+    /// The position of the queued request of age `seq` (nearly always the head).
+    #[inline]
+    fn index_of(&self, seq: u64) -> usize {
+        match self.entries.front() {
+            Some(h) if h.seq == seq => 0,
+            _ => self.entries.partition_point(|e| e.seq < seq),
+        }
+    }
+
+    /// Removes the request at `index` (the head: nothing moves).
+    #[inline]
+    fn remove(&mut self, index: usize) -> Queued {
+        let e = if index == 0 {
+            self.entries.pop_front()
+        } else {
+            self.entries.remove(index)
+        }
+        .expect("a queued request");
+        self.in_bucket[Self::row_bucket(e.row)] -= 1;
+        e
+    }
+
+    /// The age of the oldest request from `index` on that is a write (`write`) or a read
+    /// to `row` (`u64::MAX`: none).
+    #[inline]
+    fn next_hit(&self, index: usize, row: u32, write: bool) -> u64 {
+        self.entries
+            .range(index..)
+            .find(|x| x.row == row && x.write == write)
+            .map_or(u64::MAX, |x| x.seq)
+    }
+
+    /// The queued requests to `row`: none if no request is in its bucket, the head alone if
+    /// it is the only one there and for that row, else those a scan of the queue finds.
+    fn hits(&self, row: u32) -> RowHits {
+        let mut hits = RowHits {
+            reads: 0,
+            writes: 0,
+            heads: HitHeads::NONE,
+        };
+        match self.in_bucket[Self::row_bucket(row)] {
+            0 => {}
+            1 if self.entries.front().is_some_and(|h| h.row == row) => hits.add(&self.entries[0]),
+            _ => (self.entries.iter())
+                .filter(|e| e.row == row)
+                .for_each(|e| hits.add(e)),
+        }
+        hits
+    }
+
+    /// Whether the row bucket counts match the queue and the queue is in age order (debug
+    /// check).
+    fn consistent(&self) -> bool {
+        let mut counts = [0u16; ROW_BUCKETS];
+        for e in &self.entries {
+            counts[Self::row_bucket(e.row)] += 1;
+        }
+        counts == *self.in_bucket
+            && self
+                .entries
+                .iter()
+                .zip(self.entries.iter().skip(1))
+                .all(|(a, b)| a.seq < b.seq)
+    }
 }
 
 /// A bank's state that only its own commands read (the scheduler's passes over the banks
@@ -145,12 +320,19 @@ impl Bank {
     }
 }
 
-/// What the activate/precharge pass reads of a bank ([`Bank::row_ready`], and the age of
-/// its oldest queued request, `u64::MAX`: none).
+/// What the activate/precharge pass reads of a bank ([`Bank::row_ready`], and its oldest
+/// queued request as the pass compares them, [`head_key`]; `u64::MAX`: none).
 #[derive(Debug, Clone, Copy)]
 struct RowState {
     ready: u64,
-    head_seq: u64,
+    head_key: u64,
+}
+
+/// A bank's oldest request as the activate/precharge pass orders them: its age, then the
+/// bank (ages differ; kept ready-made, so that the pass over the banks only compares).
+#[inline]
+fn head_key(seq: u64, b: usize) -> u64 {
+    seq << BANK_BITS | b as u64
 }
 
 /// The activate/precharge pass of [`DramChannel::evaluate`] so far: the oldest request
@@ -168,56 +350,14 @@ impl RowPass {
     fn scan(&mut self, rows: &[RowState; MAX_BANKS], now: u64, mut bits: u64, next: &mut u64) {
         while bits != 0 {
             let b = bits.trailing_zeros() as usize & BANK_MASK;
-            let bit = bits & bits.wrapping_neg();
-            bits ^= bit;
-            let RowState { ready, head_seq } = rows[b];
+            bits &= bits - 1;
+            let RowState { ready, head_key } = rows[b];
             if now < ready {
                 *next = (*next).min(ready);
             } else {
-                self.oldest = self.oldest.min(head_seq << BANK_BITS | b as u64);
-                self.issuable |= bit;
+                self.oldest = self.oldest.min(head_key);
+                self.issuable |= 1 << b;
             }
-        }
-    }
-}
-
-/// The ages of a bank's oldest queued read and oldest queued write to its open row
-/// (`u64::MAX`: none). Every row hit of one kind in a bank may issue from the same cycle, so
-/// the oldest issuable hit of the bank is one of these two. Kept as requests enter
-/// ([`DramChannel::enqueue`]), issue ([`DramChannel::take`]: the next of its kind, found in
-/// the queue after it) and the open row changes ([`DramChannel::recount_hits`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct HitHeads {
-    read: u64,
-    write: u64,
-}
-
-impl HitHeads {
-    const NONE: HitHeads = HitHeads {
-        read: u64::MAX,
-        write: u64::MAX,
-    };
-
-    /// The oldest row hit of the bank's queue `q` of each kind (`open`: its open row; for
-    /// the debug check).
-    fn of(q: &[Queued], open: u32) -> HitHeads {
-        let first = |write: bool| {
-            q.iter()
-                .find(|e| e.row == open && e.write == write)
-                .map_or(u64::MAX, |e| e.seq)
-        };
-        HitHeads {
-            read: first(false),
-            write: first(true),
-        }
-    }
-
-    #[inline]
-    fn kind(&mut self, write: bool) -> &mut u64 {
-        if write {
-            &mut self.write
-        } else {
-            &mut self.read
         }
     }
 }
@@ -279,7 +419,7 @@ pub(crate) struct DramChannel {
     burst_bytes: u64,
     /// The scheduler queue, per bank (oldest first in each); the requests are in `slots`,
     /// the free slots in `free`; `next_seq`: age of the next request.
-    queues: Vec<Vec<Queued>>,
+    queues: Vec<BankQueue>,
     slots: Vec<DramReq>,
     free: Vec<u16>,
     /// Queued requests whose row is `CLOSED`'s value (row hits on a closed bank; none with
@@ -324,7 +464,7 @@ impl DramChannel {
             burst: cfg.burst_cycles() as u64,
             burst_bytes: cfg.burst_bytes() as u64,
             cap,
-            queues: (0..nbanks).map(|_| Vec::with_capacity(cap)).collect(),
+            queues: (0..nbanks).map(|_| BankQueue::with_capacity(cap)).collect(),
             slots: Vec::with_capacity(cap),
             free: Vec::with_capacity(cap),
             len: 0,
@@ -348,7 +488,7 @@ impl DramChannel {
             rows: Box::new(
                 [RowState {
                     ready: 0,
-                    head_seq: u64::MAX,
+                    head_key: u64::MAX,
                 }; MAX_BANKS],
             ),
             busy_banks: 0,
@@ -401,8 +541,8 @@ impl DramChannel {
         };
         let bank = &mut self.banks[b];
         self.group[b] = r.bank_group;
-        if self.rows[b].head_seq == u64::MAX {
-            self.rows[b].head_seq = self.next_seq;
+        if self.rows[b].head_key == u64::MAX {
+            self.rows[b].head_key = head_key(self.next_seq, b);
             bank.head_row = r.row;
         }
         self.queues[b].push(Queued {
@@ -438,7 +578,7 @@ impl DramChannel {
             if r.write { writes } else { reads }
                 .max(self.col_ready[b])
                 .max(self.next_col_bg[r.bank_group as usize])
-        } else if self.rows[b].head_seq == u64::MAX {
+        } else if self.rows[b].head_key == u64::MAX {
             self.row_command_time(b)
         } else {
             u64::MAX
@@ -448,20 +588,10 @@ impl DramChannel {
     /// Counts again the hits of bank `b` (its open row changed), and finds the oldest.
     fn recount_hits(&mut self, b: usize) {
         let bank = &mut self.banks[b];
-        let (mut reads, mut writes) = (0, 0);
-        let mut heads = HitHeads::NONE;
-        for e in self.queues[b].iter().filter(|e| e.row == bank.open) {
-            if e.write {
-                heads.write = heads.write.min(e.seq);
-                writes += 1;
-            } else {
-                heads.read = heads.read.min(e.seq);
-                reads += 1;
-            }
-        }
-        bank.read_hits = reads;
-        bank.write_hits = writes;
-        self.hit_heads[b] = heads;
+        let hits = self.queues[b].hits(bank.open);
+        bank.read_hits = hits.reads;
+        bank.write_hits = hits.writes;
+        self.hit_heads[b] = hits.heads;
         self.set_hit_bit(b);
     }
 
@@ -539,10 +669,10 @@ impl DramChannel {
                 || (self.busy_banks >> b & 1 == 1) == q.is_empty()
                 || (self.open_banks >> b & 1 == 1) != (bank.open != CLOSED)
                 || self.rows[b].ready != bank.row_ready()
-                || self.hit_heads[b] != HitHeads::of(q, bank.open)
-                || q.windows(2).any(|w| w[0].seq >= w[1].seq)
-                || self.rows[b].head_seq != q.first().map_or(u64::MAX, |e| e.seq)
-                || q.first().is_some_and(|e| e.row != bank.head_row)
+                || self.hit_heads[b] != q.hits(bank.open).heads
+                || !q.consistent()
+                || self.rows[b].head_key != q.front().map_or(u64::MAX, |e| head_key(e.seq, b))
+                || q.front().is_some_and(|e| e.row != bank.head_row)
                 || (q.is_empty() && (bank.head_pre || bank.head_act))
             {
                 return false;
@@ -575,22 +705,18 @@ impl DramChannel {
         *head = if hits == 0 {
             u64::MAX
         } else {
-            let open = bank.open;
-            q[index..]
-                .iter()
-                .find(|x| x.row == open && x.write == e.write)
-                .map_or(u64::MAX, |x| x.seq)
+            q.next_hit(index, bank.open, e.write)
         };
         let mut r = self.slots[e.slot as usize];
         if index == 0 {
             r.caused_pre = std::mem::take(&mut bank.head_pre);
             r.caused_act = std::mem::take(&mut bank.head_act);
-            match q.first() {
+            match q.front() {
                 Some(h) => {
-                    self.rows[b].head_seq = h.seq;
+                    self.rows[b].head_key = head_key(h.seq, b);
                     bank.head_row = h.row;
                 }
-                None => self.rows[b].head_seq = u64::MAX,
+                None => self.rows[b].head_key = u64::MAX,
             }
         }
         if q.is_empty() {
@@ -683,41 +809,11 @@ impl DramChannel {
         // Row hits: every hit of a bank may issue from the same cycle for reads, and for
         // writes, so the oldest issuable hit is the oldest of each bank's first issuable
         // read hit and write hit (`hit_heads`).
-        let (mut pick_seq, mut pick_bank) = (u64::MAX, 0);
-        let mut bits = self.hit_banks();
-        while bits != 0 {
-            let b = bits.trailing_zeros() as usize & BANK_MASK;
-            bits &= bits - 1;
-            let ready = self.col_ready_of(b);
-            let (t_read, t_write) = (reads.max(ready), writes.max(ready));
-            let (has_reads, has_writes) = (
-                self.read_hit_banks >> b & 1 == 1,
-                self.write_hit_banks >> b & 1 == 1,
-            );
-            let read_ok = has_reads && now >= t_read;
-            let write_ok = has_writes && now >= t_write;
-            if !read_ok && !write_ok {
-                if has_reads {
-                    next = next.min(t_read);
-                }
-                if has_writes {
-                    next = next.min(t_write);
-                }
-                continue;
-            }
-            let heads = self.hit_heads[b];
-            let seq = if read_ok { heads.read } else { u64::MAX }.min(if write_ok {
-                heads.write
-            } else {
-                u64::MAX
-            });
-            if seq < pick_seq {
-                (pick_seq, pick_bank) = (seq, b);
-            }
-        }
-        if pick_seq != u64::MAX {
-            // (A bank's queue is in age order.)
-            let index = self.queues[pick_bank].partition_point(|e| e.seq < pick_seq);
+        let oldest = (self.oldest_hit(self.read_hit_banks, false, reads, now, &mut next))
+            .min(self.oldest_hit(self.write_hit_banks, true, writes, now, &mut next));
+        let (pick_seq, pick_bank) = (oldest >> BANK_BITS, oldest as usize & BANK_MASK);
+        if oldest != u64::MAX {
+            let index = self.queues[pick_bank].index_of(pick_seq);
             let r = self.take(pick_bank, index);
             self.issue_column(r, now);
             self.quiet_after_column(now, reads_blocked);
@@ -808,6 +904,27 @@ impl DramChannel {
         command
     }
 
+    /// The oldest row hit of kind `write` in banks `bits` (those with such hits) that may
+    /// issue at `now`, as [`head_key`] of its age and bank (`u64::MAX`: none), and in
+    /// `next` the earliest time of the others: such a hit may issue from `col` (the
+    /// channel-wide time of its kind, [`Self::col_times`]) and its bank's time.
+    #[inline(always)]
+    fn oldest_hit(&self, mut bits: u64, write: bool, col: u64, now: u64, next: &mut u64) -> u64 {
+        let mut oldest = u64::MAX;
+        while bits != 0 {
+            let b = bits.trailing_zeros() as usize & BANK_MASK;
+            bits &= bits - 1;
+            let t = col.max(self.col_ready_of(b));
+            if now < t {
+                *next = (*next).min(t);
+            } else {
+                let heads = self.hit_heads[b];
+                oldest = oldest.min(head_key(if write { heads.write } else { heads.read }, b));
+            }
+        }
+        oldest
+    }
+
     /// After a column command: no column command issues before the channel-wide column
     /// times allow one (every row hit's time is later or equal), nor a precharge or an
     /// activate before the first row command time of a bank with no row hits. The
@@ -872,105 +989,4 @@ impl DramChannel {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::DramType;
-
-    impl DramChannel {
-        /// The FR-FCFS rule written directly over the whole queue in age order: the oldest
-        /// row hit that may issue; else, bank by bank in the order of their oldest request,
-        /// the precharge or activate for that request when its bank has no row hits.
-        fn reference(&self, now: u64, reads_blocked: bool) -> Command {
-            let mut all: Vec<(usize, Queued)> = (self.queues.iter().enumerate())
-                .flat_map(|(b, q)| q.iter().map(move |e| (b, *e)))
-                .collect();
-            all.sort_by_key(|(_, e)| e.seq);
-            let (reads, writes) = self.col_times(reads_blocked);
-            for &(b, e) in &all {
-                let bank = &self.banks[b];
-                let group = self.slots[e.slot as usize].bank_group as usize;
-                let t = if e.write { writes } else { reads }
-                    .max(self.col_ready[b])
-                    .max(self.next_col_bg[group]);
-                if bank.open == e.row && now >= t {
-                    return Command::Column(e.seq);
-                }
-            }
-            let mut seen = [false; MAX_BANKS];
-            for &(b, _) in &all {
-                if std::mem::replace(&mut seen[b], true) {
-                    continue;
-                }
-                let bank = &self.banks[b];
-                if all.iter().any(|&(b2, e2)| b2 == b && e2.row == bank.open) {
-                    continue;
-                }
-                if bank.open != CLOSED {
-                    if now >= bank.pre_ready {
-                        return Command::Precharge(b);
-                    }
-                } else if now >= bank.act_ready && now >= self.next_act_any {
-                    return Command::Activate(b);
-                }
-            }
-            Command::None
-        }
-    }
-
-    /// Every cycle (those the scheduler skips as quiet included) it issues what the rule
-    /// says, under random arrivals (bursts and lulls), reads, writes, few and many rows per
-    /// bank, and blocked reads.
-    #[test]
-    fn schedule_follows_fr_fcfs() {
-        let mut rnd = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1du64);
-        for &(entries, banks, groups, rows) in &[(8u32, 4u32, 2u32, 2u64), (32, 16, 4, 3), (64, 16, 4, 16)] {
-            let mut cfg = DramConfig::preset(DramType::Gddr6);
-            cfg.sched_queue_entries = entries;
-            cfg.banks = banks;
-            cfg.bank_groups = groups;
-            let mut ch = DramChannel::new(&cfg);
-            let (mut columns, mut precharges, mut activates, mut quiet) = (0, 0, 0, 0);
-            for now in 1..40_000u64 {
-                let one_in = if now / 3000 % 2 == 0 { 2 } else { 12 };
-                if ch.has_room() && rnd(one_in) == 0 {
-                    let bank = rnd(banks as u64) as u32;
-                    let group = bank / (banks / groups);
-                    let r = DramReq::new(
-                        rnd(1 << 20),
-                        0,
-                        0,
-                        rnd(8) as u8,
-                        rnd(4) == 0,
-                        0,
-                        bank,
-                        group,
-                        rnd(rows) as u32,
-                    );
-                    ch.enqueue(now, r);
-                }
-                let blocked = rnd(6) == 0;
-                if !blocked {
-                    while ch.done_read(now).is_some() {
-                        ch.pop_done();
-                    }
-                }
-                let want = ch.reference(now, blocked);
-                let skipped = ch.len > 0 && now < ch.quiet_until && blocked == ch.quiet_blocked;
-                let got = ch.schedule(now, blocked);
-                assert_eq!(got, want, "cycle {now}, {banks} banks");
-                // The incremental per-bank state (hit counts and ages, row times) matches
-                // the queues.
-                assert!(ch.counts_match(), "cycle {now}, {banks} banks");
-                match got {
-                    Command::Column(_) => columns += 1,
-                    Command::Precharge(_) => precharges += 1,
-                    Command::Activate(_) => activates += 1,
-                    Command::None => quiet += u64::from(skipped),
-                }
-            }
-            assert_eq!(ch.stats.reads + ch.stats.writes, columns);
-            assert_eq!((ch.stats.precharges, ch.stats.activates), (precharges, activates));
-            assert!(columns > 1000 && precharges > 100 && activates > 100 && quiet > 1000);
-        }
-    }
-}
+mod tests;
