@@ -143,12 +143,15 @@ impl Partition {
 
     fn l2_cycle(&mut self, now: u64, step: &PartitionStep, map: &AddressMapping) {
         let mut pushed = false;
-        for (j, s) in self.slices.iter_mut().enumerate() {
-            let req_in = &mut self.req_in[j];
-            let out = &mut self.resp_out[j];
+        // (Zipped: indexing the per-slice vectors costs bounds checks for every slice in
+        // every cycle, asleep or not.)
+        let slices = (self.slices.iter_mut())
+            .zip(&mut self.req_in)
+            .zip(&mut self.resp_out)
+            .zip(&mut self.wake);
+        for (j, (((s, req_in), out), w)) in slices.enumerate() {
             // A slice that cannot act this cycle is not visited (an idle slice with nothing
             // arriving among them); its head request's memoised stall still counts.
-            let w = &mut self.wake[j];
             if now < w.l2_at
                 && step.icnt_now < w.icnt_at
                 && (!w.watch_in || req_in.is_empty())
@@ -189,10 +192,11 @@ impl Partition {
 
     fn l2_cycle_back(&mut self, now: u64, step: &PartitionStep, map: &AddressMapping) {
         let mut pushed = false;
-        for (j, s) in self.slices.iter_mut().enumerate() {
-            let out = &mut self.resp_out[j];
+        let slices = (self.slices.iter_mut())
+            .zip(&mut self.resp_out)
+            .zip(&mut self.wake);
+        for (j, ((s, out), w)) in slices.enumerate() {
             // Requests entering are not this half's business (`watch_in`, `icnt_at`).
-            let w = &mut self.wake[j];
             if now < w.l2_at && (!w.watch_out || out.len() >= step.resp_cap) {
                 debug_assert_eq!(
                     s.would_act(now, out.len() < step.resp_cap, false),
@@ -218,12 +222,11 @@ impl Partition {
     /// pipeline if it had room then ([`L2Slice::rop_room_at`]). A slice that took one is
     /// visited by the next back half.
     pub fn admit(&mut self, step: &PartitionStep) {
-        for (j, s) in self.slices.iter_mut().enumerate() {
-            let req_in = &mut self.req_in[j];
+        let slices = (self.slices.iter_mut()).zip(&mut self.req_in).zip(&mut self.wake);
+        for ((s, req_in), w) in slices {
             let mut now = step.l2_first;
             while now <= step.l2_last && !req_in.is_empty() {
                 if admit_one(s, req_in, now, step.icnt_now) {
-                    let w = &mut self.wake[j];
                     w.l2_at = 0;
                     w.busy = true;
                     self.active = true;
