@@ -285,7 +285,7 @@ fn spinlock_deadlocks_without_yield() {
         assert!(!o.status.success());
         let (_, err) = text(&o);
         assert!(
-            err.contains("deadlock") && err.contains("spinning") && err.contains("pc 0x"),
+            err.contains("deadlock") && err.contains("running") && err.contains("pc 0x"),
             "{err}"
         );
     }
