@@ -217,7 +217,9 @@ struct Shard {
     /// not call the executor reports ([`ShardExec::before`]).
     output_left: bool,
     /// CTAs were reserved on the shard whose records its SM's next step makes
-    /// ([`KernelExec::reserve_cta`], [`tick_shard`]).
+    /// ([`KernelExec::reserve_cta`], [`tick_shard`]): [`KernelExec::starts_pending`], kept
+    /// beside `output_left`, which every step reads, so that a step does not read the
+    /// executor's record for it.
     starts_pending: bool,
     k: KernelExec,
     /// The engine's issue record, reused (boxed: ~1.2 KB).

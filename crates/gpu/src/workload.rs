@@ -2,7 +2,7 @@
 
 use crate::{Gpu, KernelRun, RunOptions, SimError};
 use sassim_functional::{ControlFlowKind, ExecOptions, KernelExec, Launch};
-use sassim_isa::Listing;
+use sassim_isa::{Kernel, Listing};
 use sassim_workload::{BuiltinWorkload, Workload};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -43,17 +43,27 @@ pub struct WorkloadRun {
     pub check: Result<sassim_workload::CheckReport, String>,
 }
 
-/// Allocate the workload's buffers, launch its kernel on the timing model and check the
-/// outputs against the host reference.
-pub fn run_workload_timed(
-    gpu: &mut Gpu,
+/// A workload's kernel launch as [`run_workload_timed`] runs it: the kernel (LTRF's
+/// renumbered one when the configuration asks for it), its functional state with the
+/// buffers allocated and the parameters set, where each buffer is, and the run options with
+/// the CTAs' shared memory.
+pub struct PreparedWorkload {
+    pub kernel: Arc<Kernel>,
+    pub exec: KernelExec,
+    pub addrs: HashMap<String, u64>,
+    pub opts: RunOptions,
+}
+
+/// Set up workload `w`'s launch on `gpu` ([`PreparedWorkload`]).
+pub fn prepare_workload(
+    gpu: &Gpu,
     w: &Workload,
     listing: &Listing,
     arch: &str,
     static_smem: u32,
     cf: ControlFlowKind,
     opts: &RunOptions,
-) -> Result<WorkloadRun, SimError> {
+) -> Result<PreparedWorkload, SimError> {
     let kernel = listing.kernel(w.kernel()).ok_or_else(|| SimError::Launch {
         kernel: w.kernel().to_string(),
         why: format!("the {arch} listing has no function named {}", w.kernel()),
@@ -82,10 +92,30 @@ pub fn run_workload_timed(
         shared_per_cta: shared,
         ..opts.clone()
     };
-    let run = gpu.run_kernel(&mut exec, &kernel, &opts, None)?;
+    Ok(PreparedWorkload {
+        kernel,
+        exec,
+        addrs,
+        opts,
+    })
+}
+
+/// Allocate the workload's buffers, launch its kernel on the timing model and check the
+/// outputs against the host reference.
+pub fn run_workload_timed(
+    gpu: &mut Gpu,
+    w: &Workload,
+    listing: &Listing,
+    arch: &str,
+    static_smem: u32,
+    cf: ControlFlowKind,
+    opts: &RunOptions,
+) -> Result<WorkloadRun, SimError> {
+    let mut p = prepare_workload(gpu, w, listing, arch, static_smem, cf, opts)?;
+    let run = gpu.run_kernel(&mut p.exec, &p.kernel, &p.opts, None)?;
     // The outputs are compared in place in device memory (not copied out first).
-    let mem = exec.memory_ref();
-    let output = |name: &str| mem.bytes_at(*addrs.get(name)?, w.buffer(name)?.bytes.len());
+    let mem = p.exec.memory_ref();
+    let output = |name: &str| mem.bytes_at(*p.addrs.get(name)?, w.buffer(name)?.bytes.len());
     let check = w.check_with(output).map_err(|e| e.to_string());
     Ok(WorkloadRun {
         name: w.name.clone(),

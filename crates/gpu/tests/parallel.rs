@@ -425,62 +425,55 @@ fn a_worker_on_an_errand_steps_at_its_interleave_points() {
     assert!(on_worker > 0, "the worker took no part of a step from its errand");
 }
 
-/// Built-in workload `name` with `grid` CTAs on `sms` SMs of the A6000 preset and 2 threads,
-/// its CTAs' records made at their SMs' steps (no `on_cta` hook) or at their launch (a hook
-/// that does nothing): everything the run reports, every buffer afterwards, and with
-/// `keep_cta_state` every warp's registers.
+/// Built-in workload `name` (with `grid` CTAs if given) on `sms` SMs of the A6000 preset and
+/// 2 threads, set up as `run_workload_timed` does, its CTAs' records made at their SMs' steps
+/// (no `on_cta` hook) or at their launch (a hook that does nothing): everything the run
+/// reports, every buffer afterwards, and with `keep_cta_state` every warp's registers.
 fn run_with_hook(name: &str, grid: Option<u32>, sms: u32, keep: bool, hook: bool) -> String {
-    use sassim_functional::{ControlFlowKind, ExecOptions, KernelExec, Launch, WarpId};
+    use sassim_functional::{ControlFlowKind, KernelExec, WarpId};
     use std::fmt::Write;
     let b = sassim_workload::builtin_named(name).expect("built-in workload");
     let (mut w, listing, smem) = sassim_gpu::workload::load_builtin(&b, "sm_86").expect("load");
     if let Some(g) = grid {
         w.grid = [g, 1, 1];
     }
-    let kernel = std::sync::Arc::new(listing.kernel(w.kernel()).expect("kernel").clone());
     let mut cfg = sassim_config::GpuConfig::preset("rtx-a6000").expect("preset");
     cfg.gpu.num_sms = sms;
     let mut gpu = sassim_gpu::Gpu::new(cfg);
-    let shared = w.shared_mem_bytes() + smem;
-    let mut launch = Launch::new(w.grid, w.block, Vec::new());
-    launch.shared_bytes = shared.max(1024);
-    let mut exec = KernelExec::new(
-        kernel.clone(),
-        "sm_86",
-        launch,
-        ControlFlowKind::Hanoi,
-        ExecOptions::default(),
-    )
-    .expect("launch");
-    let mut addrs = std::collections::HashMap::new();
-    for buf in w.buffers() {
-        addrs.insert(buf.name.clone(), exec.memory().alloc_with(&buf.bytes, 4, 256));
-    }
-    exec.set_params(&w.param_bytes(|n| addrs.get(n).copied().unwrap_or(0)))
-        .expect("params");
     let opts = RunOptions {
         threads: 2,
         keep_cta_state: keep,
-        shared_per_cta: shared,
         ..RunOptions::default()
     };
+    let mut p = sassim_gpu::workload::prepare_workload(
+        &gpu,
+        &w,
+        &listing,
+        "sm_86",
+        smem,
+        ControlFlowKind::Hanoi,
+        &opts,
+    )
+    .expect("set-up");
     let mut nothing = |_: &mut KernelExec, _: &[WarpId]| {};
     let on_cta: sassim_gpu::OnCta<'_> = if hook { Some(&mut nothing) } else { None };
-    let run = gpu.run_kernel(&mut exec, &kernel, &opts, on_cta).expect("run");
+    let run = gpu
+        .run_kernel(&mut p.exec, &p.kernel, &p.opts, on_cta)
+        .expect("run");
     let mut text = common::kernel_run_text(&run);
     for buf in w.buffers() {
-        let bytes = exec.memory_ref().bytes_at(addrs[&buf.name], buf.bytes.len());
+        let bytes = p.exec.memory_ref().bytes_at(p.addrs[&buf.name], buf.bytes.len());
         let _ = write!(text, "\n{}: {bytes:?}", buf.name);
     }
     if keep {
         let warps = w.grid.iter().product::<u32>() * w.block.iter().product::<u32>().div_ceil(32);
-        assert_eq!(exec.num_warps() as u32, warps, "{name}: every warp kept");
-        for i in 0..exec.num_warps() as u32 {
+        assert_eq!(p.exec.num_warps() as u32, warps, "{name}: every warp kept");
+        for i in 0..warps {
             for r in 0..16 {
                 let _ = write!(
                     text,
                     "\nwarp {i} R{r}: {:?}",
-                    exec.regs(WarpId(i), sassim_isa::ArchReg::R(r))
+                    p.exec.regs(WarpId(i), sassim_isa::ArchReg::R(r))
                 );
             }
         }

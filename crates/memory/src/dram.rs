@@ -244,8 +244,8 @@ impl BankQueue {
         e
     }
 
-    /// The age of the oldest request from `index` on that is a write (`write`) or a read
-    /// to `row` (`u64::MAX`: none).
+    /// The age of the oldest request from `index` on to `row` that is a write (`write`) or
+    /// a read (`u64::MAX`: none).
     #[inline]
     fn next_hit(&self, index: usize, row: u32, write: bool) -> u64 {
         self.entries
