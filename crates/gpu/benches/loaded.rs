@@ -31,6 +31,15 @@
 //! Traces run with control bits inferred, as `sassim run --trace` does. Results and the method
 //! are in docs/performance.md (`scripts/bench.sh` runs the same set through the `sassim`
 //! binary).
+//!
+//! With more than one thread, each round also runs the benchmark on one thread in child
+//! processes of this binary: one alone, then as many as the threads side by side (no more
+//! than the machine's cores, and fewer if its free memory would not hold them). What those
+//! independent copies get together, against the one alone, is the `side by side` line: a
+//! ceiling for the speed-up of one run on that many threads, set by what the cores share
+//! (caches, memory bandwidth; on the project's virtual machine two copies of the
+//! memory-bound gather get only ~1.6× together, docs/performance.md, twentieth session).
+//! `SASSIM_BENCH_SIDE=0` leaves it out. The children's memory is not in the `peak RSS` line.
 
 use sassim_config::GpuConfig;
 use sassim_functional::ControlFlowKind;
@@ -179,7 +188,99 @@ fn bfs_trace(cfg: &GpuConfig, threads: usize) -> Measured {
     m
 }
 
+/// The environment variable that makes this binary a child of the `side by side`
+/// measurement: the benchmark to run once on one thread (its generated trace's list in
+/// [`CHILD_LIST`]).
+const CHILD: &str = "SASSIM_BENCH_CHILD";
+/// A child's generated trace (`kernelslist.g`), for the benchmarks that have one.
+const CHILD_LIST: &str = "SASSIM_BENCH_CHILD_LIST";
+
+/// One run of benchmark `name` on `threads` threads (`list`: its generated trace, for
+/// `gather-40k` and `compute-waves`).
+fn run_named(name: &str, cfg: &GpuConfig, list: Option<&Path>, threads: usize) -> Measured {
+    let list = || list.unwrap_or_else(|| panic!("{name}: no generated trace"));
+    match name {
+        "vecadd-1344x256" => resized(cfg, "vecadd", vec![1344], 1344 * 256, 1344 * 256, threads),
+        "sgemm-1024" => sgemm(cfg, threads),
+        "gather-40k" => generated(cfg, list(), 40_000, threads),
+        "compute-waves" => generated(cfg, list(), 0, threads),
+        // The trace was recorded on an sm_80 GPU; the A6000 (sm_86) runs it as Accel-Sim would.
+        "bfs-trace" => bfs_trace(cfg, threads),
+        "matmul-1024" => resized(cfg, "matmul", vec![64, 64], 1024 * 1024, 1024, threads),
+        _ => panic!("no benchmark named {name}"),
+    }
+}
+
+/// A child's run: benchmark `name` once on one thread; prints its wall time (s) and peak RSS
+/// (MiB) for the parent ([`side_by_side`]).
+fn child(name: &str) {
+    let a6000 = GpuConfig::preset("rtx-a6000").expect("preset");
+    let list = std::env::var_os(CHILD_LIST).map(std::path::PathBuf::from);
+    let m = run_named(name, &a6000, list.as_deref(), 1);
+    println!("{} {}", m.wall, peak_rss_mb());
+}
+
+/// A child process running benchmark `name` once on one thread ([`child`]).
+fn spawn_child(name: &str, list: Option<&Path>) -> std::process::Child {
+    let exe = std::env::current_exe().expect("this benchmark's executable");
+    let mut c = std::process::Command::new(exe);
+    c.env(CHILD, name).stdout(std::process::Stdio::piped());
+    if let Some(l) = list {
+        c.env(CHILD_LIST, l);
+    }
+    c.spawn().expect("a child run of the benchmark")
+}
+
+/// A child's wall time (s) and peak RSS (MiB).
+fn child_result(name: &str, c: std::process::Child) -> (f64, u64) {
+    let out = c.wait_with_output().expect("a child run of the benchmark");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut f = text.split_whitespace();
+    match (
+        out.status.success(),
+        f.next().and_then(|w| w.parse::<f64>().ok()),
+        f.next().and_then(|r| r.parse::<u64>().ok()),
+    ) {
+        (true, Some(w), Some(r)) if w.is_finite() && w > 0.0 => (w, r),
+        _ => panic!("{name}: a child run failed ({}): {text}", out.status),
+    }
+}
+
+/// Memory the machine has free, in MiB (`MemAvailable`; None where `/proc` does not tell).
+fn available_mb() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let l = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    l.split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()
+        .map(|kb| kb / 1024)
+}
+
+/// One round of the `side by side` measurement: benchmark `name` on one thread in a child
+/// process alone, then in up to `copies` children at once (as many as half the free memory
+/// holds, by the lone child's peak RSS). Returns the copies run together and their summed
+/// speed against the lone child's (`sum of alone / wall`), or None if fewer than two fit.
+fn side_by_side(name: &str, list: Option<&Path>, copies: usize) -> Option<(usize, f64)> {
+    let (alone, rss) = child_result(name, spawn_child(name, list));
+    let fit = available_mb().map_or(copies, |free| (free / 2 / rss.max(1)) as usize);
+    let k = copies.min(fit);
+    if k < 2 {
+        return None;
+    }
+    let children: Vec<_> = (0..k).map(|_| spawn_child(name, list)).collect();
+    let together: f64 = children
+        .into_iter()
+        .map(|c| alone / child_result(name, c).0)
+        .sum();
+    Some((k, together))
+}
+
 fn main() {
+    if let Ok(name) = std::env::var(CHILD) {
+        child(&name);
+        return;
+    }
     let only = std::env::var("SASSIM_BENCH_ONLY").ok();
     let named = |n: &str| only.as_deref().is_some_and(|o| o.split(',').any(|x| x == n));
     let want = |n: &str| only.is_none() || named(n);
@@ -187,6 +288,7 @@ fn main() {
     let all = std::thread::available_parallelism().map_or(1, |n| n.get());
     let n = env_number("SASSIM_BENCH_THREADS", all, 1, 1024);
     let repeat = env_number("SASSIM_BENCH_REPEAT", 3, 1, 100);
+    let side = n > 1 && env_number("SASSIM_BENCH_SIDE", 1, 0, 1) == 1;
     // The generated traces (the gather about 20 MB of text, the compute-bound one 60 MB),
     // written once into a fresh directory that is removed when the benchmark ends (also by a
     // panic).
@@ -218,15 +320,19 @@ fn main() {
     // Each benchmark runs `repeat` rounds, each round once per thread count, so that every
     // thread count sees the same phases of a machine whose speed drifts; the fastest run of
     // each is reported, with the median wall time and the speed-up.
-    let bench = |name: &str, run: &dyn Fn(usize) -> Measured| {
+    let bench = |name: &str, list: Option<&Path>| {
         let mut runs: Vec<Vec<Measured>> = counts.iter().map(|_| Vec::new()).collect();
         let mut machine = Vec::new();
+        let mut sides = Vec::new();
         for _ in 0..repeat {
             if n > 1 {
                 machine.push(round_trip_ns());
             }
             for (k, &t) in counts.iter().enumerate() {
-                runs[k].push(run(t));
+                runs[k].push(run_named(name, &a6000, list, t));
+            }
+            if side {
+                sides.extend(side_by_side(name, list, n.min(all)));
             }
         }
         let mut best_wall = Vec::new();
@@ -243,6 +349,21 @@ fn main() {
         if let [one, many] = best_wall[..] {
             println!("{:<18} {n} threads: {:.2}x", "", one / many);
         }
+        if !sides.is_empty() {
+            let k = sides.iter().map(|s| s.0).min().unwrap_or(0);
+            let mut x: Vec<f64> = sides.iter().map(|s| s.1).collect();
+            x.sort_by(f64::total_cmp);
+            let (lo, hi) = (x[(x.len() - 1) / 2], x[x.len() / 2]);
+            println!(
+                "{:<18} side by side: {k} one-thread runs (child processes) together {:.2}x one alone \
+                 (median of {}, {:.2}-{:.2}x): the machine's ceiling for {k} threads",
+                "",
+                (lo + hi) / 2.0,
+                x.len(),
+                x[0],
+                x[x.len() - 1]
+            );
+        }
         if !machine.is_empty() {
             let lo = machine.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = machine.iter().copied().fold(0.0, f64::max);
@@ -252,28 +373,19 @@ fn main() {
             );
         }
     };
-    if want("vecadd-1344x256") {
-        bench("vecadd-1344x256", &|t| {
-            resized(&a6000, "vecadd", vec![1344], 1344 * 256, 1344 * 256, t)
-        });
-    }
-    if want("sgemm-1024") {
-        bench("sgemm-1024", &|t| sgemm(&a6000, t));
-    }
-    if let Some(list) = &gather_list {
-        bench("gather-40k", &|t| generated(&a6000, list, 40_000, t));
-    }
-    if let Some(list) = &compute_list {
-        bench("compute-waves", &|t| generated(&a6000, list, 0, t));
-    }
-    if want("bfs-trace") {
-        // The trace was recorded on an sm_80 GPU; the A6000 (sm_86) runs it as Accel-Sim would.
-        bench("bfs-trace", &|t| bfs_trace(&a6000, t));
-    }
-    if named("matmul-1024") {
-        bench("matmul-1024", &|t| {
-            resized(&a6000, "matmul", vec![64, 64], 1024 * 1024, 1024, t)
-        });
+    // (In the order of the earlier sessions' logs.)
+    let set: [(&str, Option<&Path>, bool); 6] = [
+        ("vecadd-1344x256", None, want("vecadd-1344x256")),
+        ("sgemm-1024", None, want("sgemm-1024")),
+        ("gather-40k", gather_list.as_deref(), gather_list.is_some()),
+        ("compute-waves", compute_list.as_deref(), compute_list.is_some()),
+        ("bfs-trace", None, want("bfs-trace")),
+        ("matmul-1024", None, named("matmul-1024")),
+    ];
+    for (name, list, chosen) in set {
+        if chosen {
+            bench(name, list);
+        }
     }
     if n > 1 && want("fork-join") {
         fork_join(n);
