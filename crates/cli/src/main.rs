@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 // mimalloc rather than the system allocator: on the loaded vector add it is 7-17 % faster
-// than glibc's (fewer page faults and cheaper malloc/free; docs/performance.md, tenth
+// than glibc's (fewer page faults and cheaper malloc/free; docs/performance-log.md, tenth
 // session). Built with `no_thp`: it does not ask for transparent huge pages (with them, some
 // runs stalled in the kernel's direct compaction). Results do not depend on the allocator.
 #[global_allocator]

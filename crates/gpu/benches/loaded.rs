@@ -22,7 +22,7 @@
 //! cache line between two threads at that time (the `machine` line): every simulated cycle's
 //! fork-join, and every line of state that one thread writes and another reads, pays it. On
 //! the project's virtual machine it changes from minute to minute (50 ns to over 800 ns), and
-//! the two-thread speed-ups follow it (docs/performance.md, eighteenth session).
+//! the two-thread speed-ups follow it (docs/performance-log.md, eighteenth session).
 //!
 //! Each runs with one thread and with `SASSIM_BENCH_THREADS` threads ticking the SMs (default:
 //! all cores; `--threads`), `SASSIM_BENCH_REPEAT` rounds (default 3) that alternate the thread
@@ -38,7 +38,7 @@
 //! independent copies get together, against the one alone, is the `side by side` line: a
 //! ceiling for the speed-up of one run on that many threads, set by what the cores share
 //! (caches, memory bandwidth; on the project's virtual machine two copies of the
-//! memory-bound gather get only ~1.6× together, docs/performance.md, twentieth session).
+//! memory-bound gather get only ~1.6× together, docs/performance-log.md, twentieth session).
 //! `SASSIM_BENCH_SIDE=0` leaves it out. The children's memory is not in the `peak RSS` line.
 
 use sassim_config::GpuConfig;
@@ -394,7 +394,7 @@ fn main() {
 }
 
 /// The cost of one parallel step of the SM-ticking pool (the synchronisation each simulated
-/// cycle pays; docs/performance.md "Scaling"): steps over 84 elements (the A6000's SMs) with
+/// cycle pays; docs/performance.md "Many cores"): steps over 84 elements (the A6000's SMs) with
 /// about 4 µs of work in all, timed alone and on `threads` threads (`Threads::for_parts`,
 /// which does not choose by timing; on a machine whose cores are busy the pool still runs
 /// steps alone, and the figure then says little). The cost is the difference between the
@@ -438,7 +438,7 @@ fn fork_join(threads: usize) {
 /// The round trip of a cache line between two threads now, in ns: two threads pass a counter
 /// back and forth. On the project's virtual machine it tells whether the two virtual cores
 /// are close (~50 ns) or far (~450 ns) at that time, which decides more of a two-thread run's
-/// speed-up than independent work on each core does (docs/performance.md, eighteenth session).
+/// speed-up than independent work on each core does (docs/performance-log.md, eighteenth session).
 fn round_trip_ns() -> f64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     const ROUND_TRIPS: u64 = 20_000;

@@ -1,5 +1,5 @@
 //! Ticking the SMs of one kernel on several threads, with results that do not depend on
-//! the number of threads (issue 15; docs/performance.md "Parallel simulation").
+//! the number of threads (issue 15; docs/performance.md "Parallel simulation of one kernel").
 //!
 //! Per cycle: (1) every SM ticks — its pipeline, its functional execution (its own shard of
 //! the kernel, `sassim_functional` `exec/shard.rs`) — reading global memory as it was at

@@ -1,5 +1,5 @@
 //! Quanta: several core cycles per parallel step for trace-driven kernels (issue 15;
-//! docs/performance.md "Eleventh session of 2026-11-27"; docs/model.md "Determinism").
+//! docs/performance-log.md "Eleventh session of 2026-11-27"; docs/model.md "Determinism").
 //!
 //! A quantum of `q` cycles `T .. T + q` runs in three parts, with the results of running
 //! the cycles one by one:
@@ -194,7 +194,7 @@ pub const CHECK_QUANTA: u32 = 16;
 /// than single-cycle steps (20,000 cycles: 1,580 M against 1,464 M without quanta); with 3/5
 /// it runs 1,494 M and ~8 % less wall time (40,000 cycles, five alternated runs: medians 0.405
 /// → 0.372 s), while the compute-bound waves trace (0.620 → 0.617 s) and BFS keep their quanta
-/// (nineteenth session, docs/performance.md). On more threads quanta pay only when few SMs
+/// (nineteenth session, docs/performance-log.md). On more threads quanta pay only when few SMs
 /// stop (the quantum's steps are the part that scales without a fork-join per cycle). Since
 /// the SMs that step alone do so on the threads (thirteenth session) the rule could be
 /// dropped on two: the waves trace with quanta never paused was 3 % faster in ten alternated
@@ -204,7 +204,7 @@ pub const CHECK_QUANTA: u32 = 16;
 /// cycles, so that they stop before a push that could be refused). A compute-bound trace of
 /// 2,688 CTAs in waves on 84 SMs (75–100 % per window) ran faster with this rule on two
 /// threads than with half as the bar there (eight alternated runs: median 0.493 against
-/// 0.538 s; docs/performance.md, twelfth session).
+/// 0.538 s; docs/performance-log.md, twelfth session).
 pub fn paying_share(threads: usize) -> (u64, u64) {
     if threads <= 1 {
         return (3, 5);

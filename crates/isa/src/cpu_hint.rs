@@ -5,7 +5,7 @@
 //! A loaded GPU's state (every warp's register rows and in-flight records, every warp's
 //! trace records) is far larger than the host's caches, and each warp touches its part only
 //! every few simulated cycles, between the other SMs' steps: without hints most of those
-//! reads miss every cache (docs/performance.md, thirteenth session of 2026-11-27).
+//! reads miss every cache (docs/performance-log.md, thirteenth session of 2026-11-27).
 
 /// A hint that the cache line holding `p` will be read soon, where the target has such an
 /// instruction. `p` need not point to anything: a prefetch never faults.

@@ -1,4 +1,4 @@
-//! A quantum of several core cycles (issue 15; docs/performance.md "An exact quantum for
+//! A quantum of several core cycles (issue 15; docs/performance-log.md "An exact quantum for
 //! traces"): the memory system's back half (clocks, response crossbar, L2 lookups, DRAM)
 //! runs the quantum's cycles first, then the SMs take their responses and stage their
 //! requests for every cycle, then the front half (request crossbar, requests entering the

@@ -13,7 +13,7 @@ use super::Threads;
 /// its part is longer (a few µs; a step is ~3–100 µs of work). Whether a worker merely
 /// started late says nothing: it does whenever the calling thread's own part is shorter
 /// than the time a store takes to reach the other core, which sent half of the two-thread
-/// runs of the vector add alone for 4,096 steps (docs/performance.md, twelfth session).
+/// runs of the vector add alone for 4,096 steps (docs/performance-log.md, twelfth session).
 pub const SLOW_WAIT_NS: u64 = 100_000;
 
 impl Threads {

@@ -34,7 +34,7 @@ pub const VICTIMS: usize = 3;
 /// done with its own part (and its share of the side job) takes them from the back
 /// ([`Threads::run_parts`]), so an SM moves to another core only when its thread is late:
 /// taking every SM from one shared counter moved them all the time and was slower
-/// (docs/performance.md, eleventh session). Which thread steps an SM changes no result.
+/// (docs/performance-log.md, eleventh session). Which thread steps an SM changes no result.
 #[repr(align(128))]
 #[derive(Default)]
 pub(super) struct Claim {
