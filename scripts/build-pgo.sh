@@ -7,7 +7,7 @@
 # trace of fixtures/, the start of a generated memory-bound gather trace), and is then built
 # again with the profile. Results are bit-identical to a plain `cargo build --release` (the
 # profile changes code layout and inlining, never what is computed); the loaded vector add
-# runs ~3-10 % faster on the development machine (docs/performance.md, docs/performance-log.md).
+# runs 2-10 % faster on the development machine (docs/performance.md, docs/performance-log.md).
 #
 # Needs LLVM's profile merger of the Rust toolchain: `rustup component add llvm-tools`
 # (a setup step; this script runs it when the tool is missing). Python 3 generates the

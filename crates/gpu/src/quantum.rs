@@ -192,7 +192,7 @@ pub const CHECK_QUANTA: u32 = 16;
 /// half stop early: the memory-bound gather's windows run 50–60 % of their busy SM-cycles in
 /// the parallel part, and with a bar of one half its quanta cost 8 % more host instructions
 /// than single-cycle steps (20,000 cycles: 1,580 M against 1,464 M without quanta); with 3/5
-/// it runs 1,494 M and ~8 % less wall time (40,000 cycles, five alternated runs: medians 0.405
+/// it runs 1,495.9 M and ~8 % less wall time (40,000 cycles, five alternated runs: medians 0.405
 /// → 0.372 s), while the compute-bound waves trace (0.620 → 0.617 s) and BFS keep their quanta
 /// (nineteenth session, docs/performance-log.md). On more threads quanta pay only when few SMs
 /// stop (the quantum's steps are the part that scales without a fork-join per cycle). Since
@@ -204,7 +204,7 @@ pub const CHECK_QUANTA: u32 = 16;
 /// cycles, so that they stop before a push that could be refused). A compute-bound trace of
 /// 2,688 CTAs in waves on 84 SMs (75–100 % per window) ran faster with this rule on two
 /// threads than with half as the bar there (eight alternated runs: median 0.493 against
-/// 0.538 s; docs/performance-log.md, twelfth session).
+/// 0.538 s; twelfth session, commit 628c780).
 pub fn paying_share(threads: usize) -> (u64, u64) {
     if threads <= 1 {
         return (3, 5);

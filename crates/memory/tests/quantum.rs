@@ -1,5 +1,5 @@
-//! A quantum of several core cycles (issue 15; docs/performance-log.md "An exact quantum for
-//! traces"): the memory system's back half (clocks, response crossbar, L2 lookups, DRAM)
+//! A quantum of several core cycles (issue 15; docs/performance-log.md "Eleventh session of
+//! 2026-11-27: an exact quantum for traces"): the memory system's back half (clocks, response crossbar, L2 lookups, DRAM)
 //! runs the quantum's cycles first, then the SMs take their responses and stage their
 //! requests for every cycle, then the front half (request crossbar, requests entering the
 //! ROP pipelines) runs the same cycles. Within `MemorySystem::max_quantum` this gives the
