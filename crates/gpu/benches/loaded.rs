@@ -288,7 +288,8 @@ fn main() {
     let all = std::thread::available_parallelism().map_or(1, |n| n.get());
     let n = env_number("SASSIM_BENCH_THREADS", all, 1, 1024);
     let repeat = env_number("SASSIM_BENCH_REPEAT", 3, 1, 100);
-    let side = n > 1 && env_number("SASSIM_BENCH_SIDE", 1, 0, 1) == 1;
+    // (Read even on one thread, so that a bad value is always an error.)
+    let side = env_number("SASSIM_BENCH_SIDE", 1, 0, 1) == 1 && n > 1;
     // The generated traces (the gather about 20 MB of text, the compute-bound one 60 MB),
     // written once into a fresh directory that is removed when the benchmark ends (also by a
     // panic).
