@@ -138,6 +138,10 @@ impl Warp {
 #[derive(Default)]
 pub(super) struct Starting {
     ctas: Vec<PendingCta>,
+    /// Warp lists of CTAs made, kept for the next reservations: a CTA is reserved on the
+    /// thread that runs the launch and made on its SM's thread, so a list allocated per CTA
+    /// was allocated on one thread and freed on the other, in the cycle loop.
+    spare: Vec<Vec<(WarpId, u32)>>,
     /// New warp records given out (ids from `warps.len()` on), not pushed yet.
     new_warps: usize,
     /// New CTA records given out (indices from `ctas.len()` on), not pushed yet.
@@ -172,7 +176,9 @@ impl KernelExec {
             st.new_ctas += 1;
             self.ctas.len() + st.new_ctas - 1
         });
-        let mut ids = Vec::with_capacity(self.launch.warps_per_cta() as usize);
+        let mut ids = st.spare.pop().unwrap_or_default();
+        ids.clear();
+        ids.reserve(self.launch.warps_per_cta() as usize);
         for wi in 0..self.launch.warps_per_cta() {
             if let Some(a) = &self.opts.active_warps {
                 if !a.contains(&wi) {
@@ -203,7 +209,8 @@ impl KernelExec {
     pub fn finish_starts(&mut self) {
         let mut pending = std::mem::take(&mut self.starting.ctas);
         for p in pending.drain(..) {
-            self.make_cta(p);
+            let ids = self.make_cta(p);
+            self.starting.spare.push(ids);
         }
         // The list's storage is kept for the next CTAs.
         self.starting.ctas = pending;
@@ -212,8 +219,8 @@ impl KernelExec {
     }
 
     /// Make the warp and CTA records of reserved CTA `p` (new records are reserved in
-    /// order, so each is the next one pushed).
-    fn make_cta(&mut self, p: PendingCta) {
+    /// order, so each is the next one pushed); returns its warp list's storage.
+    fn make_cta(&mut self, p: PendingCta) -> Vec<(WarpId, u32)> {
         let PendingCta {
             linear: cta_linear_id,
             cidx,
@@ -311,6 +318,7 @@ impl KernelExec {
             c.expected = [0; 16];
             c.retired = false;
         }
+        ids
     }
 
     /// Retire the CTA of `w` if all its warps exited: free its registers, shared and local
