@@ -231,18 +231,21 @@ fn spawn_child(name: &str, list: Option<&Path>) -> std::process::Child {
     c.spawn().expect("a child run of the benchmark")
 }
 
-/// A child's wall time (s) and peak RSS (MiB).
-fn child_result(name: &str, c: std::process::Child) -> (f64, u64) {
-    let out = c.wait_with_output().expect("a child run of the benchmark");
+/// A child's wall time (s) and peak RSS (MiB), from the last line it printed; an error
+/// message if it failed.
+fn child_result(name: &str, c: std::process::Child) -> Result<(f64, u64), String> {
+    let out = c
+        .wait_with_output()
+        .map_err(|e| format!("{name}: a child run of the benchmark: {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let mut f = text.split_whitespace();
+    let mut f = text.lines().last().unwrap_or("").split_whitespace();
     match (
         out.status.success(),
         f.next().and_then(|w| w.parse::<f64>().ok()),
         f.next().and_then(|r| r.parse::<u64>().ok()),
     ) {
-        (true, Some(w), Some(r)) if w.is_finite() && w > 0.0 => (w, r),
-        _ => panic!("{name}: a child run failed ({}): {text}", out.status),
+        (true, Some(w), Some(r)) if w.is_finite() && w > 0.0 => Ok((w, r)),
+        _ => Err(format!("{name}: a child run failed ({}): {text}", out.status)),
     }
 }
 
@@ -259,21 +262,31 @@ fn available_mb() -> Option<u64> {
 
 /// One round of the `side by side` measurement: benchmark `name` on one thread in a child
 /// process alone, then in up to `copies` children at once (as many as half the free memory
-/// holds, by the lone child's peak RSS). Returns the copies run together and their summed
-/// speed against the lone child's (`sum of alone / wall`), or None if fewer than two fit.
+/// holds, by the lone child's peak RSS). Returns the copies run together and their speed
+/// together against the lone child's, counted as if all had taken as long as the slowest
+/// (`copies × alone / slowest wall`), or None if fewer than two fit. Each child times its
+/// own run, so the copies' timed windows do not quite overlap (their set-up differs), and a
+/// copy that ends first leaves the others alone for their last moments: summing each copy's
+/// own speed would overstate the ceiling. Every child is waited for before a failure is
+/// reported.
 fn side_by_side(name: &str, list: Option<&Path>, copies: usize) -> Option<(usize, f64)> {
-    let (alone, rss) = child_result(name, spawn_child(name, list));
+    if copies < 2 {
+        return None;
+    }
+    let (alone, rss) = child_result(name, spawn_child(name, list)).unwrap_or_else(|e| panic!("{e}"));
     let fit = available_mb().map_or(copies, |free| (free / 2 / rss.max(1)) as usize);
     let k = copies.min(fit);
     if k < 2 {
         return None;
     }
     let children: Vec<_> = (0..k).map(|_| spawn_child(name, list)).collect();
-    let together: f64 = children
-        .into_iter()
-        .map(|c| alone / child_result(name, c).0)
-        .sum();
-    Some((k, together))
+    let walls: Vec<Result<(f64, u64), String>> =
+        children.into_iter().map(|c| child_result(name, c)).collect();
+    let mut slowest: f64 = 0.0;
+    for w in walls {
+        slowest = slowest.max(w.unwrap_or_else(|e| panic!("{e}")).0);
+    }
+    Some((k, k as f64 * alone / slowest))
 }
 
 fn main() {
@@ -350,8 +363,10 @@ fn main() {
         if let [one, many] = best_wall[..] {
             println!("{:<18} {n} threads: {:.2}x", "", one / many);
         }
+        // (Rounds that ran fewer copies, for want of free memory, are left out.)
+        let k = sides.iter().map(|s| s.0).max().unwrap_or(0);
+        sides.retain(|s| s.0 == k);
         if !sides.is_empty() {
-            let k = sides.iter().map(|s| s.0).min().unwrap_or(0);
             let mut x: Vec<f64> = sides.iter().map(|s| s.1).collect();
             x.sort_by(f64::total_cmp);
             let (lo, hi) = (x[(x.len() - 1) / 2], x[x.len() / 2]);
