@@ -249,15 +249,9 @@ fn child_result(name: &str, c: std::process::Child) -> Result<(f64, u64), String
     }
 }
 
-/// Memory the machine has free, in MiB (`MemAvailable`; None where `/proc` does not tell).
-fn available_mb() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let l = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    l.split_whitespace()
-        .nth(1)?
-        .parse::<u64>()
-        .ok()
-        .map(|kb| kb / 1024)
+/// The median of `x`, which is sorted and not empty.
+fn median(x: &[f64]) -> f64 {
+    (x[(x.len() - 1) / 2] + x[x.len() / 2]) / 2.0
 }
 
 /// One round of the `side by side` measurement: benchmark `name` on one thread in a child
@@ -274,7 +268,8 @@ fn side_by_side(name: &str, list: Option<&Path>, copies: usize) -> Option<(usize
         return None;
     }
     let (alone, rss) = child_result(name, spawn_child(name, list)).unwrap_or_else(|e| panic!("{e}"));
-    let fit = available_mb().map_or(copies, |free| (free / 2 / rss.max(1)) as usize);
+    let fit = sassim_gpu::footprint::available_memory()
+        .map_or(copies, |free| (free / (1 << 20) / 2 / rss.max(1)) as usize);
     let k = copies.min(fit);
     if k < 2 {
         return None;
@@ -356,8 +351,8 @@ fn main() {
             report(&format!("{name}/{t}t"), &r[0]);
             best_wall.push(r[0].wall);
             if repeat > 1 {
-                let (lo, hi) = (r[(r.len() - 1) / 2].wall, r[r.len() / 2].wall);
-                println!("{:<18} median wall {:.3} s of {repeat} runs", "", (lo + hi) / 2.0);
+                let walls: Vec<f64> = r.iter().map(|m| m.wall).collect();
+                println!("{:<18} median wall {:.3} s of {repeat} runs", "", median(&walls));
             }
         }
         if let [one, many] = best_wall[..] {
@@ -369,12 +364,11 @@ fn main() {
         if !sides.is_empty() {
             let mut x: Vec<f64> = sides.iter().map(|s| s.1).collect();
             x.sort_by(f64::total_cmp);
-            let (lo, hi) = (x[(x.len() - 1) / 2], x[x.len() / 2]);
             println!(
                 "{:<18} side by side: {k} one-thread runs (child processes) together {:.2}x one alone \
                  (median of {}, {:.2}-{:.2}x): the machine's ceiling for {k} threads",
                 "",
-                (lo + hi) / 2.0,
+                median(&x),
                 x.len(),
                 x[0],
                 x[x.len() - 1]

@@ -83,10 +83,21 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 
 /// Physical memory of this machine (`/proc/meminfo`), if known.
 pub fn machine_memory() -> Option<u64> {
+    meminfo("MemTotal:")
+}
+
+/// Memory this machine has free for new work now (`MemAvailable` of `/proc/meminfo`), if
+/// known.
+pub fn available_memory() -> Option<u64> {
+    meminfo("MemAvailable:")
+}
+
+/// Field `key` of `/proc/meminfo`, in bytes (the file gives kB).
+fn meminfo(key: &str) -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    kb.checked_mul(1024)
 }
 
 /// The default limit: half of the machine's memory (no limit where it is unknown).
