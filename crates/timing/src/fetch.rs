@@ -3,9 +3,10 @@
 //! (M25 A6, rules 30–33).
 
 use crate::exec::Executor;
+use crate::frontend::LineFill;
 use crate::sleep::{ACTED, NEVER};
 use crate::sm::Sm;
-use crate::state::{wrap, Event, Fetch, Warp, HOT_LIVE, HOT_NO_ROOM};
+use crate::state::{wrap, Event, Fetch, IbEntry, Warp, HOT_LIVE, HOT_NO_ROOM};
 
 impl<W> Sm<W> {
     /// Decode → instruction buffer: instructions fetched `fetch_to_issue_stages` cycles
@@ -23,7 +24,10 @@ impl<W> Sm<W> {
             let w = &mut self.warps[f.slot];
             if w.used && f.epoch == w.epoch {
                 w.inflight_fetch = w.inflight_fetch.saturating_sub(1);
-                w.ib.push_back((f.pc, f.arrive));
+                w.ib.push_back(IbEntry {
+                    pc: f.pc,
+                    ready: f.arrive,
+                });
                 if w.ib.len() == 1 {
                     self.sync_head(f.slot);
                 }
@@ -97,17 +101,17 @@ impl<W> Sm<W> {
             // Stream buffer: a ready line moves into the L0.
             let s = &mut self.subcores[sc];
             match s.sbuf.find(line) {
-                Some(p) if s.sbuf.lines[p].1 <= now => {
+                Some(p) if s.sbuf.lines[p].ready <= now => {
                     for _ in 0..=p {
                         s.sbuf.lines.pop_front();
                     }
                     s.l0i.fill(line);
                     self.stats.stream_buffer_hits += 1;
                     // Keep the buffer streaming ahead.
-                    let last = s.sbuf.lines.back().map_or(line, |l| l.0);
+                    let last = s.sbuf.lines.back().map_or(line, |l| l.line);
                     for k in 1..=(p as u64 + 1) {
                         if s.sbuf.lines.len() < s.sbuf.entries {
-                            s.sbuf.lines.push_back((last + k, u64::MAX));
+                            s.sbuf.lines.push_back(LineFill::waiting(last + k));
                             s.l1_queue.push_back(last + k);
                         }
                     }
@@ -125,12 +129,12 @@ impl<W> Sm<W> {
                     return true;
                 }
                 None => {
-                    if s.demand.iter().any(|d| d.0 == line) {
+                    if s.demand.iter().any(|d| d.line == line) {
                         // Another warp's miss of this line is in flight: wait for it.
                         self.stats.l0i_hit_reserved += 1;
                     } else {
                         self.stats.l0i_misses += 1;
-                        s.demand.push((line, u64::MAX));
+                        s.demand.push(LineFill::waiting(line));
                         s.l1_queue.push_front(line);
                         // Restart the stream buffer after the missing line.
                         s.sbuf.lines.clear();
@@ -138,9 +142,9 @@ impl<W> Sm<W> {
                         // warps that wait for the arbiter stay queued.)
                         let demand = &s.demand;
                         s.l1_queue
-                            .retain(|&l| demand.iter().any(|d| d.0 == l && d.1 == u64::MAX));
+                            .retain(|&l| demand.iter().any(|d| *d == LineFill::waiting(l)));
                         for k in 1..=s.sbuf.entries as u64 {
-                            s.sbuf.lines.push_back((line + k, u64::MAX));
+                            s.sbuf.lines.push_back(LineFill::waiting(line + k));
                             s.l1_queue.push_back(line + k);
                         }
                         self.sync_l1i_queued(sc);
@@ -213,8 +217,8 @@ impl<W> Sm<W> {
             let request = (self.cfg.l1i_latency as u64).saturating_sub(reply);
             let ready = self.l1ic_lookup(now + request, line) + reply;
             let s = &mut self.subcores[sc];
-            for d in s.demand.iter_mut().filter(|d| d.0 == line) {
-                d.1 = ready;
+            for d in s.demand.iter_mut().filter(|d| d.line == line) {
+                d.ready = ready;
             }
             self.schedule(ready, Event::ILine { sc, line });
             self.l1i_rr = wrap(sc + 1, n);
@@ -227,8 +231,8 @@ impl<W> Sm<W> {
     /// a hit: the request waits for the fill (Accel-Sim's HIT_RESERVED).
     pub(crate) fn l1ic_lookup(&mut self, at: u64, line: u64) -> u64 {
         let is_const = line & crate::state::CONST_LINE_TAG != 0;
-        self.l1i_inflight.retain(|&(_, fill)| fill > at);
-        if let Some(&(_, fill)) = self.l1i_inflight.iter().find(|x| x.0 == line) {
+        self.l1i_inflight.retain(|f| f.ready > at);
+        if let Some(&LineFill { ready: fill, .. }) = self.l1i_inflight.iter().find(|f| f.line == line) {
             if is_const {
                 self.stats.l1c_hit_reserved += 1;
             } else {
@@ -253,7 +257,7 @@ impl<W> Sm<W> {
         // The tag is reserved now; the data arrives after the L2 round trip.
         self.l1i.fill(line);
         let fill = at + self.cfg.l1i_miss_latency.saturating_sub(self.cfg.l1i_latency) as u64;
-        self.l1i_inflight.push((line, fill));
+        self.l1i_inflight.push(LineFill { line, ready: fill });
         fill
     }
 

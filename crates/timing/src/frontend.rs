@@ -15,12 +15,39 @@ pub struct TagCache {
     /// per constant operand).
     set_mask: Option<u64>,
     line_shift: Option<u32>,
-    /// (tag, last use) per way.
-    ways: Vec<(u64, u64)>,
+    ways: Vec<Way>,
     tick: u64,
 }
 
 const INVALID: u64 = u64::MAX;
+
+/// A way of a [`TagCache`] set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Way {
+    /// The line it holds (`INVALID`: none).
+    tag: u64,
+    /// The cache's use count at its last hit or fill (the least recently used way goes).
+    last_use: u64,
+}
+
+/// A line on its way into an instruction or constant cache: a demand miss, a stream-buffer
+/// prefetch or an L1 fill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineFill {
+    pub line: u64,
+    /// The cycle it arrives (`u64::MAX` while its request waits for the L1).
+    pub ready: u64,
+}
+
+impl LineFill {
+    /// `line`, requested but not sent to the L1 yet.
+    pub fn waiting(line: u64) -> Self {
+        LineFill {
+            line,
+            ready: u64::MAX,
+        }
+    }
+}
 
 impl TagCache {
     pub fn new(g: &CacheGeom) -> Self {
@@ -32,7 +59,13 @@ impl TagCache {
             line,
             set_mask: sets.is_power_of_two().then(|| u64::from(sets) - 1),
             line_shift: line.is_power_of_two().then(|| line.trailing_zeros()),
-            ways: vec![(INVALID, 0); sets as usize * g.assoc.max(1) as usize],
+            ways: vec![
+                Way {
+                    tag: INVALID,
+                    last_use: 0
+                };
+                sets as usize * g.assoc.max(1) as usize
+            ],
             tick: 0,
         }
     }
@@ -59,9 +92,9 @@ impl TagCache {
     pub fn probe(&mut self, line: u64) -> bool {
         let r = self.set_range(line);
         for w in &mut self.ways[r] {
-            if w.0 == line {
+            if w.tag == line {
                 self.tick += 1;
-                w.1 = self.tick;
+                w.last_use = self.tick;
                 return true;
             }
         }
@@ -69,7 +102,7 @@ impl TagCache {
     }
 
     pub fn contains(&self, line: u64) -> bool {
-        self.ways[self.set_range(line)].iter().any(|w| w.0 == line)
+        self.ways[self.set_range(line)].iter().any(|w| w.tag == line)
     }
 
     /// Insert a line, evicting the LRU way.
@@ -78,15 +111,18 @@ impl TagCache {
         let t = self.tick;
         let r = self.set_range(line);
         let set = &mut self.ways[r];
-        if let Some(w) = set.iter_mut().find(|w| w.0 == line) {
-            w.1 = t;
+        if let Some(w) = set.iter_mut().find(|w| w.tag == line) {
+            w.last_use = t;
             return;
         }
         if let Some(w) = set
             .iter_mut()
-            .min_by_key(|w| if w.0 == INVALID { 0 } else { w.1 })
+            .min_by_key(|w| if w.tag == INVALID { 0 } else { w.last_use })
         {
-            *w = (line, t);
+            *w = Way {
+                tag: line,
+                last_use: t,
+            };
         }
     }
 }
@@ -95,8 +131,8 @@ impl TagCache {
 #[derive(Debug, Clone, Default)]
 pub struct StreamBuffer {
     pub entries: usize,
-    /// (line, ready cycle) in order; ready = u64::MAX while the request waits for the L1.
-    pub lines: std::collections::VecDeque<(u64, u64)>,
+    /// The lines it prefetched, in order.
+    pub lines: std::collections::VecDeque<LineFill>,
 }
 
 impl StreamBuffer {
@@ -109,6 +145,6 @@ impl StreamBuffer {
 
     /// Position of `line` in the buffer.
     pub fn find(&self, line: u64) -> Option<usize> {
-        self.lines.iter().position(|l| l.0 == line)
+        self.lines.iter().position(|l| l.line == line)
     }
 }

@@ -7,7 +7,7 @@ use crate::exec::Executor;
 use crate::inst::Special;
 use crate::sleep::{ACTED, NEVER};
 use crate::sm::{Sm, COMMITTED};
-use crate::state::{reg_index, DepbarCond, Stage, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR, NO_HEAD};
+use crate::state::{reg_index, ConstWait, DepbarCond, Stage, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR, NO_HEAD};
 use crate::stats::StallReason;
 
 impl<W> Sm<W> {
@@ -50,7 +50,7 @@ impl<W> Sm<W> {
         }
         let v = &self.iss[slot];
         debug_assert_eq!(
-            self.warps[slot].ib.front().map_or(u64::MAX, |h| h.1),
+            self.warps[slot].ib.front().map_or(u64::MAX, |h| h.ready),
             v.head_ready,
             "stale instruction-buffer head"
         );
@@ -60,7 +60,7 @@ impl<W> Sm<W> {
             self.wake_by(t);
             return Err(StallReason::NoInstruction);
         }
-        debug_assert_eq!(self.warps[slot].ib.front().map(|h| h.0), Some(v.head_pc));
+        debug_assert_eq!(self.warps[slot].ib.front().map(|h| h.pc), Some(v.head_pc));
         debug_assert_eq!(
             self.index_of(v.head_pc).map_or(NO_HEAD, |i| i as u32),
             v.head_idx,
@@ -248,8 +248,8 @@ impl<W> Sm<W> {
                 return true;
             }
             match w.ib.front() {
-                Some(&(pc, _)) => {
-                    let i = (pc / 16) as usize;
+                Some(h) => {
+                    let i = (h.pc / 16) as usize;
                     code.get(i)
                         .is_some_and(|inst| (0..6).any(|k| inst.ctrl.waits_on(k) && iss[slot].sb[k] != 0))
                 }
@@ -336,7 +336,7 @@ impl<W> Sm<W> {
         // evaluated (without LTRF the evaluation only caches flags a later one recomputes;
         // with LTRF it may start register-cache prefetches, so it runs).
         if busy && !self.ltrf_enabled() {
-            if let Some((_, since, _, ready_at)) = self.subcores[sc].const_wait {
+            if let Some(ConstWait { since, ready_at, .. }) = self.subcores[sc].const_wait {
                 let switch_at = since + self.cfg.const_miss_switch_cycles as u64;
                 if now < ready_at && now < switch_at {
                     self.count_stall(StallReason::ConstCacheMiss);
@@ -418,7 +418,7 @@ impl<W> Sm<W> {
         // `choose_and_issue`'s switch (the still-blocking part of the wait returned earlier).
         let exclude = if self.sc_busy[sc] {
             match self.subcores[sc].const_wait {
-                Some((w, _, _, ready_at)) if now < ready_at => Some(w),
+                Some(ConstWait { slot, ready_at, .. }) if now < ready_at => Some(slot),
                 _ => None,
             }
         } else {
@@ -554,7 +554,13 @@ impl<W> Sm<W> {
         let mut wake = self.wake_at;
         // L0 fixed-latency constant cache: a miss blocks issue (rule 13).
         let mut exclude = None;
-        if let Some((wslot, since, line, ready_at)) = self.subcores[sc].const_wait {
+        if let Some(ConstWait {
+            slot: wslot,
+            since,
+            line,
+            ready_at,
+        }) = self.subcores[sc].const_wait
+        {
             let switch_at = since + self.cfg.const_miss_switch_cycles as u64;
             if now >= ready_at {
                 self.subcores[sc].l0c.fill(line);
@@ -590,7 +596,7 @@ impl<W> Sm<W> {
         // The chosen warp passed its readiness check this cycle: its head is known.
         let v = &self.iss[slot];
         if v.head_ready == u64::MAX || v.head_idx == NO_HEAD {
-            let pc = self.warps[slot].ib.front().map(|x| x.0).unwrap_or_default();
+            let pc = self.warps[slot].ib.front().map(|x| x.pc).unwrap_or_default();
             return Err(format!("no instruction at pc {pc:#x}"));
         }
         let sidx = v.head_idx as usize;
@@ -607,7 +613,12 @@ impl<W> Sm<W> {
                     let l1line = self.const_l1_line(bank, off);
                     self.subcores[sc].l1_queue.push_back(l1line);
                     self.l1i_queued |= 1 << sc;
-                    self.subcores[sc].const_wait = Some((slot, now, line, u64::MAX));
+                    self.subcores[sc].const_wait = Some(ConstWait {
+                        slot,
+                        since: now,
+                        line,
+                        ready_at: u64::MAX,
+                    });
                     self.sc_busy[sc] = true;
                     self.count_stall(StallReason::ConstCacheMiss);
                     return Ok(ACTED);

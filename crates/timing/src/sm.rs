@@ -137,7 +137,7 @@ pub struct Sm<W> {
     pub(crate) next_age: u64,
     pub(crate) l1i: TagCache,
     /// Lines of the L1 I/C being fetched from L2: (line, cycle it is in the L1).
-    pub(crate) l1i_inflight: Vec<(u64, u64)>,
+    pub(crate) l1i_inflight: Vec<crate::frontend::LineFill>,
     pub(crate) shared_unit_free: Vec<u64>,
     /// The SM's shared-memory operand path of warpgroup MMAs is free from this time, in
     /// 1/`gmma_smem_bytes_per_cycle` cycles (bytes).
@@ -407,8 +407,8 @@ impl<W> Sm<W> {
             .iter()
             .enumerate()
             .find(|(_, w)| w.used && w.exec_id == exec_id)?;
-        let head = match w.ib.front() {
-            Some(&(pc, _)) => match self.index_of(pc) {
+        let head = match w.ib.front().map(|h| h.pc) {
+            Some(pc) => match self.index_of(pc) {
                 Some(i) => format!("{} at pc {:#x} ({})", self.code[i].op, pc, self.code[i].ctrl),
                 None => format!("pc {pc:#x}"),
             },
@@ -422,7 +422,12 @@ impl<W> Sm<W> {
         let sc = &self.subcores[w.subcore];
         // A sub-core whose warp waits for a constant line issues nothing else meanwhile.
         let constant = match sc.const_wait {
-            Some((ws, since, _, ready)) => {
+            Some(crate::state::ConstWait {
+                slot: ws,
+                since,
+                ready_at: ready,
+                ..
+            }) => {
                 let whose = if ws == slot {
                     "this warp's".to_string()
                 } else {
@@ -768,17 +773,17 @@ impl<W> Sm<W> {
                     // A constant line for the sub-core's L0 FL cache: the waiting warp may
                     // issue from now on.
                     if let Some(cw) = &mut self.subcores[sc].const_wait {
-                        if cw.3 == u64::MAX {
-                            cw.3 = now;
+                        if cw.ready_at == u64::MAX {
+                            cw.ready_at = now;
                         }
                     }
                 }
                 Event::ILine { sc, line } => {
                     let s = &mut self.subcores[sc];
                     if let Some(p) = s.sbuf.find(line) {
-                        s.sbuf.lines[p].1 = now;
+                        s.sbuf.lines[p].ready = now;
                     }
-                    s.demand.retain(|d| d.0 != line || d.1 > now);
+                    s.demand.retain(|d| d.line != line || d.ready > now);
                     if s.sbuf.find(line).is_none() {
                         s.l0i.fill(line);
                     }
@@ -854,7 +859,7 @@ impl<W> Sm<W> {
     #[inline]
     pub(crate) fn sync_head(&mut self, slot: usize) {
         self.touch_slot(slot);
-        let Some(&(pc, ready)) = self.warps[slot].ib.front() else {
+        let Some(&crate::state::IbEntry { pc, ready }) = self.warps[slot].ib.front() else {
             self.iss[slot].head_ready = u64::MAX;
             return;
         };

@@ -200,11 +200,19 @@ pub(crate) const HOT_SB_CLEAR: u8 = 4;
 /// plus its fetches in flight fill the buffer. Kept by `Sm::sync_room`.
 pub(crate) const HOT_NO_ROOM: u8 = 8;
 
-/// A warp's instruction buffer: (pc, cycle from which it may issue) in fetch order, kept
-/// inline in the warp (no heap indirection on the issue stage's hot path).
+/// An instruction in a warp's instruction buffer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct IbEntry {
+    pub(crate) pc: u64,
+    /// The cycle from which it may issue (its fetch's arrival).
+    pub(crate) ready: u64,
+}
+
+/// A warp's instruction buffer: its instructions in fetch order, kept inline in the warp (no
+/// heap indirection on the issue stage's hot path).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct InstBuffer {
-    slots: [(u64, u64); IB_CAPACITY],
+    slots: [IbEntry; IB_CAPACITY],
     head: u8,
     len: u8,
 }
@@ -214,17 +222,17 @@ pub(crate) struct InstBuffer {
 pub(crate) const IB_CAPACITY: usize = 16;
 
 impl InstBuffer {
-    pub(crate) fn front(&self) -> Option<&(u64, u64)> {
+    pub(crate) fn front(&self) -> Option<&IbEntry> {
         (self.len > 0).then(|| &self.slots[self.head as usize])
     }
-    pub(crate) fn push_back(&mut self, e: (u64, u64)) {
+    pub(crate) fn push_back(&mut self, e: IbEntry) {
         if (self.len as usize) < IB_CAPACITY {
             let i = (self.head as usize + self.len as usize) % IB_CAPACITY;
             self.slots[i] = e;
             self.len += 1;
         }
     }
-    pub(crate) fn pop_front(&mut self) -> Option<(u64, u64)> {
+    pub(crate) fn pop_front(&mut self) -> Option<IbEntry> {
         if self.len == 0 {
             return None;
         }
@@ -327,8 +335,8 @@ impl Warp {
     }
     /// PC of the oldest instruction fetched or to be fetched.
     pub(crate) fn stream_head(&self, inflight: &VecDeque<Fetch>, slot: usize) -> u64 {
-        if let Some(&(pc, _)) = self.ib.front() {
-            return pc;
+        if let Some(e) = self.ib.front() {
+            return e.pc;
         }
         inflight
             .iter()
@@ -364,6 +372,21 @@ pub(crate) struct MemEntry {
     pub(crate) arb_ready: Option<u64>,
 }
 
+/// A sub-core held by a constant-cache miss (M25 rule 13): its L0 constant cache missed for
+/// one warp's operand, and the sub-core issues nothing for a while
+/// (`const_miss_switch_cycles`), then other warps until the line is there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ConstWait {
+    /// The slot of the warp that missed.
+    pub(crate) slot: usize,
+    /// The cycle of the miss.
+    pub(crate) since: u64,
+    /// The L0 constant-cache line it waits for.
+    pub(crate) line: u64,
+    /// The cycle the line came back from the L1 (`u64::MAX`: not yet).
+    pub(crate) ready_at: u64,
+}
+
 /// `repr(C)`: what the stages of a busy sub-core look at every cycle comes first.
 #[repr(C)]
 #[derive(Debug)]
@@ -378,7 +401,7 @@ pub(crate) struct SubCore {
     pub(crate) fetches: VecDeque<Fetch>,
     /// Lines requested from the L1 I-cache: (line, prefetch)
     pub(crate) l1_queue: VecDeque<u64>,
-    pub(crate) const_wait: Option<(usize, u64, u64, u64)>,
+    pub(crate) const_wait: Option<ConstWait>,
     /// Its warps' slots (their bits: `Sm::sc_mask`).
     pub(crate) warps: Vec<usize>,
     pub(crate) last_issued: Option<usize>,
@@ -393,8 +416,8 @@ pub(crate) struct SubCore {
     pub(crate) ports: PortSchedule,
     pub(crate) rfc: Rfc,
     pub(crate) last_clock_issue: Option<u64>,
-    /// Demand lines in flight: (line, ready)
-    pub(crate) demand: Vec<(u64, u64)>,
+    /// Demand misses of its L0 I-cache in flight.
+    pub(crate) demand: Vec<crate::frontend::LineFill>,
     pub(crate) l0i: TagCache,
     pub(crate) sbuf: StreamBuffer,
     pub(crate) l0c: TagCache,
