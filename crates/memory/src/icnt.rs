@@ -27,10 +27,23 @@ pub struct IcntStats {
     pub blocked: u64,
 }
 
-/// A packet waiting at its source: (destination, bytes, packet).
-pub(crate) type SrcEntry<T> = (usize, u32, T);
-/// A packet at (or travelling to) its destination: (icnt cycle it arrives, packet).
-pub(crate) type DstEntry<T> = (u64, T);
+/// A packet waiting at its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SrcEntry<T> {
+    /// Its destination port.
+    pub(crate) dst: usize,
+    /// Its size, header included (its flits).
+    pub(crate) bytes: u32,
+    pub(crate) packet: T,
+}
+
+/// A packet at (or travelling to) its destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DstEntry<T> {
+    /// The interconnect cycle it arrives.
+    pub(crate) arrives: u64,
+    pub(crate) packet: T,
+}
 
 /// The queues of one side of a crossbar, by port.
 pub(crate) trait Ports<E> {
@@ -407,7 +420,12 @@ impl Crossbar {
         S: Ports<SrcEntry<T>> + ?Sized,
         D: Ports<DstEntry<T>> + ?Sized,
     {
-        let Some(&(d, bytes, t)) = src.queue(s).front() else {
+        let Some(&SrcEntry {
+            dst: d,
+            bytes,
+            packet,
+        }) = src.queue(s).front()
+        else {
             return Visit::Empty;
         };
         if self.src_busy[s] > now || self.dst_busy[d] > now || dst.queue(d).len() >= self.dst_cap {
@@ -418,7 +436,10 @@ impl Crossbar {
         let ser = flits.div_ceil(self.flits_per_cycle) as u64;
         self.src_busy[s] = now + ser;
         self.dst_busy[d] = now + ser;
-        dst.queue(d).push_back((now + self.latency + ser - 1, t));
+        dst.queue(d).push_back(DstEntry {
+            arrives: now + self.latency + ser - 1,
+            packet,
+        });
         dst.arrived(d);
         let q = src.queue(s);
         q.pop_front();
@@ -456,7 +477,12 @@ mod tests {
             let n = src.len();
             for k in 0..n {
                 let s = (self.rr + k) % n;
-                let Some(&(d, bytes, t)) = src[s].front() else {
+                let Some(&SrcEntry {
+                    dst: d,
+                    bytes,
+                    packet,
+                }) = src[s].front()
+                else {
                     continue;
                 };
                 if self.src_busy[s] > now || self.dst_busy[d] > now || dst[d].len() >= self.dst_cap {
@@ -467,7 +493,10 @@ mod tests {
                 let ser = flits.div_ceil(self.flits_per_cycle) as u64;
                 self.src_busy[s] = now + ser;
                 self.dst_busy[d] = now + ser;
-                dst[d].push_back((now + self.latency + ser - 1, t));
+                dst[d].push_back(DstEntry {
+                    arrives: now + self.latency + ser - 1,
+                    packet,
+                });
                 src[s].pop_front();
                 self.stats.packets += 1;
                 self.stats.bytes += bytes as u64;
@@ -543,8 +572,13 @@ mod tests {
                     let d = rng.below(dests as u64) as usize;
                     let k = rng.below(100);
                     let bytes = sizes[if k == 0 { 4 } else { (k % 4) as usize }];
-                    xs[s].push_back((d, bytes, id));
-                    rs[s].push_back((d, bytes, id));
+                    let e = SrcEntry {
+                        dst: d,
+                        bytes,
+                        packet: id,
+                    };
+                    xs[s].push_back(e);
+                    rs[s].push_back(e);
                     x.has_packets(s, true);
                     id += 1;
                 }
@@ -558,7 +592,7 @@ mod tests {
                 assert_eq!(xs, rs, "cycle {now}");
             }
             for d in 0..dests {
-                if matches!(xd[d].front(), Some(&(at, _)) if at <= now) && rng.below(1000) < pop_per_mille {
+                if xd[d].front().is_some_and(|e| e.arrives <= now) && rng.below(1000) < pop_per_mille {
                     xd[d].pop_front();
                     rd[d].pop_front();
                 }

@@ -161,7 +161,7 @@ impl Partition {
                     s.would_act(
                         now,
                         out.len() < step.resp_cap,
-                        matches!(req_in.front(), Some(&(at, _)) if at <= step.icnt_now)
+                        req_in.front().is_some_and(|e| e.arrives <= step.icnt_now)
                     ),
                     (false, w.stall_counts),
                     "slice {j} asleep at L2 cycle {now}"
@@ -174,7 +174,7 @@ impl Partition {
             pushed |= slice_back(s, out, now, step, map);
             // 3b. One new request into the ROP pipeline.
             admit_one(s, req_in, now, step.icnt_now);
-            *w = s.wake_after(now, out.len() < step.resp_cap, req_in.front().map(|f| f.0));
+            *w = s.wake_after(now, out.len() < step.resp_cap, req_in.front().map(|f| f.arrives));
         }
         if pushed {
             self.resp_pushed = true;
@@ -360,7 +360,11 @@ fn slice_back(
     // 2. One ready response into the response network.
     if matches!(s.resp.peek(), Some(Reverse(top)) if top.ready <= now) && out.len() < step.resp_cap {
         if let Some(Reverse(OutResp { sm, bytes, resp, .. })) = s.resp.pop() {
-            out.push_back((sm as usize, bytes, resp));
+            out.push_back(SrcEntry {
+                dst: sm as usize,
+                bytes,
+                packet: resp,
+            });
             pushed = true;
         }
     }
@@ -375,7 +379,7 @@ fn slice_back(
 #[inline(always)]
 fn admit_one(s: &mut L2Slice, req_in: &mut VecDeque<DstEntry<InReq>>, now: u64, icnt_now: u64) -> bool {
     match req_in.front() {
-        Some(&(at, r)) if at <= icnt_now && s.rop_room_at(now) => {
+        Some(&DstEntry { arrives, packet: r }) if arrives <= icnt_now && s.rop_room_at(now) => {
             req_in.pop_front();
             s.rop_push(now, r);
             true

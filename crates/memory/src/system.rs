@@ -191,7 +191,11 @@ impl SmPort {
                 L2ReqKind::Read => 0,
                 _ => req.bytes,
             };
-        let e = (dst, bytes, InReq { sm: self.port, req });
+        let e = SrcEntry {
+            dst,
+            bytes,
+            packet: InReq { sm: self.port, req },
+        };
         match at.stage_at {
             None => self.req.push_back(e),
             Some(c) => self.staged.push_back((c, e)),
@@ -221,14 +225,14 @@ impl SmPort {
     #[inline]
     fn pop_response_at(&mut self, icnt_now: u64) -> Option<L2Response> {
         match self.resp.front() {
-            Some((t, _)) if *t <= icnt_now => self.resp.pop_front().map(|(_, r)| r),
+            Some(e) if e.arrives <= icnt_now => self.resp.pop_front().map(|e| e.packet),
             _ => None,
         }
     }
 
     #[inline]
     fn has_response(&self, icnt_now: u64) -> bool {
-        matches!(self.resp.front(), Some((t, _)) if *t <= icnt_now)
+        self.resp.front().is_some_and(|e| e.arrives <= icnt_now)
     }
 
     #[inline]
