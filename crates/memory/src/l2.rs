@@ -52,6 +52,14 @@ struct Waiter {
     atomic_max_same: u16,
 }
 
+/// An atomic the slice performed lately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RecentAtomic {
+    line: u64,
+    /// The cycle its result is in the data array.
+    done: u64,
+}
+
 /// A head request that stalled for room in `to_dram`: the room it needs, its line and that
 /// line's cache set.
 #[derive(Debug, Clone, Copy)]
@@ -144,9 +152,9 @@ pub(crate) struct L2Slice {
     mshr: WayMshr<Waiter>,
     port_free: u64,
     atomic_busy: u64,
-    /// Recent atomics (line, cycle the result is in the array): a read hit of the same
-    /// line waits for it, so that a load after an atomic sees its result.
-    recent_atomics: [(u64, u64); 4],
+    /// Recent atomics: a read hit of the same line waits for the result, so that a load
+    /// after an atomic sees it.
+    recent_atomics: [RecentAtomic; 4],
     recent_next: usize,
     seq: u64,
     pub resp: BinaryHeap<Reverse<OutResp>>,
@@ -207,7 +215,10 @@ impl L2Slice {
             mshr: WayMshr::new(mshr_entries, l2.mshr_max_merge as usize, (sets * assoc) as usize),
             port_free: 0,
             atomic_busy: 0,
-            recent_atomics: [(u64::MAX, 0); 4],
+            recent_atomics: [RecentAtomic {
+                line: u64::MAX,
+                done: 0,
+            }; 4],
             recent_next: 0,
             seq: 0,
             resp: BinaryHeap::with_capacity(resp_cap + mshr_entries + 8),
@@ -418,11 +429,11 @@ impl L2Slice {
     }
 
     fn note_atomic(&mut self, line: u64, done: u64) {
-        if let Some(a) = self.recent_atomics.iter_mut().find(|a| a.0 == line) {
-            a.1 = a.1.max(done);
+        if let Some(a) = self.recent_atomics.iter_mut().find(|a| a.line == line) {
+            a.done = a.done.max(done);
             return;
         }
-        self.recent_atomics[self.recent_next] = (line, done);
+        self.recent_atomics[self.recent_next] = RecentAtomic { line, done };
         self.recent_next = (self.recent_next + 1) % self.recent_atomics.len();
     }
 
@@ -519,7 +530,9 @@ impl L2Slice {
                         req.bytes
                     } else {
                         self.stats.read_hits += 1;
-                        if let Some(&(_, done)) = self.recent_atomics.iter().find(|a| a.0 == line) {
+                        if let Some(&RecentAtomic { done, .. }) =
+                            self.recent_atomics.iter().find(|a| a.line == line)
+                        {
                             if done > ready {
                                 self.stats.reads_after_atomic += 1;
                                 ready = done;
