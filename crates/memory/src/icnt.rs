@@ -32,7 +32,7 @@ pub struct IcntStats {
 pub(crate) struct SrcEntry<T> {
     /// Its destination port.
     pub(crate) dst: usize,
-    /// Its size, header included (its flits).
+    /// Its size in bytes, header included (its flits follow from it).
     pub(crate) bytes: u32,
     pub(crate) packet: T,
 }

@@ -35,12 +35,13 @@ struct Way {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LineFill {
     pub line: u64,
-    /// The cycle it arrives (`u64::MAX` while its request waits for the L1).
+    /// The cycle it arrives (`u64::MAX`: not known yet; a demand miss until the L1 arbiter
+    /// sends it, a stream-buffer line until it arrives).
     pub ready: u64,
 }
 
 impl LineFill {
-    /// `line`, requested but not sent to the L1 yet.
+    /// `line`, with no arrival cycle yet.
     pub fn waiting(line: u64) -> Self {
         LineFill {
             line,

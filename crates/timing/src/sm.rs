@@ -136,7 +136,7 @@ pub struct Sm<W> {
     pub(crate) next_mem_id: u64,
     pub(crate) next_age: u64,
     pub(crate) l1i: TagCache,
-    /// Lines of the L1 I/C being fetched from L2: (line, cycle it is in the L1).
+    /// Lines of the L1 I/C being fetched from L2 (`ready`: the cycle a line is in the L1).
     pub(crate) l1i_inflight: Vec<crate::frontend::LineFill>,
     pub(crate) shared_unit_free: Vec<u64>,
     /// The SM's shared-memory operand path of warpgroup MMAs is free from this time, in
@@ -420,7 +420,8 @@ impl<W> Sm<W> {
             .map(|k| format!("SB{k}={}", v.sb[k]))
             .collect();
         let sc = &self.subcores[w.subcore];
-        // A sub-core whose warp waits for a constant line issues nothing else meanwhile.
+        // A sub-core whose warp waits for a constant line issues nothing for
+        // `const_miss_switch_cycles`, then only other warps.
         let constant = match sc.const_wait {
             Some(crate::state::ConstWait {
                 slot: ws,

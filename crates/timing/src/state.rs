@@ -373,8 +373,8 @@ pub(crate) struct MemEntry {
 }
 
 /// A sub-core held by a constant-cache miss (M25 rule 13): its L0 constant cache missed for
-/// one warp's operand, and the sub-core issues nothing for a while
-/// (`const_miss_switch_cycles`), then other warps until the line is there.
+/// one warp's operand, and the sub-core issues nothing for `const_miss_switch_cycles` (or
+/// until the line is there, if sooner), then only other warps until the line is there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ConstWait {
     /// The slot of the warp that missed.
@@ -399,7 +399,7 @@ pub(crate) struct SubCore {
     /// there are none, the stage has nothing to look for (a full queue waiting on the L1).
     pub(crate) addr_waiting: u32,
     pub(crate) fetches: VecDeque<Fetch>,
-    /// Lines requested from the L1 I-cache: (line, prefetch)
+    /// Lines requested from the L1 I/C cache, in order.
     pub(crate) l1_queue: VecDeque<u64>,
     pub(crate) const_wait: Option<ConstWait>,
     /// Its warps' slots (their bits: `Sm::sc_mask`).
