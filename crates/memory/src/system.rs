@@ -224,9 +224,10 @@ impl SmPort {
 
     #[inline]
     fn pop_response_at(&mut self, icnt_now: u64) -> Option<L2Response> {
-        match self.resp.front() {
-            Some(e) if e.arrives <= icnt_now => self.resp.pop_front().map(|e| e.packet),
-            _ => None,
+        if self.has_response(icnt_now) {
+            self.resp.pop_front().map(|e| e.packet)
+        } else {
+            None
         }
     }
 
