@@ -79,6 +79,15 @@ pub struct DispatchStats {
     pub no_room_cycles: u64,
 }
 
+/// A CTA's completion on its way to the dispatcher ([`Dispatcher::cta_finished`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Completion {
+    /// The cycle it reaches the dispatcher.
+    at: u64,
+    /// The SM the CTA ran on.
+    sm: usize,
+}
+
 /// The GPU-wide CTA dispatcher (the compute work distributor) of one kernel launch.
 #[derive(Debug, Clone)]
 pub struct Dispatcher {
@@ -94,8 +103,8 @@ pub struct Dispatcher {
     /// The sum of `room` (no SM is searched while it is 0).
     room_total: u64,
     rr: usize,
-    /// Completions on their way: (cycle they reach the dispatcher, SM), in arrival order.
-    completions: VecDeque<(u64, usize)>,
+    /// Completions on their way, in arrival order.
+    completions: VecDeque<Completion>,
     /// Thread-block clusters: CTAs per cluster (1 = none), the GPC of every SM, and the SMs
     /// reserved for the rest of the cluster being sent.
     cluster_size: u32,
@@ -232,7 +241,7 @@ impl Dispatcher {
     pub fn may_send_to(&self, sm: usize) -> bool {
         self.dispatching()
             && (self.room.get(sm).is_some_and(|&r| r > 0)
-                || self.completions.iter().any(|&(_, s)| s == sm)
+                || self.completions.iter().any(|c| c.sm == sm)
                 || self.reserved.contains(&sm))
     }
 
@@ -247,7 +256,7 @@ impl Dispatcher {
         let mut blocked = false;
         while self.busy_until < cycle_end {
             let start = self.busy_until.max(now * FRAC);
-            if let Some(&(at, sm)) = self.completions.front() {
+            if let Some(&Completion { at, sm }) = self.completions.front() {
                 if at <= now {
                     self.completions.pop_front();
                     self.busy_until = start + self.t.completion_cost;
@@ -286,8 +295,10 @@ impl Dispatcher {
 
     /// A CTA of SM `sm` finished (its last warp exited) at cycle `now`.
     pub fn cta_finished(&mut self, now: u64, sm: usize) {
-        self.completions
-            .push_back((now + self.t.cta_completion_latency, sm));
+        self.completions.push_back(Completion {
+            at: now + self.t.cta_completion_latency,
+            sm,
+        });
     }
 
     /// Every CTA was sent.
@@ -299,7 +310,7 @@ impl Dispatcher {
     /// its SM: the completions still on their way are processed in order (nothing else is
     /// left for the dispatcher), then the end latency, no earlier than the minimum duration.
     pub fn finish(&mut self, start: u64) -> u64 {
-        while let Some((at, sm)) = self.completions.pop_front() {
+        while let Some(Completion { at, sm }) = self.completions.pop_front() {
             self.busy_until = self.busy_until.max(at * FRAC) + self.t.completion_cost;
             self.room[sm] += 1;
             self.room_total += 1;

@@ -146,6 +146,14 @@ pub fn icnt_before(first: u64, clocks: &[sassim_memory::CycleClocks], out: &mut 
     out.pop();
 }
 
+/// An SM whose own steps of a quantum ended with finished warps, and the cycle its
+/// warps are retired in (the last of those steps); ordered by cycle, then SM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Retire {
+    pub cycle: u64,
+    pub sm: usize,
+}
+
 /// The buffers a run's quanta reuse, and the quantum whose back half has run ahead.
 #[derive(Debug, Default)]
 pub struct QuantumBufs {
@@ -161,8 +169,8 @@ pub struct QuantumBufs {
     /// Per SM, whether it steps alone in the serial part's current cycle.
     pub stepping: Vec<bool>,
     /// The SMs whose own steps of the current quantum ended with finished warps, by the
-    /// cycle they are retired in (the last of those steps), then SM: (cycle, SM).
-    pub retire_at: Vec<(u64, usize)>,
+    /// cycle they are retired in (the last of those steps), then SM.
+    pub retire_at: Vec<Retire>,
     pub accs: Vec<QuantumAcc>,
     /// [`QuantumSteps::finish_budgets`] of the current quantum.
     pub finish_budgets: Vec<u32>,
@@ -429,7 +437,10 @@ pub fn run<S: KernelSource>(
             .iter()
             .enumerate()
             .filter(|(_, a)| a.finished && a.until > first)
-            .map(|(s, a)| (a.until - 1, s)),
+            .map(|(s, a)| Retire {
+                cycle: a.until - 1,
+                sm: s,
+            }),
     );
     bufs.retire_at.sort_unstable();
     let mut retire_next = 0;
@@ -439,7 +450,7 @@ pub fn run<S: KernelSource>(
         serial.cycle_start(cycle, sms, notes, src, &|s| accs[s].until <= cycle)?;
         bufs.pushed.clear();
         if cycle < alone_from {
-            while let Some(&(c, s)) = bufs.retire_at.get(retire_next) {
+            while let Some(&Retire { cycle: c, sm: s }) = bufs.retire_at.get(retire_next) {
                 if c != cycle {
                     break;
                 }

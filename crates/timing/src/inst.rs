@@ -92,6 +92,14 @@ pub struct LtrfSlot {
     pub conflicts_live: u16,
 }
 
+/// A constant-bank address fixed in the instruction (an immediate bank, no register index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConstAddr {
+    pub bank: u32,
+    /// Byte offset in the bank.
+    pub offset: u64,
+}
+
 #[derive(Debug, Clone)]
 pub struct StaticInst {
     pub pc: u64,
@@ -108,12 +116,12 @@ pub struct StaticInst {
     pub special: Special,
     /// Up to 4 source slots (reuse bit k = slot k).
     pub srcs: Vec<SrcSlot>,
-    /// Constant operand (bank, offset) of a fixed-latency instruction: looked up in the L0
-    /// fixed-latency constant cache at issue (M25 rule 13).
-    pub const_operand: Option<(u32, u64)>,
-    /// LDC's constant address (bank, offset) when it has no register index: looked up in the
-    /// L0 variable-latency constant cache (M25 rule 41).
-    pub ldc_const: Option<(u32, u64)>,
+    /// Constant operand of a fixed-latency instruction: looked up in the L0 fixed-latency
+    /// constant cache at issue (M25 rule 13).
+    pub const_operand: Option<ConstAddr>,
+    /// LDC's constant address when it has no register index: looked up in the L0
+    /// variable-latency constant cache (M25 rule 41).
+    pub ldc_const: Option<ConstAddr>,
     /// Registers written (for scoreboards).
     pub writes: Vec<sassim_isa::ArchReg>,
     /// Registers read (for scoreboards).
@@ -346,24 +354,24 @@ pub fn decode_kernel(
                     }
                 })
                 .collect();
-            let const_operand = ins.operands.iter().find_map(|o| match &o.kind {
-                OperandKind::Const(c) if ins.opcode.base != "LDC" => match c.bank {
-                    sassim_isa::ConstBank::Imm(b) if c.addr.regs.iter().all(|r| r.reg.is_zero()) => {
-                        Some((b, c.addr.offset as u64))
-                    }
+            // The first constant operand with an immediate bank and no register index, of
+            // an LDC (`ldc`) or of any other instruction.
+            let static_const = |ldc: bool| {
+                ins.operands.iter().find_map(|o| match &o.kind {
+                    OperandKind::Const(c) if (ins.opcode.base == "LDC") == ldc => match c.bank {
+                        sassim_isa::ConstBank::Imm(b) if c.addr.regs.iter().all(|r| r.reg.is_zero()) => {
+                            Some(ConstAddr {
+                                bank: b,
+                                offset: c.addr.offset as u64,
+                            })
+                        }
+                        _ => None,
+                    },
                     _ => None,
-                },
-                _ => None,
-            });
-            let ldc_const = ins.operands.iter().find_map(|o| match &o.kind {
-                OperandKind::Const(c) if ins.opcode.base == "LDC" => match c.bank {
-                    sassim_isa::ConstBank::Imm(b) if c.addr.regs.iter().all(|r| r.reg.is_zero()) => {
-                        Some((b, c.addr.offset as u64))
-                    }
-                    _ => None,
-                },
-                _ => None,
-            });
+                })
+            };
+            let const_operand = static_const(false);
+            let ldc_const = static_const(true);
             StaticInst {
                 pc: ins.pc,
                 op: ins.opcode.to_string(),

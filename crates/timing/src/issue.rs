@@ -4,7 +4,7 @@
 
 use crate::config::{SchedPolicy, StallExpiry};
 use crate::exec::Executor;
-use crate::inst::Special;
+use crate::inst::{ConstAddr, Special};
 use crate::sleep::{ACTED, NEVER};
 use crate::sm::{Sm, COMMITTED};
 use crate::state::{reg_index, ConstWait, DepbarCond, Stage, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR, NO_HEAD};
@@ -601,8 +601,8 @@ impl<W> Sm<W> {
         }
         let sidx = v.head_idx as usize;
         if self.code[sidx].fixed && !self.cfg.perfect_const_cache {
-            if let Some((bank, off)) = self.code[sidx].const_operand {
-                let line = self.subcores[sc].l0c.line_of((bank as u64) << 32 | off);
+            if let Some(ConstAddr { bank, offset }) = self.code[sidx].const_operand {
+                let line = self.subcores[sc].l0c.line_of((bank as u64) << 32 | offset);
                 if self.subcores[sc].l0c.probe(line) {
                     self.stats.l0c_hits += 1;
                 } else if exclude.is_none() {
@@ -610,7 +610,7 @@ impl<W> Sm<W> {
                     // sub-core's request queue and the round-robin L1 arbiter (M25 A6,
                     // Fig. 3; T4P: the second constant level is the L1 I-cache).
                     self.stats.l0c_misses += 1;
-                    let l1line = self.const_l1_line(bank, off);
+                    let l1line = self.const_l1_line(bank, offset);
                     self.subcores[sc].l1_queue.push_back(l1line);
                     self.l1i_queued |= 1 << sc;
                     self.subcores[sc].const_wait = Some(ConstWait {

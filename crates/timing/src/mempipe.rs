@@ -1,7 +1,7 @@
 //! The sub-core memory unit (queue, address calculation) and the SM-shared arbiter into
 //! the data memories (M25 A9, Table 2, rules 34–43; docs/model.md).
 
-use crate::inst::{MemKind, MemSpace};
+use crate::inst::{ConstAddr, MemKind, MemSpace};
 use crate::mem::{Access, MemReq, RetryToken};
 use crate::sleep::{ACTED, NEVER};
 use crate::sm::Sm;
@@ -156,7 +156,7 @@ impl<W> Sm<W> {
             // LDC: the static address, else the first active lane's (bank 0).
             let const_addr = self.code[st.sidx]
                 .ldc_const
-                .map(|(bank, off)| ((bank as u64) << 32) | (off & 0xffff_ffff))
+                .map(|ConstAddr { bank, offset }| ((bank as u64) << 32) | (offset & 0xffff_ffff))
                 .or_else(|| {
                     let a = self.slab[st.writes]
                         .mem

@@ -113,8 +113,15 @@ impl PortSchedule {
 #[derive(Debug, Clone)]
 pub struct Rfc {
     slots: usize,
-    /// entries[bank * slots + slot] = Some((warp, register)).
-    entries: Vec<Option<(u32, u8)>>,
+    /// `entries[bank * slots + slot]`: the value cached there, if any.
+    entries: Vec<Option<RfcValue>>,
+}
+
+/// Whose value an entry of the register-file cache holds: a warp's register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RfcValue {
+    warp: u32,
+    reg: u8,
 }
 
 impl Rfc {
@@ -133,14 +140,15 @@ impl Rfc {
             return false;
         }
         let i = bank as usize * self.slots + slot;
-        let hit = self.entries[i] == Some((warp, reg));
-        self.entries[i] = if reuse { Some((warp, reg)) } else { None };
+        let value = RfcValue { warp, reg };
+        let hit = self.entries[i] == Some(value);
+        self.entries[i] = reuse.then_some(value);
         hit
     }
 
     /// Whether a read would hit, without changing the cache.
     pub fn peek(&self, warp: u32, bank: u32, slot: usize, reg: u8) -> bool {
-        slot < self.slots && self.entries[bank as usize * self.slots + slot] == Some((warp, reg))
+        slot < self.slots && self.entries[bank as usize * self.slots + slot] == Some(RfcValue { warp, reg })
     }
 
     pub fn clear(&mut self) {

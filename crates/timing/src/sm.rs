@@ -117,9 +117,9 @@ pub struct Sm<W> {
     pub(crate) mem_done_from: u64,
     /// The kernel's static code, shared by every SM of the launch (not copied per SM).
     pub(crate) code: std::sync::Arc<[StaticInst]>,
-    /// (pc, index) of `code` sorted by pc, for code whose instruction i is not at pc 16·i
-    /// (trace-built code holds only the executed pcs); empty otherwise.
-    pub(crate) pc_sorted: Vec<(u64, u32)>,
+    /// The instructions of `code` sorted by pc, for code whose instruction i is not at pc
+    /// 16·i (trace-built code holds only the executed pcs); empty otherwise.
+    pub(crate) pc_sorted: Vec<PcIndex>,
     pub(crate) warps: Vec<Warp>,
     /// Readiness of a sub-core's warps, reused every cycle by the issue stage.
     pub(crate) ready_buf: Vec<usize>,
@@ -160,6 +160,14 @@ pub(crate) const COMMITTED: usize = usize::MAX;
 /// of cycles): starting at two per slot, each SM's slab grew once, moving ~140 KB of records
 /// (12 M instructions of `memcpy` in the whole run). Only the records used are touched.
 const SLAB_START: usize = 4 * MAX_WARP_SLOTS;
+
+/// An instruction of an SM's code by pc (`Sm::pc_sorted`), ordered by pc, then index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct PcIndex {
+    pub(crate) pc: u64,
+    /// Its index in the code.
+    pub(crate) index: u32,
+}
 
 impl<W> Sm<W> {
     pub fn new(cfg: CoreConfig, mem: Box<dyn DataMemory>) -> Self {
@@ -295,7 +303,10 @@ impl<W> Sm<W> {
         self.pc_sorted.clear();
         if self.code.iter().enumerate().any(|(i, s)| s.pc != 16 * i as u64) {
             self.pc_sorted
-                .extend(self.code.iter().enumerate().map(|(i, s)| (s.pc, i as u32)));
+                .extend(self.code.iter().enumerate().map(|(i, s)| PcIndex {
+                    pc: s.pc,
+                    index: i as u32,
+                }));
             self.pc_sorted.sort_unstable();
         }
         self.code_base = code_base;
@@ -921,9 +932,9 @@ impl<W> Sm<W> {
             Some(s) if s.pc == pc => Some(i),
             _ => {
                 // the first entry with this pc, as the linear search it replaces
-                let k = self.pc_sorted.partition_point(|&(p, _)| p < pc);
+                let k = self.pc_sorted.partition_point(|e| e.pc < pc);
                 match self.pc_sorted.get(k) {
-                    Some(&(p, idx)) if p == pc => Some(idx as usize),
+                    Some(e) if e.pc == pc => Some(e.index as usize),
                     _ => None,
                 }
             }
