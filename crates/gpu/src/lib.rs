@@ -317,6 +317,18 @@ pub trait KernelSource {
     }
 }
 
+/// One warp's log of a run with `record` set ([`KernelRun::logs`]).
+#[derive(Debug, Clone)]
+pub struct WarpRecord {
+    /// The simulated SM.
+    pub sm: usize,
+    /// The warp's slot on the SM.
+    pub slot: usize,
+    /// The executor's warp id.
+    pub warp: u32,
+    pub log: sassim_timing::WarpLog,
+}
+
 /// Result of timing one kernel.
 #[derive(Debug, Clone, Default)]
 pub struct KernelRun {
@@ -344,8 +356,8 @@ pub struct KernelRun {
     pub warnings: Vec<String>,
     /// (cycle, thread instructions per cycle over the last interval)
     pub ipc_timeline: Vec<(u64, f64)>,
-    /// Per-warp logs when `record` was set: (sm, slot, executor warp id, log).
-    pub logs: Vec<(usize, usize, u32, sassim_timing::WarpLog)>,
+    /// Per-warp logs when `record` was set.
+    pub logs: Vec<WarpRecord>,
     /// Memory-hierarchy statistics (L1, L2, DRAM) when the hierarchy is modelled.
     pub mem: Option<memsys::MemReport>,
     /// Why the kernel was stopped before it finished (cycle or wall-clock limit); the
@@ -457,7 +469,7 @@ impl Gpu {
                 let main_id = src.return_ctas();
                 if let Ok(r) = &mut run {
                     for log in &mut r.logs {
-                        log.2 = main_id(log.2).unwrap_or(log.2);
+                        log.warp = main_id(log.warp).unwrap_or(log.warp);
                     }
                 }
             }
@@ -869,8 +881,13 @@ impl Gpu {
             run.stats.add(&sm.stats);
             run.quiet_sm_cycles_skipped += sm.quiet_skipped();
             if opts.record {
-                for (slot, id, log) in sm.take_logs_with_ids() {
-                    run.logs.push((s, slot, id, log));
+                for (slot, warp, log) in sm.take_logs_with_ids() {
+                    run.logs.push(WarpRecord {
+                        sm: s,
+                        slot,
+                        warp,
+                        log,
+                    });
                 }
             }
         }

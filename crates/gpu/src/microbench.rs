@@ -11,29 +11,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-#[derive(Debug, Clone, Serialize)]
-pub struct IssueRec {
-    pub cycle: u64,
-    pub pc: u64,
-    pub op: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct RfcRec {
-    pub pc: u64,
-    /// Per source slot: any of its registers hit.
-    pub hits: Vec<bool>,
-    /// Per register read, in slot order (a 64-bit operand reads two registers, one per
-    /// bank).
-    pub reads: Vec<RfcRead>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct RfcRead {
-    pub slot: usize,
-    pub reg: u8,
-    pub hit: bool,
-}
+pub use sassim_timing::{IssueRec, RfcLog, RfcRead};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct WarpResult {
@@ -42,7 +20,7 @@ pub struct WarpResult {
     pub issues: Vec<IssueRec>,
     pub clocks: Vec<u64>,
     pub regs: BTreeMap<String, Vec<u32>>,
-    pub rfc: Vec<RfcRec>,
+    pub rfc: Vec<RfcLog>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -256,7 +234,10 @@ pub fn run_microbench_with(
     let mut warps = Vec::new();
     let subcores = gpu.core.subcores.max(1);
     if let Some(run) = &run {
-        for (_, slot, id, log) in &run.logs {
+        for crate::WarpRecord {
+            slot, warp: id, log, ..
+        } in &run.logs
+        {
             let mut regs = BTreeMap::new();
             for r in &written {
                 if let ArchReg::R(i) = r {
@@ -266,30 +247,10 @@ pub fn run_microbench_with(
             warps.push(WarpResult {
                 warp: *slot as u32,
                 subcore: *slot as u32 % subcores,
-                issues: log
-                    .issues
-                    .iter()
-                    .map(|(c, pc, op)| IssueRec {
-                        cycle: *c,
-                        pc: *pc,
-                        op: op.clone(),
-                    })
-                    .collect(),
+                issues: log.issues.clone(),
                 clocks: log.clocks.clone(),
                 regs,
-                rfc: log
-                    .rfc
-                    .iter()
-                    .map(|l| RfcRec {
-                        pc: l.pc,
-                        hits: l.hits.clone(),
-                        reads: l
-                            .reads
-                            .iter()
-                            .map(|&(slot, reg, hit)| RfcRead { slot, reg, hit })
-                            .collect(),
-                    })
-                    .collect(),
+                rfc: log.rfc.clone(),
             });
         }
         warps.sort_by_key(|w| w.warp);

@@ -27,10 +27,10 @@ fn run(src: &str, sets: &[&str]) -> KernelRun {
 /// Issue cycles of `op` per (SM, warp slot), in SM then slot order.
 fn issues_of(r: &KernelRun, op: &str) -> Vec<u64> {
     let mut v: Vec<(usize, usize, u64)> = Vec::new();
-    for (sm, slot, _, log) in &r.logs {
-        for (c, _, o) in &log.issues {
-            if o == op {
-                v.push((*sm, *slot, *c));
+    for l in &r.logs {
+        for i in &l.log.issues {
+            if i.op == op {
+                v.push((l.sm, l.slot, i.cycle));
             }
         }
     }

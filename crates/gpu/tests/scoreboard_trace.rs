@@ -24,16 +24,17 @@ fn root() -> PathBuf {
 
 /// FFMA issue cycles of warp 0 of the first SM.
 fn ffma_issues(r: &KernelRun) -> Vec<u64> {
-    let (_, _, _, log) = r
+    let log = &r
         .logs
         .iter()
-        .filter(|(sm, ..)| *sm == 0)
-        .min_by_key(|(_, slot, ..)| *slot)
-        .expect("a warp log");
+        .filter(|l| l.sm == 0)
+        .min_by_key(|l| l.slot)
+        .expect("a warp log")
+        .log;
     log.issues
         .iter()
-        .filter(|(_, _, op)| op == "FFMA")
-        .map(|(c, _, _)| *c)
+        .filter(|i| i.op == "FFMA")
+        .map(|i| i.cycle)
         .collect()
 }
 

@@ -315,9 +315,9 @@ fn barrier_waits_for_the_whole_cta() {
         r.run
             .logs
             .iter()
-            .find(|l| l.2 == warp)
-            .and_then(|l| l.3.issues.iter().find(|i| i.1 == pc))
-            .map(|i| i.0)
+            .find(|l| l.warp == warp)
+            .and_then(|l| l.log.issues.iter().find(|i| i.pc == pc))
+            .map(|i| i.cycle)
             .unwrap()
     };
     let bar0 = issue_of(0, 0x180);

@@ -744,7 +744,11 @@ impl<W> Sm<W> {
         if self.record {
             let op = inst.op.clone();
             let w = &mut self.warps[slot];
-            w.log.issues.push((now - self.clock_origin, issued_pc, op));
+            w.log.issues.push(crate::state::IssueRec {
+                cycle: now - self.clock_origin,
+                pc: issued_pc,
+                op,
+            });
             if special == Special::ClockRead {
                 w.log.clocks.push(clock);
             }

@@ -33,5 +33,5 @@ pub use exec::{Executor, Issued, MemAccess};
 pub use inst::{decode_kernel, InstClass, LtrfSlot, StaticInst};
 pub use mem::{DataMemory, FixedLatencyMemory, HitLatencies};
 pub use sm::Sm;
-pub use state::{RfcLog, WarpLog};
+pub use state::{IssueRec, RfcLog, RfcRead, WarpLog};
 pub use stats::{CoreStats, StallReason};

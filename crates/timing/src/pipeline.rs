@@ -92,7 +92,7 @@ impl<W> Sm<W> {
                     hits.resize(k + 1, false);
                 }
                 hits[k] = hits[k] || hit;
-                reads.push((k, r, hit));
+                reads.push(crate::state::RfcRead { slot: k, reg: r, hit });
             }
         }
         s.allocate = None;

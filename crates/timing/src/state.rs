@@ -8,25 +8,46 @@ use crate::frontend::{StreamBuffer, TagCache};
 use crate::inst::DEP_COUNTERS;
 use crate::regfile::{PortSchedule, Rfc};
 use sassim_isa::ArchReg;
+use serde::Serialize;
 use std::collections::VecDeque;
 
 /// Per-warp records kept when `record` is on (microbenchmarks).
 #[derive(Debug, Clone, Default)]
 pub struct WarpLog {
-    pub issues: Vec<(u64, u64, String)>,
+    pub issues: Vec<IssueRec>,
     pub clocks: Vec<u64>,
     /// Register-file-cache outcomes of each fixed-latency instruction.
     pub rfc: Vec<RfcLog>,
 }
 
+/// One instruction a warp issued.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IssueRec {
+    /// The cycle, counted from the SM's clock origin (its first CTA's start).
+    pub cycle: u64,
+    pub pc: u64,
+    /// The opcode.
+    pub op: String,
+}
+
 /// Register-file-cache outcome of one instruction's source reads.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RfcLog {
     pub pc: u64,
     /// Per source slot: any of its registers hit.
     pub hits: Vec<bool>,
-    /// Per register read (a 64-bit operand reads two, one per bank): (slot, register, hit).
-    pub reads: Vec<(usize, u8, bool)>,
+    /// Per register read, in slot order (a 64-bit operand reads two registers, one per
+    /// bank).
+    pub reads: Vec<RfcRead>,
+}
+
+/// One register read through the register-file cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RfcRead {
+    /// The source slot.
+    pub slot: usize,
+    pub reg: u8,
+    pub hit: bool,
 }
 
 /// The part of a warp's state that the issue stage reads for every live warp every cycle,

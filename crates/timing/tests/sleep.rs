@@ -102,7 +102,7 @@ fn same_with_and_without_sleep(what: &str, src: &str, slots: &[usize]) -> u64 {
         assert_eq!(on.stats, off.stats, "{what}, {name}: statistics differ");
         let issues = |l: &[(usize, sassim_timing::WarpLog)]| -> Vec<(usize, Vec<u64>)> {
             l.iter()
-                .map(|(s, w)| (*s, w.issues.iter().map(|x| x.0).collect()))
+                .map(|(s, w)| (*s, w.issues.iter().map(|x| x.cycle).collect()))
                 .collect()
         };
         assert_eq!(

@@ -104,6 +104,6 @@ pub fn clocks(logs: &[(usize, WarpLog)], slot: usize) -> Vec<u64> {
 pub fn issue_cycles(logs: &[(usize, WarpLog)], slot: usize) -> Vec<u64> {
     logs.iter()
         .find(|l| l.0 == slot)
-        .map(|l| l.1.issues.iter().map(|x| x.0).collect())
+        .map(|l| l.1.issues.iter().map(|x| x.cycle).collect())
         .unwrap_or_default()
 }
