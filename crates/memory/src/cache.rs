@@ -118,8 +118,18 @@ impl std::ops::IndexMut<usize> for Ways {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Victim {
     pub way: usize,
-    /// Line evicted (if valid) and its dirty sectors.
-    pub evicted: Option<(u64, u8)>,
+    /// The line the way holds, evicted if the way is taken (`None`: it holds no valid line).
+    pub evicted: Option<EvictedLine>,
+}
+
+/// The valid line a [`Victim`] way holds: what allocating the way evicts (and writes back,
+/// if dirty).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EvictedLine {
+    /// Its line address (address >> line bits).
+    pub line: u64,
+    /// Its dirty sectors (bit per sector; 0: clean, nothing to write back).
+    pub dirty: u8,
 }
 
 impl SectorCache {
@@ -312,7 +322,10 @@ impl SectorCache {
         Some(Victim {
             way: w,
             evicted: if r.valid != 0 {
-                Some((r.tag, r.dirty))
+                Some(EvictedLine {
+                    line: r.tag,
+                    dirty: r.dirty,
+                })
             } else {
                 None
             },

@@ -11,6 +11,7 @@ const MAX_BANKS: usize = 1 << BANK_BITS;
 const BANK_MASK: usize = MAX_BANKS - 1;
 
 use crate::config::DramConfig;
+use crate::Due;
 
 /// One 32-byte burst request (an L2 sector) in the scheduler queue.
 #[derive(Debug, Clone, Copy)]
@@ -438,7 +439,8 @@ pub(crate) struct DramChannel {
     /// Per bank: the ages of its oldest queued read and write to its open row
     /// ([`HitHeads`]), so that the row-hit pass need not scan the bank's queue.
     hit_heads: Box<[HitHeads; MAX_BANKS]>,
-    inflight: VecDeque<(u64, DramDone)>,
+    /// Reads whose data is on its way, oldest first, each with the DRAM cycle it completes.
+    inflight: VecDeque<Due<DramDone>>,
     pub stats: DramStats,
 }
 
@@ -739,13 +741,13 @@ impl DramChannel {
         if self.inflight_due > now {
             return None;
         }
-        self.inflight.front().map(|&(_, d)| d)
+        self.inflight.front().map(|&Due { item: d, .. }| d)
     }
 
     /// The oldest completed read ([`Self::done_read`]) left for its L2 slice.
     pub fn pop_done(&mut self) {
         self.inflight.pop_front();
-        self.inflight_due = self.inflight.front().map_or(u64::MAX, |f| f.0);
+        self.inflight_due = self.inflight.front().map_or(u64::MAX, |f| f.at);
     }
 
     /// Whether DRAM cycle `now` of the channel does nothing when no request waits to enter
@@ -973,16 +975,16 @@ impl DramChannel {
             if self.inflight.is_empty() {
                 self.inflight_due = end;
             }
-            self.inflight.push_back((
-                end,
-                DramDone {
+            self.inflight.push_back(Due {
+                at: end,
+                item: DramDone {
                     line: r.line,
                     set_line: r.set_line,
                     way: r.way,
                     sectors: 1 << r.sector,
                     slice: r.slice,
                 },
-            ));
+            });
         }
         self.sync_row(b);
     }

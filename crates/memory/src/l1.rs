@@ -8,13 +8,14 @@ mod shared;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::cache::SectorCache;
+use crate::cache::{EvictedLine, SectorCache};
 use crate::coalesce::{LineReq, MAX_LINES};
 use crate::config::{MemoryConfig, WritePolicy};
 use crate::types::{
     data_access_kind, AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest,
     ACCESS_OUTCOMES, ACCESS_TYPES, ACC_GLOBAL_R, OUT_HIT, OUT_MISS, OUT_RESERVATION_FAIL,
 };
+use crate::Due;
 use load::LoadPlan;
 use memo::LoadNeeds;
 use mshr::L1Mshr;
@@ -246,6 +247,16 @@ impl Ticket {
     }
 }
 
+/// A load the L1 can never accept: it needs more new MSHR entries than the L1 has at all
+/// ([`SmMemory::never_admitted`]).
+#[derive(Debug, Clone, Copy)]
+struct NeverAdmitted {
+    /// The new MSHR entries the load needed.
+    needed: u32,
+    /// The MSHR entries the L1 has in all (`l1d.mshr_entries`).
+    capacity: u32,
+}
+
 /// L1 data cache + shared memory of one SM.
 
 #[derive(Debug, Clone)]
@@ -253,7 +264,9 @@ impl Ticket {
 pub struct SmMemory {
     // `repr(C)`: what the per-cycle calls read comes first. The first cache line: the miss
     // queue (`tick`) and what a retry of a rejected access compares (`still_rejected`).
-    miss_queue: VecDeque<(u64, L2Request)>,
+    /// Requests to the L2, each with the core cycle it is ready to be sent (`l1d.miss_latency`
+    /// after it was queued).
+    miss_queue: VecDeque<Due<L2Request>>,
     /// A rejected access is decided without changing state, so its retry gives the same
     /// rejection until the state it depends on changes. `epoch` changes with any global or
     /// local access accepted (and an invalidation), `fill_epoch` with every read fill
@@ -281,9 +294,9 @@ pub struct SmMemory {
     /// Counters; what a rejection counts is in their first cache line.
     stats: L1Stats,
     /// The first load rejected for needing more new MSHR entries than the L1 has at all
-    /// (new entries, capacity): admission is all-or-nothing per warp access, so it is never
+    /// ([`NeverAdmitted`]): admission is all-or-nothing per warp access, so it is never
     /// accepted ([`SmMemory::never_admitted`]; docs/memory.md).
-    never_admitted: Option<(u32, u32)>,
+    never_admitted: Option<NeverAdmitted>,
     sector_shift: u32,
     latency: u64,
     miss_latency: u64,
@@ -424,6 +437,7 @@ impl SmMemory {
     /// this many in all (`l1d.mshr_entries`). Named in deadlock reports.
     pub fn never_admitted(&self) -> Option<(u32, u32)> {
         self.never_admitted
+            .map(|NeverAdmitted { needed, capacity }| (needed, capacity))
     }
 
     pub fn stats(&self) -> &L1Stats {
@@ -478,7 +492,10 @@ impl SmMemory {
         if let Fail::MshrCount(n) = fail {
             let have = self.mshr.capacity() as u32;
             if n > have && self.never_admitted.is_none() {
-                self.never_admitted = Some((n, have));
+                self.never_admitted = Some(NeverAdmitted {
+                    needed: n,
+                    capacity: have,
+                });
             }
         }
         AccessOutcome::Rejected
@@ -502,7 +519,10 @@ impl SmMemory {
     }
 
     fn enqueue(&mut self, now: u64, r: L2Request) {
-        self.miss_queue.push_back((now + self.miss_latency, r));
+        self.miss_queue.push_back(Due {
+            at: now + self.miss_latency,
+            item: r,
+        });
     }
 
     fn l2req(&self, line: u64, sectors: u8, kind: L2ReqKind, bytes: u32, tag: u32) -> L2Request {
@@ -517,8 +537,8 @@ impl SmMemory {
         }
     }
 
-    fn evict_writeback(&mut self, now: u64, evicted: Option<(u64, u8)>) {
-        if let Some((line, dirty)) = evicted {
+    fn evict_writeback(&mut self, now: u64, evicted: Option<EvictedLine>) {
+        if let Some(EvictedLine { line, dirty }) = evicted {
             self.stats.evictions += 1;
             if dirty != 0 {
                 self.stats.dirty_evictions += 1;
@@ -554,7 +574,7 @@ impl SmMemory {
             } else if self.cache.find(l.line, l.line).is_none() {
                 match self.cache.pick_victim_in(l.set as usize) {
                     None => mq += 1, // written through instead
-                    Some(v) => mq += v.evicted.is_some_and(|(_, d)| d != 0) as usize,
+                    Some(v) => mq += v.evicted.is_some_and(|e| e.dirty != 0) as usize,
                 }
             }
         }
@@ -701,7 +721,7 @@ impl SmMemory {
     #[inline(never)]
     fn send_queued(&mut self, now: u64, l2: &mut dyn FnMut(L2Request) -> bool) {
         for _ in 0..self.requests_per_cycle {
-            let Some(&(ready, r)) = self.miss_queue.front() else {
+            let Some(&Due { at: ready, item: r }) = self.miss_queue.front() else {
                 return;
             };
             if ready > now {

@@ -4,12 +4,13 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::cache::SectorCache;
+use crate::cache::{EvictedLine, SectorCache};
 use crate::config::MemoryConfig;
 use crate::dram::{DramDone, DramReq};
 use crate::hash::{AddressMapping, Location};
 use crate::types::{L2ReqKind, L2Request, L2Response};
 use crate::way_mshr::WayMshr;
+use crate::Due;
 
 /// L2 counters (summed over slices in [`crate::MemStats`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -159,7 +160,9 @@ pub(crate) struct L2Slice {
     seq: u64,
     pub resp: BinaryHeap<Reverse<OutResp>>,
     resp_cap: usize,
-    pub to_dram: VecDeque<(u64, DramReq)>,
+    /// Sector requests to the DRAM channel, each with the L2 cycle it is ready for the
+    /// channel (`dram.latency` after it was queued).
+    pub to_dram: VecDeque<Due<DramReq>>,
     to_dram_cap: usize,
     /// The cycle the head of `to_dram` is ready for the DRAM channel (`u64::MAX`: empty).
     to_dram_ready: u64,
@@ -167,7 +170,8 @@ pub(crate) struct L2Slice {
     pub from_dram_cap: usize,
     /// ROP/tag pipeline: requests wait `latency` cycles before the tag lookup
     /// (GPGPU-Sim's `-gpgpu_l2_rop_latency` delay queue), so hits and misses both pay it.
-    pub rop: VecDeque<(u64, InReq)>,
+    /// Each request with the L2 cycle it is due for its tag lookup.
+    pub rop: VecDeque<Due<InReq>>,
     rop_cap: usize,
     /// The cycle the head of `rop` is due for its tag lookup (`u64::MAX`: `rop` is empty),
     /// kept here so that a cycle whose head is not due reads no queue entry.
@@ -275,7 +279,10 @@ impl L2Slice {
         if self.rop.is_empty() {
             self.rop_due = now + self.latency;
         }
-        self.rop.push_back((now + self.latency, r));
+        self.rop.push_back(Due {
+            at: now + self.latency,
+            item: r,
+        });
     }
 
     /// Tag lookup of the ROP pipeline's head, if it is due and the port is free.
@@ -284,19 +291,19 @@ impl L2Slice {
         if self.rop_due > now || self.port_free > now || self.resp.len() >= self.resp_cap {
             return;
         }
-        debug_assert_eq!(self.rop.front().map_or(u64::MAX, |f| f.0), self.rop_due);
+        debug_assert_eq!(self.rop.front().map_or(u64::MAX, |f| f.at), self.rop_due);
         // A memoised stall reads no queue entry.
         if self.stall_holds() {
             debug_assert!(
                 self.rop
                     .front()
-                    .is_some_and(|&(_, r)| !self.clone().process(now, &r, map)),
+                    .is_some_and(|&Due { item: r, .. }| !self.clone().process(now, &r, map)),
                 "memoised L2 stall"
             );
             self.stats.reservation_fails += 1;
             return;
         }
-        if let Some(&(_, r)) = self.rop.front() {
+        if let Some(&Due { item: r, .. }) = self.rop.front() {
             self.lookup_head(now, r, map);
         }
     }
@@ -317,7 +324,7 @@ impl L2Slice {
             if self.recording_pops {
                 self.rop_pops.push_back(now);
             }
-            self.rop_due = self.rop.front().map_or(u64::MAX, |f| f.0);
+            self.rop_due = self.rop.front().map_or(u64::MAX, |f| f.at);
             self.changes += 1;
         } else {
             self.stalled = self.changes + 1;
@@ -329,7 +336,7 @@ impl L2Slice {
     /// the slice may have become idle.
     pub fn pop_to_dram(&mut self) -> bool {
         self.to_dram.pop_front();
-        self.to_dram_ready = self.to_dram.front().map_or(u64::MAX, |f| f.0);
+        self.to_dram_ready = self.to_dram.front().map_or(u64::MAX, |f| f.at);
         self.room_stall.is_some() || self.to_dram.is_empty()
     }
 
@@ -482,7 +489,10 @@ impl L2Slice {
                 if self.to_dram.is_empty() {
                     self.to_dram_ready = now + self.dram_latency;
                 }
-                self.to_dram.push_back((now + self.dram_latency, r));
+                self.to_dram.push_back(Due {
+                    at: now + self.dram_latency,
+                    item: r,
+                });
                 if write {
                     self.stats.dram_write_sectors += 1;
                 } else {
@@ -580,7 +590,7 @@ impl L2Slice {
                             (missing, v)
                         }
                     };
-                    let wb = victim.and_then(|v| v.evicted).map_or(0, |(_, d)| d.count_ones());
+                    let wb = victim.and_then(|v| v.evicted).map_or(0, |e| e.dirty.count_ones());
                     let room = (new.count_ones() + wb) as usize;
                     if room > self.dram_room() {
                         self.note_room_stall(room, line, set_line);
@@ -646,7 +656,7 @@ impl L2Slice {
                             self.stats.reservation_fails += 1;
                             return false;
                         };
-                        let wb = v.evicted.map_or(0, |(_, d)| d.count_ones());
+                        let wb = v.evicted.map_or(0, |e| e.dirty.count_ones());
                         if wb as usize > self.dram_room() {
                             self.note_room_stall(wb as usize, line, set_line);
                             self.stats.reservation_fails += 1;
@@ -679,8 +689,8 @@ impl L2Slice {
     }
 
     /// Writes back the dirty sectors of the line `evicted` leaving cache way `way`.
-    fn evict(&mut self, now: u64, map: &AddressMapping, way: usize, evicted: Option<(u64, u8)>) {
-        if let Some((vline, dirty)) = evicted {
+    fn evict(&mut self, now: u64, map: &AddressMapping, way: usize, evicted: Option<EvictedLine>) {
+        if let Some(EvictedLine { line: vline, dirty }) = evicted {
             self.stats.evictions += 1;
             if dirty != 0 {
                 self.stats.dirty_evictions += 1;

@@ -12,6 +12,7 @@ use crate::hash::AddressMapping;
 use crate::icnt::{DstEntry, SrcEntry};
 use crate::l2::{InReq, L2Slice, OutResp, SliceWake};
 use crate::types::L2Response;
+use crate::Due;
 
 /// What the partitions do in one core cycle (decided by the serial part, the same for
 /// every partition): their L2 cycles, then their DRAM cycles.
@@ -326,7 +327,7 @@ impl Partition {
                     break;
                 }
                 let s = &mut self.slices[k];
-                if let Some(&(_, r)) = s.to_dram.front() {
+                if let Some(&Due { item: r, .. }) = s.to_dram.front() {
                     ch.enqueue(now, r);
                     let w = &mut self.wake[k];
                     if s.pop_to_dram() {

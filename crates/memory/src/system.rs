@@ -9,6 +9,7 @@ use crate::icnt::{Crossbar, DstEntry, IcntStats, PortSet, Ports, SrcEntry};
 use crate::l2::{InReq, L2Stats};
 use crate::partition::{Partition, PartitionStep};
 use crate::types::{L2ReqKind, L2Request, L2Response};
+use crate::Due;
 
 mod halves;
 pub use halves::BackHalf;
@@ -136,10 +137,10 @@ pub struct SmPort {
     port: u16,
     req: VecDeque<SrcEntry<InReq>>,
     resp: VecDeque<DstEntry<L2Response>>,
-    /// Requests pushed during a quantum ([`PortStep::in_quantum`]), with the core cycle of
-    /// their push: they join `req` when the front half reaches that cycle
+    /// Requests pushed during a quantum ([`PortStep::in_quantum`]), each due at the core
+    /// cycle of its push: they join `req` when the front half reaches that cycle
     /// ([`MemorySystem::front_cycle`]).
-    staged: VecDeque<(u64, SrcEntry<InReq>)>,
+    staged: VecDeque<Due<SrcEntry<InReq>>>,
 }
 
 /// What an SM needs to use its [`SmPort`] during a step (unchanged by the step).
@@ -198,7 +199,7 @@ impl SmPort {
         };
         match at.stage_at {
             None => self.req.push_back(e),
-            Some(c) => self.staged.push_back((c, e)),
+            Some(c) => self.staged.push_back(Due { at: c, item: e }),
         }
         true
     }

@@ -1,7 +1,7 @@
 //! A global or local load in the L1: pass 1 checks its resources without changing anything
 //! ([`SmMemory::load_check`]), pass 2 applies it (part of [`SmMemory`]).
 
-use super::memo::LoadNeeds;
+use super::memo::{LoadNeeds, NeededEntries};
 use super::mshr::L1Waiter;
 use super::{filter_bit, read_tag, Fail, Slot, SmMemory, NO_TAG};
 use crate::coalesce::{LineReq, MAX_LINES};
@@ -22,17 +22,35 @@ const NO_ENTRY: u32 = u32::MAX;
 /// loads are one line each).
 #[derive(Debug, Clone, Default)]
 pub(super) struct LoadPlan {
-    lines: Vec<(u32, u32)>,
+    /// Per line of the load, in its order: where pass 1 found it.
+    lines: Vec<LinePlan>,
+    /// How many lines miss (have missing sectors).
     misses: usize,
     /// The sets of the lines that take a victim, when a victim may be dirty (with no dirty
     /// line, none is); room for `MAX_LINES`, used by `load_check` only.
     victim_sets: Vec<u32>,
 }
 
+/// What pass 1 of a load found for one of its lines ([`LoadPlan`]).
+#[derive(Debug, Clone, Copy)]
+struct LinePlan {
+    /// Its cache way (`NO_WAY`: not in the cache).
+    way: u32,
+    /// If it has missing sectors, its MSHR entry (`NO_ENTRY`: none); unset for a line with
+    /// none missing.
+    entry: u32,
+}
+
 impl LoadPlan {
     pub(super) fn new() -> Self {
         LoadPlan {
-            lines: vec![(NO_WAY, NO_ENTRY); MAX_LINES],
+            lines: vec![
+                LinePlan {
+                    way: NO_WAY,
+                    entry: NO_ENTRY
+                };
+                MAX_LINES
+            ],
             misses: 0,
             victim_sets: vec![0; MAX_LINES],
         }
@@ -66,12 +84,18 @@ impl SmMemory {
             let valid = way.map_or(0, |w| self.cache.valid[w]);
             let missing = l.sectors & !valid;
             if missing == 0 {
-                *plan_line = (plan_way, NO_ENTRY);
+                *plan_line = LinePlan {
+                    way: plan_way,
+                    entry: NO_ENTRY,
+                };
                 continue;
             }
             misses += 1;
             let entry = self.mshr.get(l.line);
-            *plan_line = (plan_way, entry.unwrap_or(NO_ENTRY));
+            *plan_line = LinePlan {
+                way: plan_way,
+                entry: entry.unwrap_or(NO_ENTRY),
+            };
             match entry {
                 Some(e) => {
                     if self.mshr.waiters(e) >= self.mshr.max_merge {
@@ -104,7 +128,10 @@ impl SmMemory {
             load: true,
             victim_sets: set_bits,
             counts: if stopped.is_none() {
-                Some((new_mshr as u32, mq as u32))
+                Some(NeededEntries {
+                    new_mshr: new_mshr as u32,
+                    miss_queue: mq as u32,
+                })
             } else {
                 None
             },
@@ -117,7 +144,7 @@ impl SmMemory {
         }
         for &set in &plan.victim_sets[..nv] {
             let v = self.cache.pick_victim_in(set as usize);
-            if v.is_some_and(|v| v.evicted.is_some_and(|(_, d)| d != 0)) {
+            if v.is_some_and(|v| v.evicted.is_some_and(|e| e.dirty != 0)) {
                 mq += 1;
             }
         }
@@ -183,7 +210,11 @@ impl SmMemory {
         } else {
             NO_TAG
         };
-        for (l, &(plan_way, plan_entry)) in lines.iter().zip(&plan.lines) {
+        for (l, &found) in lines.iter().zip(&plan.lines) {
+            let LinePlan {
+                way: plan_way,
+                entry: plan_entry,
+            } = found;
             self.stats.line_accesses += 1;
             let mut way = (plan_way != NO_WAY).then_some(plan_way as usize);
             debug_assert_eq!(way, self.cache.find(l.line, l.line));
@@ -231,9 +262,9 @@ impl SmMemory {
                         let filter = &self.memo_filters;
                         let cur = self.cur;
                         let own = |v: &crate::cache::Victim| {
-                            v.evicted.is_some_and(|(t, _)| {
-                                let (w, b) = filter_bit(t);
-                                filter[w][cur] & b != 0 && lines.iter().any(|o| o.line == t)
+                            v.evicted.is_some_and(|e| {
+                                let (w, b) = filter_bit(e.line);
+                                filter[w][cur] & b != 0 && lines.iter().any(|o| o.line == e.line)
                             })
                         };
                         if let Some(v) = self.cache.pick_victim_in(l.set as usize).filter(|v| !own(v)) {

@@ -21,7 +21,16 @@ pub(super) struct LoadNeeds {
     pub victim_sets: u64,
     /// The new MSHR entries and the miss-queue entries needed, the write-backs of dirty
     /// victims aside; `None` when the check stopped at a line (`MshrMerge`, `NoVictim`).
-    pub counts: Option<(u32, u32)>,
+    pub counts: Option<NeededEntries>,
+}
+
+/// The entries a load's check found it needs ([`LoadNeeds::counts`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct NeededEntries {
+    /// New MSHR entries (lines that miss with no entry yet).
+    pub new_mshr: u32,
+    /// Miss-queue entries (requests to the L2), the write-backs of dirty victims aside.
+    pub miss_queue: u32,
 }
 
 impl SmMemory {
@@ -124,7 +133,10 @@ impl SmMemory {
     /// that is not known or the load passes those checks.
     #[inline]
     fn decide_again(&self, needs: &LoadNeeds) -> Option<Fail> {
-        let (new_mshr, mq) = needs.counts?;
+        let NeededEntries {
+            new_mshr,
+            miss_queue: mq,
+        } = needs.counts?;
         if new_mshr as usize > self.mshr.free_entries() {
             return Some(Fail::MshrCount(new_mshr));
         }

@@ -12,6 +12,7 @@ use crate::hash::AddressMapping;
 use crate::icnt::{Crossbar, DstEntry, PortSet, Ports};
 use crate::partition::Partition;
 use crate::types::L2Response;
+use crate::Due;
 
 /// The SMs' side of the response crossbar when the back half runs ahead of the SMs' steps
 /// ([`BackHalf`]): per slot, the responses delivered ahead.
@@ -215,10 +216,10 @@ impl MemorySystem {
     pub fn front_cycle(&mut self, cycle: u64, k: &CycleClocks, slots: usize) {
         for slot in 0..slots.min(self.ports.len()) {
             let p = &mut self.ports[slot];
-            if p.staged.front().is_none_or(|&(c, _)| c > cycle) {
+            if p.staged.front().is_none_or(|s| s.at > cycle) {
                 continue;
             }
-            while let Some(&(c, e)) = p.staged.front() {
+            while let Some(&Due { at: c, item: e }) = p.staged.front() {
                 if c > cycle {
                     break;
                 }
