@@ -11,7 +11,7 @@ const MAX_BANKS: usize = 1 << BANK_BITS;
 const BANK_MASK: usize = MAX_BANKS - 1;
 
 use crate::config::DramConfig;
-use crate::Due;
+use crate::types::Due;
 
 /// One 32-byte burst request (an L2 sector) in the scheduler queue.
 #[derive(Debug, Clone, Copy)]

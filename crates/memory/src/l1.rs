@@ -11,11 +11,11 @@ use std::collections::{BinaryHeap, VecDeque};
 use crate::cache::{EvictedLine, SectorCache};
 use crate::coalesce::{LineReq, MAX_LINES};
 use crate::config::{MemoryConfig, WritePolicy};
+use crate::types::Due;
 use crate::types::{
     data_access_kind, AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest,
     ACCESS_OUTCOMES, ACCESS_TYPES, ACC_GLOBAL_R, OUT_HIT, OUT_MISS, OUT_RESERVATION_FAIL,
 };
-use crate::Due;
 use load::LoadPlan;
 use memo::LoadNeeds;
 use mshr::L1Mshr;

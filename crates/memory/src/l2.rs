@@ -8,9 +8,9 @@ use crate::cache::{EvictedLine, SectorCache};
 use crate::config::MemoryConfig;
 use crate::dram::{DramDone, DramReq};
 use crate::hash::{AddressMapping, Location};
+use crate::types::Due;
 use crate::types::{L2ReqKind, L2Request, L2Response};
 use crate::way_mshr::WayMshr;
-use crate::Due;
 
 /// L2 counters (summed over slices in [`crate::MemStats`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

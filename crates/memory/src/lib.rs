@@ -47,18 +47,6 @@ mod test_rng;
 pub mod types;
 mod way_mshr;
 
-/// An item waiting in a delay queue (the L1's miss queue, an L2 slice's ROP pipeline and
-/// queue to DRAM, a DRAM channel's reads in flight, an SM port's staged requests): it may
-/// leave the queue (be sent, looked up, delivered, moved on) once the queue's clock reaches
-/// `at`. Each queue's field says which clock `at` counts in.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Due<T> {
-    /// The cycle from which the item may leave its queue.
-    pub at: u64,
-    /// The queued item.
-    pub item: T,
-}
-
 pub use config::{
     ClockConfig, DramConfig, DramTiming, DramType, Hashing, IcntConfig, L1dConfig, L2Config, MemoryConfig,
     SharedMemConfig, WriteAllocate, WritePolicy,

@@ -11,8 +11,8 @@ use crate::dram::DramChannel;
 use crate::hash::AddressMapping;
 use crate::icnt::{DstEntry, SrcEntry};
 use crate::l2::{InReq, L2Slice, OutResp, SliceWake};
+use crate::types::Due;
 use crate::types::L2Response;
-use crate::Due;
 
 /// What the partitions do in one core cycle (decided by the serial part, the same for
 /// every partition): their L2 cycles, then their DRAM cycles.

@@ -8,8 +8,8 @@ use crate::hash::AddressMapping;
 use crate::icnt::{Crossbar, DstEntry, IcntStats, PortSet, Ports, SrcEntry};
 use crate::l2::{InReq, L2Stats};
 use crate::partition::{Partition, PartitionStep};
+use crate::types::Due;
 use crate::types::{L2ReqKind, L2Request, L2Response};
-use crate::Due;
 
 mod halves;
 pub use halves::BackHalf;

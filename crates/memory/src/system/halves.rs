@@ -11,8 +11,8 @@ use super::{
 use crate::hash::AddressMapping;
 use crate::icnt::{Crossbar, DstEntry, PortSet, Ports};
 use crate::partition::Partition;
+use crate::types::Due;
 use crate::types::L2Response;
-use crate::Due;
 
 /// The SMs' side of the response crossbar when the back half runs ahead of the SMs' steps
 /// ([`BackHalf`]): per slot, the responses delivered ahead.
