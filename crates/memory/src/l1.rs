@@ -247,6 +247,17 @@ impl Ticket {
     }
 }
 
+/// A missed access that completed: ordered by its ready cycle, then by completion order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Completed {
+    /// The cycle its data is ready for the SM (`l1d.fill_latency` after its last line).
+    ready: u64,
+    /// Completion order (ties of `ready`).
+    seq: u64,
+    /// The caller's id of the access ([`crate::WarpMemRequest::id`]).
+    id: u64,
+}
+
 /// A load the L1 can never accept: it needs more new MSHR entries than the L1 has at all
 /// ([`SmMemory::never_admitted`]).
 #[derive(Debug, Clone, Copy)]
@@ -287,7 +298,8 @@ pub struct SmMemory {
     /// change.
     mshr: L1Mshr,
     free_slots: Vec<u32>,
-    completed: BinaryHeap<Reverse<(u64, u64, u64)>>,
+    /// Missed accesses completed, earliest first.
+    completed: BinaryHeap<Reverse<Completed>>,
     line_shift: u32,
     seq: u64,
     fill_latency: u64,
@@ -359,7 +371,7 @@ const _: () = {
 /// entry's waiters.)
 fn finish_slot(
     slots: &mut [Slot],
-    completed: &mut BinaryHeap<Reverse<(u64, u64, u64)>>,
+    completed: &mut BinaryHeap<Reverse<Completed>>,
     free_slots: &mut Vec<u32>,
     seq: &mut u64,
     fill_latency: u64,
@@ -374,7 +386,7 @@ fn finish_slot(
         let id = s.id;
         s.live = false;
         *seq += 1;
-        completed.push(Reverse((ready, *seq, id)));
+        completed.push(Reverse(Completed { ready, seq: *seq, id }));
         free_slots.push(slot);
     }
 }
@@ -817,17 +829,15 @@ impl SmMemory {
     /// The ready cycle of the earliest completed missed access (`u64::MAX`: none).
     #[inline]
     pub fn next_completion(&self) -> u64 {
-        self.completed
-            .peek()
-            .map_or(u64::MAX, |Reverse((ready, _, _))| *ready)
+        self.completed.peek().map_or(u64::MAX, |Reverse(c)| c.ready)
     }
 
     /// Next completed missed access (`id`, ready cycle) with ready cycle ≤ `now`.
     #[inline]
     pub fn pop_completed(&mut self, now: u64) -> Option<(u64, u64)> {
         match self.completed.peek() {
-            Some(Reverse((ready, _, _))) if *ready <= now => {
-                let Reverse((ready, _, id)) = self.completed.pop().expect("peeked");
+            Some(Reverse(c)) if c.ready <= now => {
+                let Reverse(Completed { ready, id, .. }) = self.completed.pop().expect("peeked");
                 Some((id, ready))
             }
             _ => None,
