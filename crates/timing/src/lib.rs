@@ -4,11 +4,15 @@
 //! driven by compiler control bits, Control and Allocate stages, a two-bank register
 //! file with a register-file cache, a result queue, and the memory pipeline.
 //!
-//! Components (one module each): [`frontend`], [`sm`] (issue, Control, Allocate,
-//! read, write-back and the cycle loop), `events` (the SM's event queue), [`state`] (the
-//! per-warp and per-sub-core state records the stages share), [`regfile`], [`mem`], [`inst`]
-//! (static decode), [`exec`] (the executor interface), [`config`], [`stats`], [`ltrf`] (the
-//! latency-tolerant register file's register cache and prefetches).
+//! Components (one module each; docs/architecture.md lists them): [`fetch`] and
+//! [`frontend`] (fetch, decode, L0 I-cache, stream buffer), [`issue`] (readiness, the
+//! scheduling policies, issue), [`pipeline`] (Control, Allocate, register reads),
+//! [`mempipe`] (the memory queue, address calculation, the SM arbiter), [`sm`] (the SM
+//! record, retirement, the cycle loop), `events` (the SM's event queue), [`sleep`] (the
+//! sub-cores' cycles and sleep), [`state`] (the per-warp and per-sub-core state records the
+//! stages share), [`regfile`], [`mem`], [`inst`] (static decode), [`exec`] (the executor
+//! interface), [`config`], [`stats`], [`ltrf`] (the latency-tolerant register file's
+//! register cache and prefetches), [`tma`].
 
 pub mod config;
 pub(crate) mod events;
