@@ -556,6 +556,16 @@ pub struct L1dConfig {
     pub mshr_entries: u32,
     pub mshr_max_merge: u32,
     pub miss_queue_entries: u32,
+    /// Core cycles from an L1 miss's tag lookup to its request being ready in the miss
+    /// queue (the memory hierarchy, docs/memory.md).
+    #[serde(default = "default_l1_miss_latency")]
+    pub miss_latency: u32,
+    /// Core cycles from a fill's arrival at the L1 to the data being ready for the SM.
+    #[serde(default = "default_l1_fill_latency")]
+    pub fill_latency: u32,
+    /// Requests the L1's miss queue sends into the interconnect per core cycle.
+    #[serde(default = "default_l1_miss_requests_per_cycle")]
+    pub miss_requests_per_cycle: u32,
     pub banks: u32,
     pub lookups_per_bank_per_cycle: u32,
     pub write_policy: WritePolicy,
@@ -597,7 +607,15 @@ pub struct L2Config {
     /// when `latency` is an end-to-end measurement; absent = `latency`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rop_latency: Option<u32>,
+    /// L2 cycles from a tag hit (or a DRAM fill) to the response being ready for the
+    /// response crossbar.
+    #[serde(default = "default_l2_fill_latency")]
+    pub fill_latency: u32,
     pub hashing: Hashing,
+    /// Bytes of consecutive addresses that go to one L2 slice (and DRAM channel) before
+    /// the next (a power of two, at least a line).
+    #[serde(default = "default_l2_interleave_bytes")]
+    pub interleave_bytes: u32,
     pub write_policy: WritePolicy,
     pub write_allocate: WriteAllocate,
     pub mshr_entries: u32,
@@ -635,6 +653,29 @@ fn default_l2_atomic_conflict() -> f64 {
     1.3
 }
 
+// Defaults for presets that do not set them: the memory hierarchy's T4 calibration
+// (docs/memory.md, "Latency convention with the SM pipeline"); the peers' configurations
+// have no such keys, and every shipped preset sets them.
+fn default_l1_miss_latency() -> u32 {
+    4
+}
+fn default_l1_fill_latency() -> u32 {
+    4
+}
+fn default_l1_miss_requests_per_cycle() -> u32 {
+    1
+}
+fn default_l2_fill_latency() -> u32 {
+    2
+}
+// GPGPU-Sim's `dramid@8` address mapping: 2^8 B per slice and channel.
+fn default_l2_interleave_bytes() -> u32 {
+    256
+}
+fn default_icnt_header_bytes() -> u32 {
+    8
+}
+
 /// `[icnt]`: SM <-> L2 interconnect.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -646,6 +687,9 @@ pub struct IcntConfig {
     pub flit_bytes: u32,
     /// Flits per cycle per port (bytes/cycle = flit_bytes * flits_per_cycle).
     pub flits_per_cycle: u32,
+    /// Bytes of a packet's header (address and command); data bytes are added to it.
+    #[serde(default = "default_icnt_header_bytes")]
+    pub header_bytes: u32,
     pub subnets: u32,
     pub input_buffer_flits: u32,
     pub output_buffer_flits: u32,

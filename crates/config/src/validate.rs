@@ -138,6 +138,16 @@ impl GpuConfig {
                 ),
             );
         }
+        // A slice's interleave chunk holds whole lines (of the L1 line both levels use).
+        if l2.interleave_bytes < l1.line_bytes {
+            return inconsistent(
+                "l2.interleave_bytes",
+                format!(
+                    "{} B is less than one {} B line (l1d.line_bytes)",
+                    l2.interleave_bytes, l1.line_bytes
+                ),
+            );
+        }
 
         let d = &self.dram;
         if d.banks % d.bank_groups != 0 {

@@ -95,9 +95,8 @@ pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
         .unwrap_or(l1.shmem_per_cta_default_kb)
         .min(l1.size_kb / 2);
     let l1_sets = (l1.size_kb * 1024 / l1.line_bytes.max(1) / l1.assoc.max(1)).max(1);
-    let defaults = mm::MemoryConfig::default();
     // One packet of the largest kind: header + a full line of data.
-    let max_packet_flits = (defaults.icnt.header_bytes + l1.line_bytes)
+    let max_packet_flits = (ic.header_bytes + l1.line_bytes)
         .div_ceil(ic.flit_bytes.max(1))
         .max(1);
     let mut dram = mm::DramConfig::preset(d.dram_type);
@@ -143,7 +142,9 @@ pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
             write_allocate: l1.write_allocate,
             hashing: l1.hashing,
             max_pending_requests: mp.max_outstanding_requests,
-            ..defaults.l1d.clone()
+            fill_latency: l1.fill_latency,
+            miss_latency: l1.miss_latency,
+            requests_per_cycle: l1.miss_requests_per_cycle,
         },
         shared: mm::SharedMemConfig {
             carveout_kb: carveout,
@@ -180,7 +181,8 @@ pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
             queue_l2_to_icnt: l2.queue_l2_to_icnt,
             atomic_latency: l2.atomic_latency,
             atomic_conflict_cycles: l2.atomic_conflict_cycles,
-            ..defaults.l2.clone()
+            fill_latency: l2.fill_latency,
+            interleave_bytes: l2.interleave_bytes,
         },
         icnt: mm::IcntConfig {
             latency: ic.latency,
@@ -189,7 +191,7 @@ pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
             input_queue_entries: (ic.input_buffer_flits / max_packet_flits).max(1),
             output_queue_entries: (ic.output_buffer_flits / max_packet_flits).max(1),
             dest_queue_entries: ic.ejection_buffer_entries.max(1),
-            ..defaults.icnt.clone()
+            header_bytes: ic.header_bytes,
         },
         dram,
         clocks: mm::ClockConfig {
