@@ -51,6 +51,9 @@ struct Waiter {
     sectors: u8,
     need: u8,
     atomic_max_same: u16,
+    /// An atomic's data bytes (its lanes' operands on the line): what its response returns,
+    /// as on a hit.
+    bytes: u32,
 }
 
 /// An atomic the slice performed lately.
@@ -638,6 +641,7 @@ impl L2Slice {
                         sectors: req.sectors,
                         need: missing,
                         atomic_max_same: req.atomic_max_same,
+                        bytes: req.bytes,
                     });
                     self.cache.add_pending(w, new);
                     if new != 0 {
@@ -759,7 +763,7 @@ impl L2Slice {
                 ready = self.atomic_ready(ready, w.atomic_max_same);
                 self.note_atomic(d.line, ready);
                 self.cache.mark_dirty(way, w.sectors);
-                4 * nsec.max(1)
+                w.bytes
             } else {
                 nsec << self.sector_shift
             };

@@ -541,3 +541,22 @@ fn full_return_queue_stalls_dram_reads() {
         large.dram.reads
     );
 }
+
+#[test]
+fn an_atomics_response_returns_its_lanes_data_whether_it_hit_or_missed() {
+    // 32 lanes × 4 B on one line: the response returns the 32 old values (128 B) after an
+    // L2 miss as after a hit (the miss path returned 4 B per sector before).
+    let cfg = MemoryConfig::t4_like();
+    let mut rig = Rig::new(&cfg, 1);
+    let header = u64::from(cfg.icnt.header_bytes);
+    let mut response_bytes = Vec::new();
+    for id in [1, 2] {
+        let before = rig.mem.stats().icnt_responses.bytes;
+        rig.run_one(&warp(id, MemSpace::Global, AccessKind::Atomic, 0x8000, 4, 4));
+        rig.drain();
+        response_bytes.push(rig.mem.stats().icnt_responses.bytes - before);
+    }
+    let m = rig.mem.stats();
+    assert_eq!((m.l2.atomic_misses, m.l2.atomic_hits), (1, 1));
+    assert_eq!(response_bytes, [header + 128, header + 128]);
+}
