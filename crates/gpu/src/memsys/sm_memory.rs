@@ -55,6 +55,11 @@ pub struct SmDataMemory {
     pub const_hit_reserved: u64,
     l1_latency: u64,
     sh_latency: u64,
+    /// Bytes one L1 line holds, and one shared-memory wavefront (banks × bank width): a
+    /// perfectly coalesced warp access of `b` bytes a lane takes `32·b` / that many data
+    /// cycles (`outcome`).
+    l1_line_bytes: u64,
+    sh_row_bytes: u64,
     local_base: u64,
     local_bytes_per_thread: u64,
     threads_per_sm: u64,
@@ -199,6 +204,8 @@ impl SmDataMemory {
             const_hit_reserved: 0,
             l1_latency: h.cfg.l1d.latency as u64,
             sh_latency: h.cfg.shared.latency as u64,
+            l1_line_bytes: u64::from(h.cfg.l1d.line_bytes.max(1)),
+            sh_row_bytes: (u64::from(h.cfg.shared.banks) * u64::from(h.cfg.shared.bank_width_bytes)).max(1),
             local_base: (1u64 << 44) + sm as u64 * region,
             local_bytes_per_thread: h.local_bytes_per_thread,
             threads_per_sm: h.threads_per_sm,
@@ -221,12 +228,12 @@ impl SmDataMemory {
             mm::AccessOutcome::Done { ready_at } => {
                 // A perfectly coalesced access of this width needs this many lines
                 // (shared: wavefronts); their data cycles are the SM's RF transfer.
-                let natural = (32 * bytes as u64 / 128).max(1);
-                let base = if space == mm::MemSpace::Shared {
-                    self.sh_latency
+                let (base, row) = if space == mm::MemSpace::Shared {
+                    (self.sh_latency, self.sh_row_bytes)
                 } else {
-                    self.l1_latency
+                    (self.l1_latency, self.l1_line_bytes)
                 };
+                let natural = (sassim_trace::WARP_SIZE as u64 * bytes as u64 / row).max(1);
                 let extra = ready_at.saturating_sub(now + base);
                 Access::ReadyAt(ready_at - extra.min(natural - 1))
             }
