@@ -262,7 +262,9 @@ pub struct IssueConfig {
     pub errbar_stall_cycles: u32,
     /// Cycles an L0 FL constant miss blocks issue before switching warp.
     pub const_miss_switch_cycles: u32,
-    /// Cycles after issue before dependence-counter increments are visible (Control stage).
+    /// Cycles after issue at which a CLOCK read takes its value (in the Control stage; M25
+    /// rule 15). The pipeline's own depth is fixed in the model: Control is the cycle after
+    /// issue, and its dependence-counter increments are visible the cycle after (rule 9).
     pub control_stage_delay: u32,
     /// Honour the yield bit (false: YIELD becomes a NOP).
     pub yield_enabled: bool,
