@@ -640,10 +640,11 @@ pub struct L2Config {
 
 // Defaults for presets that do not set the atomic fields, as presets/rtx-a6000.toml:
 // T4 microbenchmarking paper Table 4.2 (Turing, no contention: shared 8, global 76
-// cycles, of which 3 and 9 are the trailing load's own queueing in the model; 32 lanes
-// on one address: 69 and 116 → (69 − 8) / 31 ≈ 2 and (116 − 76) / 31 ≈ 1.3 per lane).
+// cycles, of which 4 and 9 are the trailing load's own queueing in the model, the shared
+// one through the sub-core's write-back latch; 32 lanes on one address: 69 and 116 →
+// (69 − 8) / 31 ≈ 2 and (116 − 76) / 31 ≈ 1.3 per lane).
 fn default_shmem_atomic_latency() -> u32 {
-    5
+    4
 }
 fn default_shmem_atomic_conflict() -> f64 {
     2.0
