@@ -98,14 +98,14 @@ impl PcMap {
     /// Timing-model PC of a trace (or listing) PC; `None` for a control-word slot.
     pub(crate) fn map(self, pc: u64) -> Option<u64> {
         match self {
-            PcMap::Identity => (pc.is_multiple_of(16)).then_some(pc),
+            PcMap::Identity => pc.is_multiple_of(sassim_isa::INSTRUCTION_BYTES).then_some(pc),
             PcMap::Bundled { bundle } => {
                 if !pc.is_multiple_of(8) {
                     return None;
                 }
                 let slot = pc / 8;
                 let (b, k) = (slot / bundle, slot % bundle);
-                (k != 0).then(|| (b * (bundle - 1) + k - 1) * 16)
+                (k != 0).then(|| (b * (bundle - 1) + k - 1) * sassim_isa::INSTRUCTION_BYTES)
             }
         }
     }
@@ -266,7 +266,7 @@ impl TraceKernel {
         if let Some(k) = listing_kernel {
             for ins in &k.instructions {
                 let Some(pc) = pc_map.map(ins.pc) else { continue };
-                let idx = (pc / 16) as usize;
+                let idx = (pc / sassim_isa::INSTRUCTION_BYTES) as usize;
                 if idx as u64 >= MAX_STATIC {
                     continue;
                 }
@@ -282,14 +282,18 @@ impl TraceKernel {
         for (idx, s) in statics.into_iter().enumerate() {
             let Some((name, t, n)) = s else { continue };
             if code[idx].is_none() {
-                code[idx] = Some(synthesize_instruction(&name, &t, idx as u64 * 16));
+                code[idx] = Some(synthesize_instruction(
+                    &name,
+                    &t,
+                    idx as u64 * sassim_isa::INSTRUCTION_BYTES,
+                ));
             }
             executed[idx] = Some((name, n));
         }
         let instructions: Vec<Instruction> = code
             .into_iter()
             .enumerate()
-            .map(|(idx, i)| i.unwrap_or_else(|| filler(idx as u64 * 16)))
+            .map(|(idx, i)| i.unwrap_or_else(|| filler(idx as u64 * sassim_isa::INSTRUCTION_BYTES)))
             .collect();
         let barrier = instructions
             .iter()

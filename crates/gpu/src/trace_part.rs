@@ -178,7 +178,7 @@ impl Executor for PartExec<'_> {
             .pc_map
             .map(u64::from(i.pc))
             .ok_or_else(|| format!("pc {:#x} is not an instruction slot", i.pc))?;
-        let index = (pc / 16) as usize;
+        let index = (pc / sassim_isa::INSTRUCTION_BYTES) as usize;
         match code.mem_space.get(index).copied().flatten() {
             None => out.mem = None,
             Some(space) => {

@@ -159,7 +159,7 @@ impl<W> Sm<W> {
         let stages = self.cfg.fetch_to_issue_stages as u64;
         let w = &mut self.warps[slot];
         w.inflight_fetch += 1;
-        w.fetch_pc = pc + 16;
+        w.fetch_pc = pc + sassim_isa::INSTRUCTION_BYTES;
         let f = Fetch {
             slot,
             pc,

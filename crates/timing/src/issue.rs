@@ -249,7 +249,7 @@ impl<W> Sm<W> {
             }
             match w.ib.front() {
                 Some(h) => {
-                    let i = (h.pc / 16) as usize;
+                    let i = (h.pc / sassim_isa::INSTRUCTION_BYTES) as usize;
                     code.get(i)
                         .is_some_and(|inst| (0..6).any(|k| inst.ctrl.waits_on(k) && iss[slot].sb[k] != 0))
                 }

@@ -301,7 +301,12 @@ impl<W> Sm<W> {
     ) {
         self.code = code.into();
         self.pc_sorted.clear();
-        if self.code.iter().enumerate().any(|(i, s)| s.pc != 16 * i as u64) {
+        if self
+            .code
+            .iter()
+            .enumerate()
+            .any(|(i, s)| s.pc != sassim_isa::INSTRUCTION_BYTES * i as u64)
+        {
             self.pc_sorted
                 .extend(self.code.iter().enumerate().map(|(i, s)| PcIndex {
                     pc: s.pc,
@@ -927,7 +932,7 @@ impl<W> Sm<W> {
     }
 
     pub(crate) fn index_of(&self, pc: u64) -> Option<usize> {
-        let i = (pc / 16) as usize;
+        let i = (pc / sassim_isa::INSTRUCTION_BYTES) as usize;
         match self.code.get(i) {
             Some(s) if s.pc == pc => Some(i),
             _ => {

@@ -89,7 +89,7 @@ impl<'p> Scan<'p> {
                         self.version
                     ))
                 })?;
-                let idx = pc / 16;
+                let idx = pc / sassim_isa::INSTRUCTION_BYTES;
                 if idx >= MAX_STATIC {
                     return Err(SimError::Exec(format!(
                         "{}: pc {:#x} is beyond the largest kernel supported",
