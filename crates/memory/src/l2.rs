@@ -156,10 +156,10 @@ pub(crate) struct L2Slice {
     mshr: WayMshr<Waiter>,
     port_free: u64,
     atomic_busy: u64,
-    /// Recent atomics: a read hit of the same line waits for the result, so that a load
-    /// after an atomic sees it.
-    recent_atomics: [RecentAtomic; 4],
-    recent_next: usize,
+    /// Atomics whose result is not yet in the data array, one per line: a read hit of the
+    /// same line waits for the result, so that a load after an atomic sees it. Entries
+    /// whose result is in are dropped when an atomic is noted.
+    recent_atomics: Vec<RecentAtomic>,
     seq: u64,
     pub resp: BinaryHeap<Reverse<OutResp>>,
     resp_cap: usize,
@@ -222,11 +222,7 @@ impl L2Slice {
             mshr: WayMshr::new(mshr_entries, l2.mshr_max_merge as usize, (sets * assoc) as usize),
             port_free: 0,
             atomic_busy: 0,
-            recent_atomics: [RecentAtomic {
-                line: u64::MAX,
-                done: 0,
-            }; 4],
-            recent_next: 0,
+            recent_atomics: Vec::new(),
             seq: 0,
             resp: BinaryHeap::with_capacity(resp_cap + mshr_entries + 8),
             resp_cap,
@@ -438,13 +434,16 @@ impl L2Slice {
         start + self.atomic_latency + occ - 1
     }
 
-    fn note_atomic(&mut self, line: u64, done: u64) {
+    /// An atomic on `line` performed in L2 cycle `now` has its result in at `done`. (An
+    /// entry whose result is in by `now` can delay no read from now on: a read's ready
+    /// cycle is at least its lookup cycle.)
+    fn note_atomic(&mut self, now: u64, line: u64, done: u64) {
+        self.recent_atomics.retain(|a| a.done > now);
         if let Some(a) = self.recent_atomics.iter_mut().find(|a| a.line == line) {
             a.done = a.done.max(done);
             return;
         }
-        self.recent_atomics[self.recent_next] = RecentAtomic { line, done };
-        self.recent_next = (self.recent_next + 1) % self.recent_atomics.len();
+        self.recent_atomics.push(RecentAtomic { line, done });
     }
 
     fn dram_req(
@@ -538,7 +537,7 @@ impl L2Slice {
                     let bytes = if is_atomic {
                         self.cache.mark_dirty(w, req.sectors);
                         ready = self.atomic_ready(ready, req.atomic_max_same);
-                        self.note_atomic(line, ready);
+                        self.note_atomic(now, line, ready);
                         self.stats.atomic_hits += 1;
                         req.bytes
                     } else {
@@ -761,7 +760,7 @@ impl L2Slice {
             let nsec = w.sectors.count_ones();
             let bytes = if w.kind == L2ReqKind::Atomic {
                 ready = self.atomic_ready(ready, w.atomic_max_same);
-                self.note_atomic(d.line, ready);
+                self.note_atomic(now, d.line, ready);
                 self.cache.mark_dirty(way, w.sectors);
                 w.bytes
             } else {

@@ -560,3 +560,46 @@ fn an_atomics_response_returns_its_lanes_data_whether_it_hit_or_missed() {
     assert_eq!((m.l2.atomic_misses, m.l2.atomic_hits), (1, 1));
     assert_eq!(response_bytes, [header + 128, header + 128]);
 }
+
+#[test]
+fn a_load_after_atomics_on_many_lines_of_a_slice_waits_for_each_result() {
+    // Six lines of one L2 slice, warm in the L2; one contended atomic on each (32 lanes on
+    // one address: the atomic unit is busy ~41 cycles for each), then a load of the first
+    // line. The load hits in the L2 and must wait for that line's atomic result, however
+    // many other lines had atomics since (a ring of the last four forgot it before).
+    let cfg = MemoryConfig::t4_like();
+    let map = AddressMapping::new(&cfg);
+    let slice = map.slice(0x40_0000);
+    let lines: Vec<u64> = (0..4096u64)
+        .map(|i| 0x40_0000 + i * 128)
+        .filter(|&a| map.slice(a) == slice)
+        .take(6)
+        .collect();
+    assert_eq!(lines.len(), 6);
+    let mut rig = Rig::new(&cfg, 1);
+    for (i, &a) in lines.iter().enumerate() {
+        rig.run_one(&load(100 + i as u64, a));
+    }
+    rig.drain();
+    let now = rig.now;
+    for (i, &a) in lines.iter().enumerate() {
+        let atomic = warp(1 + i as u64, MemSpace::Global, AccessKind::Atomic, a, 0, 4);
+        assert!(matches!(rig.sms[0].access(now, &atomic), AccessOutcome::Pending));
+    }
+    assert!(matches!(
+        rig.sms[0].access(now, &load(7, lines[0])),
+        AccessOutcome::Pending
+    ));
+    let mut done = Vec::new();
+    while done.len() < 7 {
+        rig.step(&mut done);
+        assert!(rig.now < now + 20_000, "did not complete");
+    }
+    let at = |id: u64| done.iter().find(|d| d.1 == id).map(|d| d.2).expect("completed");
+    assert!(
+        at(7) >= at(1),
+        "the load of the first line completed at {} before its atomic's result at {}",
+        at(7),
+        at(1)
+    );
+}
