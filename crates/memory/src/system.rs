@@ -794,6 +794,7 @@ impl MemorySystem {
             l.dram_read_sectors += a.dram_read_sectors;
             l.dram_write_sectors += a.dram_write_sectors;
             l.responses += a.responses;
+            l.reads_after_atomic += a.reads_after_atomic;
             m.l2_slice_accesses.push(a.accesses);
         }
         // Every channel counts every DRAM cycle (busy or not).

@@ -602,4 +602,5 @@ fn a_load_after_atomics_on_many_lines_of_a_slice_waits_for_each_result() {
         at(7),
         at(1)
     );
+    assert_eq!(rig.mem.stats().l2.reads_after_atomic, 1);
 }
