@@ -37,13 +37,9 @@ pub(crate) struct SrcEntry<T> {
     pub(crate) packet: T,
 }
 
-/// A packet at (or travelling to) its destination.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct DstEntry<T> {
-    /// The interconnect cycle it arrives.
-    pub(crate) arrives: u64,
-    pub(crate) packet: T,
-}
+/// A packet at (or travelling to) its destination: `at` is the interconnect cycle it
+/// arrives, `item` the packet.
+pub(crate) type DstEntry<T> = crate::types::Due<T>;
 
 /// The queues of one side of a crossbar, by port.
 pub(crate) trait Ports<E> {
@@ -437,8 +433,8 @@ impl Crossbar {
         self.src_busy[s] = now + ser;
         self.dst_busy[d] = now + ser;
         dst.queue(d).push_back(DstEntry {
-            arrives: now + self.latency + ser - 1,
-            packet,
+            at: now + self.latency + ser - 1,
+            item: packet,
         });
         dst.arrived(d);
         let q = src.queue(s);
@@ -494,8 +490,8 @@ mod tests {
                 self.src_busy[s] = now + ser;
                 self.dst_busy[d] = now + ser;
                 dst[d].push_back(DstEntry {
-                    arrives: now + self.latency + ser - 1,
-                    packet,
+                    at: now + self.latency + ser - 1,
+                    item: packet,
                 });
                 src[s].pop_front();
                 self.stats.packets += 1;
@@ -592,7 +588,7 @@ mod tests {
                 assert_eq!(xs, rs, "cycle {now}");
             }
             for d in 0..dests {
-                if xd[d].front().is_some_and(|e| e.arrives <= now) && rng.below(1000) < pop_per_mille {
+                if xd[d].front().is_some_and(|e| e.at <= now) && rng.below(1000) < pop_per_mille {
                     xd[d].pop_front();
                     rd[d].pop_front();
                 }

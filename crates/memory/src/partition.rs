@@ -162,7 +162,7 @@ impl Partition {
                     s.would_act(
                         now,
                         out.len() < step.resp_cap,
-                        req_in.front().is_some_and(|e| e.arrives <= step.icnt_now)
+                        req_in.front().is_some_and(|e| e.at <= step.icnt_now)
                     ),
                     (false, w.stall_counts),
                     "slice {j} asleep at L2 cycle {now}"
@@ -175,7 +175,7 @@ impl Partition {
             pushed |= slice_back(s, out, now, step, map);
             // 3b. One new request into the ROP pipeline.
             admit_one(s, req_in, now, step.icnt_now);
-            *w = s.wake_after(now, out.len() < step.resp_cap, req_in.front().map(|f| f.arrives));
+            *w = s.wake_after(now, out.len() < step.resp_cap, req_in.front().map(|f| f.at));
         }
         if pushed {
             self.resp_pushed = true;
@@ -380,7 +380,7 @@ fn slice_back(
 #[inline(always)]
 fn admit_one(s: &mut L2Slice, req_in: &mut VecDeque<DstEntry<InReq>>, now: u64, icnt_now: u64) -> bool {
     match req_in.front() {
-        Some(&DstEntry { arrives, packet: r }) if arrives <= icnt_now && s.rop_room_at(now) => {
+        Some(&DstEntry { at, item: r }) if at <= icnt_now && s.rop_room_at(now) => {
             req_in.pop_front();
             s.rop_push(now, r);
             true

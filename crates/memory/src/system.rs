@@ -226,7 +226,7 @@ impl SmPort {
     #[inline]
     fn pop_response_at(&mut self, icnt_now: u64) -> Option<L2Response> {
         if self.has_response(icnt_now) {
-            self.resp.pop_front().map(|e| e.packet)
+            self.resp.pop_front().map(|e| e.item)
         } else {
             None
         }
@@ -234,7 +234,7 @@ impl SmPort {
 
     #[inline]
     fn has_response(&self, icnt_now: u64) -> bool {
-        self.resp.front().is_some_and(|e| e.arrives <= icnt_now)
+        self.resp.front().is_some_and(|e| e.at <= icnt_now)
     }
 
     #[inline]

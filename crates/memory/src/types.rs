@@ -128,10 +128,11 @@ pub const OUT_RESERVATION_FAIL: usize = 3;
 pub const OUT_SECTOR_MISS: usize = 4;
 
 /// An item waiting in a delay queue (the L1's miss queue, an L2 slice's ROP pipeline and
-/// queue to DRAM, a DRAM channel's reads in flight, an SM port's staged requests): it may
-/// leave the queue (be sent, looked up, delivered, moved on) once the queue's clock reaches
-/// `at`. Each queue's field says which clock `at` counts in.
-#[derive(Debug, Clone, Copy)]
+/// queue to DRAM, a DRAM channel's reads in flight, an SM port's staged requests, the
+/// crossbars' destination queues): it may leave the queue (be sent, looked up, delivered,
+/// moved on) once the queue's clock reaches `at`. Each queue's field says which clock `at`
+/// counts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Due<T> {
     /// The cycle from which the item may leave its queue.
     pub at: u64,
