@@ -771,10 +771,11 @@ impl Gpu {
             {
                 self.now = cycle;
                 // A load that the L1 can never accept is the likely cause: name it first.
-                let cause = memsys::never_admitted(&mut sms).map_or(String::new(), |(sm, need, have)| {
+                let cause = memsys::never_admitted(&mut sms).map_or(String::new(), |(sm, n)| {
                     format!(
-                        "; SM {sm}'s L1 can never accept a warp load that misses in {need} lines: it has \
-                         {have} MSHR entries (l1d.mshr_entries) and admits a warp access whole (docs/memory.md)"
+                        "; SM {sm}'s L1 can never accept a warp load that misses in {} lines: it has \
+                         {} MSHR entries (l1d.mshr_entries) and admits a warp access whole (docs/memory.md)",
+                        n.needed, n.capacity
                     )
                 });
                 return Err(SimError::Deadlock(format!(

@@ -915,13 +915,12 @@ fn send_due(
     l1.has_queued() || bypass.has_queued()
 }
 
-/// The first SM (its index in `sms`) whose L1 rejected a load that it can never accept, with
-/// the new MSHR entries the load needed and the L1's entries in all (deadlock reports).
-pub fn never_admitted<W>(sms: &mut [Sm<W>]) -> Option<(usize, u32, u32)> {
-    sms.iter_mut().enumerate().find_map(|(i, sm)| {
-        let (need, have) = adapter_to_send(sm)?.l1.never_admitted()?;
-        Some((i, need, have))
-    })
+/// The first SM (its index in `sms`) whose L1 rejected a load that it can never accept, and
+/// that load's needs (deadlock reports).
+pub fn never_admitted<W>(sms: &mut [Sm<W>]) -> Option<(usize, mm::NeverAdmitted)> {
+    sms.iter_mut()
+        .enumerate()
+        .find_map(|(i, sm)| Some((i, adapter_to_send(sm)?.l1.never_admitted()?)))
 }
 
 /// No SM's L1 or bypass holds a request (queued or waiting for its response).

@@ -260,12 +260,12 @@ struct Completed {
 
 /// A load the L1 can never accept: it needs more new MSHR entries than the L1 has at all
 /// ([`SmMemory::never_admitted`]).
-#[derive(Debug, Clone, Copy)]
-struct NeverAdmitted {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NeverAdmitted {
     /// The new MSHR entries the load needed.
-    needed: u32,
+    pub needed: u32,
     /// The MSHR entries the L1 has in all (`l1d.mshr_entries`).
-    capacity: u32,
+    pub capacity: u32,
 }
 
 /// L1 data cache + shared memory of one SM.
@@ -445,11 +445,9 @@ impl SmMemory {
         }
     }
 
-    /// A load this L1 can never accept: it needed this many new MSHR entries and the L1 has
-    /// this many in all (`l1d.mshr_entries`). Named in deadlock reports.
-    pub fn never_admitted(&self) -> Option<(u32, u32)> {
+    /// The first load this L1 rejected that it can never accept. Named in deadlock reports.
+    pub fn never_admitted(&self) -> Option<NeverAdmitted> {
         self.never_admitted
-            .map(|NeverAdmitted { needed, capacity }| (needed, capacity))
     }
 
     pub fn stats(&self) -> &L1Stats {

@@ -55,7 +55,7 @@ pub use dram::DramStats;
 pub use error::ConfigError;
 pub use hash::{ipoly_hash, AddressMapping, Location};
 pub use icnt::IcntStats;
-pub use l1::{L1Cache, L1Stats, SmMemory, Ticket};
+pub use l1::{L1Cache, L1Stats, NeverAdmitted, SmMemory, Ticket};
 pub use l2::L2Stats;
 pub use partition::{Partition, PartitionStep};
 pub use system::{BackHalf, CycleClocks, MakeParts, MemStats, MemorySystem, PortStep, SmPort, StepParts};
