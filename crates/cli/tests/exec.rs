@@ -418,6 +418,44 @@ fn tma_copies_move_through_the_memory_hierarchy() {
     );
 }
 
+/// `WARPGROUP.DEPBAR.LE gsb0` holds the next instruction from the cycle after it issues
+/// (`issue.warpgroup_depbar_effect_cycles` = 1 on h100, docs/model.md "Hopper"). ptxas 13.5
+/// places it at stall 2 before the instructions that wait for the warpgroup MMAs, so a delay
+/// of 2 changes nothing, while the ordinary DEPBAR's 4 cycles (MICRO'25) let those instructions
+/// issue before the group completed and the GEMM ends earlier. The results stay correct either
+/// way (the accumulators are written when the group completes).
+#[test]
+fn warpgroup_depbar_holds_the_next_instruction() {
+    let cycles = |delay: &str| {
+        let j = tmp(&format!("wgmma-depbar-{delay}.json"));
+        let set = format!("issue.warpgroup_depbar_effect_cycles={delay}");
+        let o = exec(
+            &[
+                "--gpu",
+                "h100",
+                "-q",
+                "--force",
+                "--json",
+                j.to_str().unwrap(),
+                "--set",
+                &set,
+            ],
+            &bin("wgmma_gemm"),
+            &[],
+        );
+        assert!(
+            o.status.success() && text(&o.stdout).trim_end().ends_with("PASS"),
+            "{delay}: {}",
+            text(&o.stderr)
+        );
+        let r: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+        r["kernels"][0]["cycles"].as_u64().expect("cycles")
+    };
+    let (one, two, four) = (cycles("1"), cycles("2"), cycles("4"));
+    assert_eq!(one, two, "a delay within the stall count changes nothing");
+    assert!(four < one, "delay 4: {four} cycles, delay 1: {one}");
+}
+
 /// Cycles per step of `tma_copy`'s chases (the measured, second launch of each kernel), from
 /// the kernels' cycles at two step counts, like Luo et al.'s total time / steps.
 fn chase_cycles_per_step(sets: &[&str], tag: &str) -> (f64, f64) {

@@ -159,6 +159,7 @@ pub const LIMITS: &[Limit] = &[
     r("issue.dependence_counter_max", 1, 1023),
     r("issue.clock_read_min_interval", 1, 16),
     r("issue.depbar_effect_cycles", 0, 15),
+    r("issue.warpgroup_depbar_effect_cycles", 0, 15),
     r("issue.unknown_opcode_latency", 0, 1000),
     // [regfile]
     r("regfile.banks", 1, 8),

@@ -276,6 +276,11 @@ pub struct IssueConfig {
     pub clock_read_min_interval: u32,
     /// A DEPBAR blocks the warp this many cycles after its issue (it needs stall >= this).
     pub depbar_effect_cycles: u32,
+    /// The same for Hopper's `WARPGROUP.DEPBAR.LE gsb0` (the wait for a warpgroup MMA
+    /// group): it blocks the warp this many cycles after its issue, whatever its own stall
+    /// counter. Presets before Hopper leave it out (they have no warpgroup MMA).
+    #[serde(default = "default_warpgroup_depbar_effect_cycles")]
+    pub warpgroup_depbar_effect_cycles: u32,
     /// Class of opcodes the opcode table does not know: `table` keeps the table's
     /// `[default]`; otherwise a unit name (fp32, int, fp16, sfu, fp64, tensor, uniform,
     /// branch, misc, mem).
@@ -643,6 +648,14 @@ pub struct L2Config {
 // cycles, of which 4 and 9 are the trailing load's own queueing in the model, the shared
 // one through the sub-core's write-back latch; 32 lanes on one address: 69 and 116 →
 // (69 − 8) / 31 ≈ 2 and (116 − 76) / 31 ≈ 1.3 per lane).
+// ptxas 13.5 gives `WARPGROUP.DEPBAR.LE gsb0` a stall count of 2 before a BAR.SYNC and before
+// the next k tile's HGMMA that reads the same accumulators (workloads/programs/wgmma_gemm): with
+// the ordinary DEPBAR's 4 cycles (MICRO'25 A4) those would issue before the group completed.
+// The wait must hold the very next instruction: 1 (docs/model.md, "Hopper").
+fn default_warpgroup_depbar_effect_cycles() -> u32 {
+    1
+}
+
 fn default_shmem_atomic_latency() -> u32 {
     4
 }

@@ -52,7 +52,7 @@ const PRESETS: [&str; 10] = [
 ];
 
 /// Keys that act outside the kernel statistics, with the test that shows their effect.
-const TESTED_ELSEWHERE: [(&str, &str); 4] = [
+const TESTED_ELSEWHERE: [(&str, &str); 5] = [
     (
         "gpu.memory_mb",
         "crates/cudart/src/api/memory.rs: device_memory_is_the_presets_memory_mb (cudaMalloc's limit)",
@@ -64,6 +64,10 @@ const TESTED_ELSEWHERE: [(&str, &str); 4] = [
     (
         "mem_pipeline.tma_setup",
         "crates/cli/tests/exec.rs: bulk_copy_chain_reproduces_luo (acts only on TMA and bulk copies, which the microbenchmarks do not issue)",
+    ),
+    (
+        "issue.warpgroup_depbar_effect_cycles",
+        "crates/cli/tests/exec.rs: warpgroup_depbar_holds_the_next_instruction (acts only on Hopper's WARPGROUP.DEPBAR, which the microbenchmarks do not issue)",
     ),
     (
         "gpu.shared_mem_per_sm_max_kb",

@@ -65,6 +65,8 @@ pub struct CoreConfig {
     pub errbar_stall_cycles: u32,
     pub const_miss_switch_cycles: u32,
     pub depbar_effect_delay: u32,
+    /// [`Self::depbar_effect_delay`] of `WARPGROUP.DEPBAR` (the warpgroup MMA group's wait).
+    pub warpgroup_depbar_effect_delay: u32,
     pub stall_special_threshold: u32,
     pub clock_read_min_interval: u32,
     pub control_stage_cycles: u32,
@@ -166,6 +168,7 @@ impl CoreConfig {
             errbar_stall_cycles: i.errbar_stall_cycles,
             const_miss_switch_cycles: i.const_miss_switch_cycles,
             depbar_effect_delay: i.depbar_effect_cycles,
+            warpgroup_depbar_effect_delay: i.warpgroup_depbar_effect_cycles,
             clock_read_min_interval: i.clock_read_min_interval,
             control_stage_cycles: i.control_stage_delay,
             rf_banks: r.banks,

@@ -792,6 +792,7 @@ impl<W> Sm<W> {
         let special_threshold = self.cfg.stall_special_threshold as u64;
         let errbar = self.cfg.errbar_stall_cycles as u64;
         let depbar_delay = self.cfg.depbar_effect_delay as u64;
+        let gmma_depbar_delay = self.cfg.warpgroup_depbar_effect_delay as u64;
         self.warps[slot].ib.pop_front();
         self.sync_head(slot);
         self.sync_room(slot);
@@ -817,12 +818,12 @@ impl<W> Sm<W> {
                 v.no_issue_at = now + 1;
             }
             if let Special::Depbar { sb, le, ids } = special {
-                // WARPGROUP.DEPBAR.LE gsb0 holds the next instruction whatever its own stall
-                // count: ptxas 13.5 gives it stall 2 before a BAR.SYNC and the next k tile's
-                // HGMMA reading the same accumulators (workloads/programs/wgmma_gemm), where
-                // MICRO'25's DEPBAR rule (effect after 4 cycles) would let them through.
+                // WARPGROUP.DEPBAR.LE gsb0 has its own delay (`issue.warpgroup_depbar_effect_cycles`,
+                // 1: it holds the next instruction whatever its own stall count; ptxas 13.5
+                // gives it stall 2 before a BAR.SYNC and the next k tile's HGMMA reading the
+                // same accumulators, workloads/programs/wgmma_gemm).
                 let delay = if sb == crate::inst::GMMA_GROUP_SB {
-                    1
+                    gmma_depbar_delay
                 } else {
                     depbar_delay
                 };
