@@ -186,25 +186,11 @@ impl DomTree {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_kernels::{kernel, DIAMOND_LOOP};
 
     #[test]
     fn diamond_loop_dominators() {
-        let k = sassim_sass::microbench::parse(
-            "ISETP.GE.AND P0, PT, R0, 0x10, PT ;\n\
-             @P0 BRA else ;\n\
-             IADD3 R1, R0, 0x1, RZ ;\n\
-             BRA join ;\n\
-             else: IADD3 R1, R0, 0x2, RZ ;\n\
-             join: IADD3 R1, R1, -0x1, RZ ;\n\
-             ISETP.NE.AND P1, PT, R1, RZ, PT ;\n\
-             @P1 BRA join ;\n\
-             EXIT ;",
-            "t.sass",
-        )
-        .expect("parses")
-        .kernel;
-        let g = Cfg::build(&k);
-        // blocks: 0 [0,2) 1 [2,4) 2 [4,5) 3 [5,8) 4 [8,9)
+        let g = Cfg::build(&kernel(DIAMOND_LOOP));
         let d = DomTree::dominators(&g);
         assert_eq!(d.idom, vec![None, Some(0), Some(0), Some(0), Some(3)]);
         assert!(d.dominates(0, 4) && d.dominates(3, 4) && !d.dominates(1, 3));

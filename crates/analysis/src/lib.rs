@@ -43,6 +43,8 @@ pub mod loops;
 pub mod ltrf;
 pub mod reaching;
 pub mod regset;
+#[cfg(test)]
+mod test_kernels;
 
 pub use cfg::{Block, Cfg, CfgOptions, Edge, EdgeKind};
 pub use dom::DomTree;
