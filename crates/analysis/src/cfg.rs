@@ -460,28 +460,11 @@ impl Cfg {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn kernel(text: &str) -> Kernel {
-        sassim_sass::microbench::parse(text, "t.sass")
-            .expect("parses")
-            .kernel
-    }
+    use crate::test_kernels::{kernel, DIAMOND_LOOP};
 
     #[test]
     fn diamond_and_loop() {
-        let k = kernel(
-            "S2R R0, SR_TID.X ;\n\
-             ISETP.GE.AND P0, PT, R0, 0x10, PT ;\n\
-             @P0 BRA else ;\n\
-             IADD3 R1, R0, 0x1, RZ ;\n\
-             BRA join ;\n\
-             else: IADD3 R1, R0, 0x2, RZ ;\n\
-             join: IADD3 R1, R1, -0x1, RZ ;\n\
-             ISETP.NE.AND P1, PT, R1, RZ, PT ;\n\
-             @P1 BRA join ;\n\
-             EXIT ;",
-        );
-        let g = Cfg::build(&k);
+        let g = Cfg::build(&kernel(DIAMOND_LOOP));
         let spans: Vec<(usize, usize)> = g.blocks.iter().map(|b| (b.start, b.end)).collect();
         assert_eq!(spans, vec![(0, 3), (3, 5), (5, 6), (6, 9), (9, 10)]);
         let succ = |b: usize| g.succs(b).collect::<Vec<_>>();

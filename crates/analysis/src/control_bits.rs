@@ -503,12 +503,7 @@ impl Agreement {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn kernel(src: &str) -> Kernel {
-        sassim_sass::microbench::parse(src, "t.sass")
-            .expect("parse")
-            .kernel
-    }
+    use crate::test_kernels::kernel;
 
     const FFMA: InstTiming = InstTiming {
         fixed: true,

@@ -397,10 +397,10 @@ pub fn footprints(instructions: &[Instruction]) -> Vec<Footprint> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_kernels::kernel;
 
     fn one(text: &str) -> Instruction {
-        let mb = sassim_sass::microbench::parse(text, "t.sass").expect("parses");
-        mb.kernel.instructions[0].clone()
+        kernel(text).instructions[0].clone()
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! | [`regset`] | [`RegSet`]: a set of R/UR/P/UP/B registers as bit vectors |
 //! | [`footprint`] | the registers each instruction reads, writes and kills (guarded and part-register writes keep the old value), 64-bit corrections, exactness |
 //! | [`cfg`] | basic blocks and the [`Cfg`]: `BRA` with guards and predicate operands, `BRX`/`JMX` jump tables (targets given, or every label), `CALL.REL`/`RET`, `EXIT`, convergence instructions |
-//! | [`dom`] | dominator and post-dominator trees |
+//! | [`dom`] | dominator and post-dominator trees, of a [`Cfg`]'s blocks or of any graph given as successor lists (the SIMT stack's reconvergence points) |
 //! | [`loops`] | natural loops, nesting, irreducibility |
 //! | [`liveness`] | liveness per block and instruction, per thread or per warp (divergent paths run one after the other), dead-operand bits |
 //! | [`reaching`] | reaching definitions, def-use chains, webs (live ranges) |
@@ -43,6 +43,8 @@ pub mod loops;
 pub mod ltrf;
 pub mod reaching;
 pub mod regset;
+#[cfg(test)]
+mod test_kernels;
 
 pub use cfg::{Block, Cfg, CfgOptions, Edge, EdgeKind};
 pub use dom::DomTree;

@@ -215,11 +215,10 @@ impl Liveness {
 mod tests {
     use super::*;
     use crate::footprint::footprints;
+    use crate::test_kernels::kernel;
 
     fn setup(text: &str) -> (sassim_isa::Kernel, Cfg, Vec<Footprint>) {
-        let k = sassim_sass::microbench::parse(text, "t.sass")
-            .expect("parses")
-            .kernel;
+        let k = kernel(text);
         let g = Cfg::build(&k);
         let f = footprints(&k.instructions);
         (k, g, f)

@@ -135,11 +135,12 @@ impl Loops {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_kernels::kernel;
 
     #[test]
     fn nested_loops() {
         // Figure 5 of the LTRF paper: A -> B, B -> C, C -> B (inner), C -> A (outer).
-        let k = sassim_sass::microbench::parse(
+        let k = kernel(
             "MOV R0, RZ ;\n\
              a: IADD3 R0, R0, 0x1, RZ ;\n\
              b: IADD3 R1, R1, 0x1, RZ ;\n\
@@ -148,10 +149,7 @@ mod tests {
              ISETP.NE.AND P1, PT, R0, 0x4, PT ;\n\
              @P1 BRA a ;\n\
              EXIT ;",
-            "t.sass",
-        )
-        .expect("parses")
-        .kernel;
+        );
         let g = Cfg::build(&k);
         let d = DomTree::dominators(&g);
         let l = Loops::find(&g, &d);

@@ -338,10 +338,11 @@ impl Webs {
 mod tests {
     use super::*;
     use crate::footprint::footprints;
+    use crate::test_kernels::kernel;
 
     #[test]
     fn chains_and_webs() {
-        let k = sassim_sass::microbench::parse(
+        let k = kernel(
             "MOV R1, 0x1 ;\n\
              @P0 BRA skip ;\n\
              MOV R1, 0x2 ;\n\
@@ -350,10 +351,7 @@ mod tests {
              @P1 MOV R1, 0x8 ;\n\
              STG.E [R4.64], R1 ;\n\
              EXIT ;",
-            "t.sass",
-        )
-        .expect("parses")
-        .kernel;
+        );
         let g = Cfg::build(&k);
         let f = footprints(&k.instructions);
         let du = DefUse::compute(&g, &f);

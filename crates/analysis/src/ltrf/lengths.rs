@@ -59,6 +59,7 @@ pub fn dynamic_lengths(a: &LtrfKernel, streams: &[Vec<usize>], n: usize) -> (Len
 mod tests {
     use super::*;
     use crate::ltrf::{analyze, LtrfOptions};
+    use crate::test_kernels::kernel;
 
     /// 16 FADDs of two registers each: with 8 registers per interval, four intervals of four
     /// FADDs (the EXIT joins the last). Run straight, real and optimal runs agree (4 of 4.25
@@ -71,9 +72,7 @@ mod tests {
             src += &format!("FADD R{}, R{}, R{} ;\n", 2 * i, 2 * i + 1, 2 * i + 1);
         }
         src += "EXIT ;\n";
-        let k = sassim_sass::microbench::parse(&src, "t.sass")
-            .expect("parse")
-            .kernel;
+        let k = kernel(&src);
         let opts = LtrfOptions {
             registers_per_interval: 8,
             ..LtrfOptions::default()

@@ -14,7 +14,7 @@
 //! when the paper's sibling swap does not (YIELD with no sibling path); `yield_as_nop`
 //! disables both.
 
-use super::{majority_last, CfView, ControlFlow, PathEntry, RecView};
+use super::{split_paths, CfView, ControlFlow, PathEntry, RecView};
 use std::hash::Hasher;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -222,20 +222,13 @@ impl ControlFlow for Hanoi {
     /// the other one". Also used for CALL/RET (V-D: they only change the PC) and JMP.
     fn branch(&mut self, _pc: u64, groups: &[PathEntry]) {
         let mut buf = [PathEntry { pc: 0, mask: 0 }; 32];
-        let mut n = 0;
-        for g in groups.iter().filter(|g| g.mask != 0) {
-            if n < 32 {
-                buf[n] = *g;
-                n += 1;
-            }
-        }
-        if n == 1 {
-            self.advance(buf[0].pc);
+        let paths = split_paths(groups, &mut buf);
+        if let [only] = paths {
+            self.advance(only.pc);
             return;
         }
-        majority_last(&mut buf[..n]);
         self.ws.pop();
-        self.ws.extend_from_slice(&buf[..n]);
+        self.ws.extend_from_slice(paths);
         self.settle();
     }
 

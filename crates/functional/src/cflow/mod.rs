@@ -127,8 +127,16 @@ pub trait ControlFlow: Send + fmt::Debug {
     fn state_hash(&self, h: &mut dyn Hasher);
 }
 
-/// Sort divergent groups so that the path followed by most threads ends on top (last);
-/// ties keep the given order (the taken path, listed last, runs first).
-pub(crate) fn majority_last(groups: &mut [PathEntry]) {
-    groups.sort_by_key(|g| g.mask.count_ones());
+/// The paths a branch splits the executing path into (the `groups` of
+/// [`ControlFlow::branch`]), in `buf`: the groups with threads, at most 32 (a warp's threads),
+/// sorted so that the path followed by most threads ends on top (last); ties keep the given
+/// order (the taken path, listed last, runs first). A single path means no divergence.
+pub(crate) fn split_paths<'a>(groups: &[PathEntry], buf: &'a mut [PathEntry; 32]) -> &'a [PathEntry] {
+    let mut n = 0;
+    for (slot, g) in buf.iter_mut().zip(groups.iter().filter(|g| g.mask != 0)) {
+        *slot = *g;
+        n += 1;
+    }
+    buf[..n].sort_by_key(|g| g.mask.count_ones());
+    &buf[..n]
 }

@@ -13,7 +13,7 @@
 //! mask as usual. As on pre-Volta GPUs, intra-warp spinlocks deadlock under this manager.
 
 use super::ipdom::Ipdom;
-use super::{majority_last, CfView, ControlFlow, PathEntry};
+use super::{split_paths, CfView, ControlFlow, PathEntry};
 use std::hash::Hasher;
 use std::sync::Arc;
 
@@ -101,25 +101,18 @@ impl ControlFlow for SimtStack {
     }
     fn branch(&mut self, pc: u64, groups: &[PathEntry]) {
         let mut buf = [PathEntry { pc: 0, mask: 0 }; 32];
-        let mut n = 0;
-        for g in groups.iter().filter(|g| g.mask != 0) {
-            if n < 32 {
-                buf[n] = *g;
-                n += 1;
-            }
-        }
-        if n == 1 {
-            self.advance(buf[0].pc);
+        let paths = split_paths(groups, &mut buf);
+        if let [only] = paths {
+            self.advance(only.pc);
             return;
         }
-        majority_last(&mut buf[..n]);
         let idx = self.ipdom.pcs.binary_search(&pc).ok();
         let rpc = idx.and_then(|i| self.ipdom.rpc(i));
         let top = *self.stack.last().expect("branch on an empty stack");
         match rpc {
             Some(r) => {
                 self.stack.last_mut().expect("top").pc = r;
-                for g in &buf[..n] {
+                for g in paths {
                     self.stack.push(Entry {
                         pc: g.pc,
                         mask: g.mask,
@@ -129,7 +122,7 @@ impl ControlFlow for SimtStack {
             }
             None => {
                 self.stack.pop();
-                for g in &buf[..n] {
+                for g in paths {
                     self.stack.push(Entry {
                         pc: g.pc,
                         mask: g.mask,
