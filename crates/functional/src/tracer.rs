@@ -18,7 +18,7 @@
 use crate::cflow::ControlFlowKind;
 use crate::error::ExecError;
 use crate::exec::{ArchInfo, Issued, KernelExec, Launch, WarpId, WarpStatus, DEFAULT_SHARED_BYTES};
-use crate::runner::{RunOptions, RunStats};
+use crate::runner::{check_outputs, RunOptions, RunStats};
 use sassim_isa::{Instruction, Kernel, Listing, OperandKind, RegFile};
 use sassim_trace::KernelHeader;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -488,15 +488,15 @@ pub fn trace_exec<W: Write>(
     Ok(stats)
 }
 
-/// A workload prepared for execution exactly as [`crate::runner::run_workload_with`] prepares it.
+/// A workload prepared for execution ([`prepare_workload`]): what the tracer and
+/// [`crate::runner::run_workload_with`] run, so both see the same buffer addresses.
 pub struct PreparedWorkload {
     pub exec: KernelExec,
     /// `(name, device address, bytes)` per buffer, in spec (allocation) order.
     pub buffers: Vec<(String, u64, u64)>,
 }
 
-/// Allocate and fill the spec's buffers (in order, 256-byte aligned, as
-/// [`crate::runner::run_workload_with`] does, so the addresses are the same), lay out the
+/// Allocate and fill the spec's buffers (in order, 256-byte aligned), lay out the
 /// parameters and return the launch ready to run.
 pub fn prepare_workload(
     spec: &sassim_workload::Workload,
@@ -605,17 +605,7 @@ pub fn write_workload_trace_with(
         .map_err(io_err(&kl))?;
     f.write_all(list.as_bytes()).map_err(io_err(&kl))?;
 
-    let mut outputs = HashMap::new();
-    for (name, a, n) in &buffers {
-        let bytes = ex
-            .memory()
-            .read(*a, *n as usize)
-            .ok_or_else(|| TraceWriteError::Invalid(format!("buffer `{name}` unreadable")))?;
-        outputs.insert(name.clone(), bytes);
-    }
-    let check = spec
-        .check(&outputs)
-        .map_err(|e| ExecError::Check(e.to_string()))?;
+    let (_, check) = check_outputs(spec, &ex, &buffers)?;
     Ok(TraceSummary {
         kernel_id,
         kernelslist: kl,
