@@ -37,6 +37,6 @@ pub use memory::GlobalMemory;
 pub use runner::{run_functional, run_workload, FunctionalResult, RunOptions, WorkloadResult};
 pub use trace::{cflow_compare, levenshtein, CflowReport, WarpTrace};
 pub use tracer::{
-    prepare_workload, trace_exec, write_workload_trace, write_workload_trace_with, AddrCompression,
-    KernelTracer, TraceCounts, TraceHeader, TraceOptions, TraceSummary, TraceWriteError,
+    kernel_header, prepare_workload, trace_exec, write_workload_trace, write_workload_trace_with,
+    AddrCompression, KernelTracer, TraceCounts, TraceOptions, TraceSummary, TraceWriteError,
 };

@@ -3,9 +3,10 @@
 
 use crate::cflow::ControlFlowKind;
 use crate::error::ExecError;
-use crate::exec::{ExecOptions, Issued, KernelExec, Launch, WarpId, WarpStatus, DEFAULT_SHARED_BYTES};
+use crate::exec::{ExecOptions, Issued, KernelExec, Launch, WarpId, WarpStatus};
 use crate::memory::GlobalMemory;
 use crate::trace::WarpTrace;
+use crate::tracer::{prepare_workload, PreparedWorkload};
 use sassim_isa::{Kernel, Listing};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -258,36 +259,38 @@ pub fn run_workload_with(
     cf: ControlFlowKind,
     opts: &RunOptions,
 ) -> Result<WorkloadResult, ExecError> {
-    let kernel = listing
-        .kernel(spec.kernel())
-        .ok_or_else(|| ExecError::Launch(format!("kernel `{}` is not in the listing", spec.kernel())))?;
-    let mut launch = Launch::new(spec.grid, spec.block, Vec::new());
-    launch.shared_bytes = DEFAULT_SHARED_BYTES + spec.shared_mem_bytes();
-    let mut ex = KernelExec::new(Arc::new(kernel.clone()), arch, launch, cf, opts.exec.clone())?;
-    let mut addrs: HashMap<String, (u64, usize)> = HashMap::new();
-    for b in spec.buffers() {
-        let a = ex.memory().alloc(b.bytes.len() as u64, 256);
-        ex.memory().write(a, &b.bytes);
-        addrs.insert(b.name.clone(), (a, b.bytes.len()));
-    }
-    let params = spec.param_bytes(|n| addrs.get(n).map_or(0, |x| x.0));
-    ex.set_params(&params)?;
+    let PreparedWorkload {
+        exec: mut ex,
+        buffers,
+    } = prepare_workload(spec, listing, arch, cf, opts)?;
     let (stats, traces) = run_exec(&mut ex, opts)?;
-    let mut outputs = HashMap::new();
-    for b in spec.buffers() {
-        let (a, len) = addrs[&b.name];
-        outputs.insert(
-            b.name.clone(),
-            ex.memory().read(a, len).expect("allocated buffer"),
-        );
-    }
-    let check = spec
-        .check(&outputs)
-        .map_err(|e| ExecError::Check(e.to_string()))?;
+    let (outputs, check) = check_outputs(spec, &ex, &buffers)?;
     Ok(WorkloadResult {
         stats,
         check,
         traces,
         outputs,
     })
+}
+
+/// Read the `buffers` of a prepared workload back after its run and check them against
+/// the spec's host references: the final contents by name and the check report (a
+/// mismatch is `ExecError::Check`).
+pub(crate) fn check_outputs(
+    spec: &sassim_workload::Workload,
+    ex: &KernelExec,
+    buffers: &[(String, u64, u64)],
+) -> Result<(HashMap<String, Vec<u8>>, sassim_workload::CheckReport), ExecError> {
+    let mut outputs = HashMap::new();
+    for (name, a, n) in buffers {
+        let bytes = ex
+            .memory_ref()
+            .read(*a, *n as usize)
+            .ok_or_else(|| ExecError::Check(format!("buffer `{name}` unreadable")))?;
+        outputs.insert(name.clone(), bytes);
+    }
+    let check = spec
+        .check(&outputs)
+        .map_err(|e| ExecError::Check(e.to_string()))?;
+    Ok((outputs, check))
 }

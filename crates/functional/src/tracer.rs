@@ -18,8 +18,9 @@
 use crate::cflow::ControlFlowKind;
 use crate::error::ExecError;
 use crate::exec::{ArchInfo, Issued, KernelExec, Launch, WarpId, WarpStatus, DEFAULT_SHARED_BYTES};
-use crate::runner::{RunOptions, RunStats};
+use crate::runner::{check_outputs, RunOptions, RunStats};
 use sassim_isa::{Instruction, Kernel, Listing, OperandKind, RegFile};
+use sassim_trace::KernelHeader;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
@@ -89,73 +90,33 @@ impl Default for TraceOptions {
     }
 }
 
-/// The kernel header of a `.traceg` file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceHeader {
-    /// `-kernel name` (the listing's function name, mangled for C++ kernels).
-    pub name: String,
-    /// `-kernel id` (1-based).
-    pub kernel_id: u32,
-    pub grid: [u32; 3],
-    pub block: [u32; 3],
-    pub shmem: u32,
-    pub nregs: u32,
-    /// `-binary version` (86 for sm_86).
-    pub binary_version: u32,
-    pub cuda_stream_id: u64,
-    pub shmem_base_addr: u64,
-    pub local_mem_base_addr: u64,
-    /// `-nvbit version` text.
-    pub nvbit_version: String,
-}
-
-impl TraceHeader {
-    /// Header of a launch of `kernel` on `arch`; `nregs`/`shmem` from `opts` or estimated
-    /// ([`estimate_nregs`]; `shmem` = 0).
-    pub fn new(
-        kernel: &Kernel,
-        arch: &ArchInfo,
-        launch: &Launch,
-        kernel_id: u32,
-        opts: &TraceOptions,
-    ) -> TraceHeader {
-        TraceHeader {
-            name: kernel.name.clone(),
-            kernel_id,
-            grid: launch.grid,
-            block: launch.block,
-            shmem: opts.shmem_bytes.unwrap_or(0),
-            nregs: opts.nregs.unwrap_or_else(|| estimate_nregs(kernel)),
-            binary_version: arch.sm,
-            cuda_stream_id: opts.cuda_stream_id,
-            shmem_base_addr: opts.shmem_base_addr,
-            local_mem_base_addr: opts.local_mem_base_addr,
-            nvbit_version: format!("none (sassim {})", env!("CARGO_PKG_VERSION")),
-        }
-    }
-
-    /// The header text, up to and including the `#traces format` line.
-    pub fn text(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(s, "-kernel name = {}", self.name);
-        let _ = writeln!(s, "-kernel id = {}", self.kernel_id);
-        let [gx, gy, gz] = self.grid;
-        let [bx, by, bz] = self.block;
-        let _ = writeln!(s, "-grid dim = ({gx},{gy},{gz})");
-        let _ = writeln!(s, "-block dim = ({bx},{by},{bz})");
-        let _ = writeln!(s, "-shmem = {}", self.shmem);
-        let _ = writeln!(s, "-nregs = {}", self.nregs);
-        let _ = writeln!(s, "-binary version = {}", self.binary_version);
-        let _ = writeln!(s, "-cuda stream id = {}", self.cuda_stream_id);
-        let _ = writeln!(s, "-shmem base_addr = 0x{:016x}", self.shmem_base_addr);
-        let _ = writeln!(s, "-local mem base_addr = 0x{:016x}", self.local_mem_base_addr);
-        let _ = writeln!(s, "-nvbit version = {}", self.nvbit_version);
-        let _ = writeln!(s, "-accelsim tracer version = {TRACER_VERSION}");
-        let _ = writeln!(s, "-enable lineinfo = 0");
-        s.push('\n');
-        s.push_str(TRACES_FORMAT_V4);
-        s.push('\n');
-        s
+/// The kernel header of a launch of `kernel` on `arch` (`kernel_id` 1-based), as the tracer
+/// writes it: `-nregs`/`-shmem` from `opts` or estimated ([`estimate_nregs`]; `shmem` = 0),
+/// `-binary version` the arch's (86 for sm_86), `-nvbit version` naming sassim, tracer
+/// version [`TRACER_VERSION`] without line info, and the [`TRACES_FORMAT_V4`] line.
+pub fn kernel_header(
+    kernel: &Kernel,
+    arch: &ArchInfo,
+    launch: &Launch,
+    kernel_id: u32,
+    opts: &TraceOptions,
+) -> KernelHeader {
+    KernelHeader {
+        name: kernel.name.clone(),
+        kernel_id,
+        grid: launch.grid,
+        block: launch.block,
+        shmem: opts.shmem_bytes.unwrap_or(0),
+        nregs: opts.nregs.unwrap_or_else(|| estimate_nregs(kernel)),
+        binary_version: arch.sm,
+        cuda_stream_id: opts.cuda_stream_id,
+        shmem_base_addr: opts.shmem_base_addr,
+        local_mem_base_addr: opts.local_mem_base_addr,
+        nvbit_version: format!("none (sassim {})", env!("CARGO_PKG_VERSION")),
+        tracer_version: TRACER_VERSION,
+        lineinfo: false,
+        format_line: TRACES_FORMAT_V4.to_string(),
+        ..KernelHeader::default()
     }
 }
 
@@ -288,7 +249,7 @@ pub struct KernelTracer<W: Write> {
 
 impl KernelTracer<BufWriter<File>> {
     /// Create `path` and write the header.
-    pub fn create(path: &Path, header: &TraceHeader, opts: &TraceOptions) -> Result<Self, TraceWriteError> {
+    pub fn create(path: &Path, header: &KernelHeader, opts: &TraceOptions) -> Result<Self, TraceWriteError> {
         let f = File::create(path).map_err(io_err(path))?;
         KernelTracer::new(BufWriter::new(f), path, header, opts)
     }
@@ -299,7 +260,7 @@ impl<W: Write> KernelTracer<W> {
     pub fn new(
         mut out: W,
         path: &Path,
-        header: &TraceHeader,
+        header: &KernelHeader,
         opts: &TraceOptions,
     ) -> Result<Self, TraceWriteError> {
         let text = header.text();
@@ -527,15 +488,15 @@ pub fn trace_exec<W: Write>(
     Ok(stats)
 }
 
-/// A workload prepared for execution exactly as [`crate::runner::run_workload_with`] prepares it.
+/// A workload prepared for execution ([`prepare_workload`]): what the tracer and
+/// [`crate::runner::run_workload_with`] run, so both see the same buffer addresses.
 pub struct PreparedWorkload {
     pub exec: KernelExec,
     /// `(name, device address, bytes)` per buffer, in spec (allocation) order.
     pub buffers: Vec<(String, u64, u64)>,
 }
 
-/// Allocate and fill the spec's buffers (in order, 256-byte aligned, as
-/// [`crate::runner::run_workload_with`] does, so the addresses are the same), lay out the
+/// Allocate and fill the spec's buffers (in order, 256-byte aligned), lay out the
 /// parameters and return the launch ready to run.
 pub fn prepare_workload(
     spec: &sassim_workload::Workload,
@@ -620,7 +581,7 @@ pub fn write_workload_trace_with(
     if hopts.shmem_bytes.is_none() {
         hopts.shmem_bytes = Some(ptxas.map_or(0, |p| p.1) + spec.shared_mem_bytes());
     }
-    let header = TraceHeader::new(ex.kernel(), &ex.arch, ex.launch(), kernel_id, &hopts);
+    let header = kernel_header(ex.kernel(), &ex.arch, ex.launch(), kernel_id, &hopts);
 
     std::fs::create_dir_all(out_dir).map_err(io_err(out_dir))?;
     let file = format!("kernel-{kernel_id}.traceg");
@@ -644,17 +605,7 @@ pub fn write_workload_trace_with(
         .map_err(io_err(&kl))?;
     f.write_all(list.as_bytes()).map_err(io_err(&kl))?;
 
-    let mut outputs = HashMap::new();
-    for (name, a, n) in &buffers {
-        let bytes = ex
-            .memory()
-            .read(*a, *n as usize)
-            .ok_or_else(|| TraceWriteError::Invalid(format!("buffer `{name}` unreadable")))?;
-        outputs.insert(name.clone(), bytes);
-    }
-    let check = spec
-        .check(&outputs)
-        .map_err(|e| ExecError::Check(e.to_string()))?;
+    let (_, check) = check_outputs(spec, &ex, &buffers)?;
     Ok(TraceSummary {
         kernel_id,
         kernelslist: kl,

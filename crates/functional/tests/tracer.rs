@@ -6,9 +6,9 @@ mod common;
 
 use sassim_functional::tracer::{base_stride, format_line, write_addresses};
 use sassim_functional::{
-    prepare_workload, runner::run_workload_with, write_workload_trace, write_workload_trace_with,
-    AddrCompression, ControlFlowKind, ExecOptions, Issued, KernelExec, KernelTracer, MemAccess, MemKind,
-    PendingWrites, RunOptions, Space, TraceHeader, TraceOptions, WarpStatus,
+    kernel_header, prepare_workload, runner::run_workload_with, write_workload_trace,
+    write_workload_trace_with, AddrCompression, ControlFlowKind, ExecOptions, Issued, KernelExec,
+    KernelTracer, MemAccess, MemKind, PendingWrites, RunOptions, Space, TraceOptions, WarpStatus,
 };
 use sassim_trace::{read_kernelslist, AddrMode, KernelTraceReader, TraceCommand};
 use std::collections::HashMap;
@@ -181,7 +181,7 @@ fn run_per_cta(
         compression: comp,
         ..TraceOptions::default()
     };
-    let header = TraceHeader::new(&ex.kernel().clone(), &ex.arch, ex.launch(), 3, &opts);
+    let header = kernel_header(&ex.kernel().clone(), &ex.arch, ex.launch(), 3, &opts);
     let dir = tmp(&format!("{name}-{file}"));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let path = dir.join(file);
@@ -369,6 +369,19 @@ fn header_fields() {
     .expect("trace");
     let (h, _) = read_trace(&s.trace);
     assert_eq!((h.nregs, h.shmem, h.cuda_stream_id), (32, 4096, 7));
+    // Every field reads back as `kernel_header` made it (and its text as `raw`).
+    let p = prepare_workload(&spec, &listing, ARCH, ControlFlowKind::Hanoi, &opts.run).expect("prepare");
+    let want = kernel_header(p.exec.kernel(), &p.exec.arch, p.exec.launch(), 1, &opts);
+    assert!(want.raw.is_empty());
+    assert_eq!(
+        h,
+        sassim_trace::KernelHeader {
+            raw: want.text().into_owned(),
+            ..want.clone()
+        }
+    );
+    assert_eq!((h.tracer_version, h.lineinfo, h.binary_version), (4, false, 86));
+    assert_eq!(h.format_line, sassim_functional::tracer::TRACES_FORMAT_V4);
     assert_eq!(
         sassim_functional::tracer::ptxas_resources(
             sassim_workload::builtin_named("reduce")
@@ -500,7 +513,7 @@ fn line_format_and_edge_cases() {
     let path = dir.join("kernel-1.traceg");
     let launch = sassim_functional::Launch::new([1, 1, 1], [32, 1, 1], Vec::new());
     let arch = sassim_functional::ArchInfo::parse(ARCH).expect("arch");
-    let h = TraceHeader::new(&k, &arch, &launch, 1, &TraceOptions::default());
+    let h = kernel_header(&k, &arch, &launch, 1, &TraceOptions::default());
     let cases: Vec<(u32, [u64; 32], AddrCompression)> = vec![
         (0, lin, t),
         (0b110, lin, t),
@@ -513,7 +526,7 @@ fn line_format_and_edge_cases() {
         (u32::MAX, far, AddrCompression::Shortest),
         (0b111, big, t),
     ];
-    let mut text = h.text();
+    let mut text = h.text().into_owned();
     text += &format!(
         "\n#BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\ninsts = {}\n",
         cases.len()

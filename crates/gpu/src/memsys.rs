@@ -781,37 +781,14 @@ impl MemModel {
         put("GLOBAL_ACC_R", "RESERVATION_FAIL", s2.reservation_fails);
         put("GLOBAL_ACC_W", "HIT", s2.write_hits);
         put("GLOBAL_ACC_W", "MISS", s2.write_misses);
-        r.l2 = L2Report {
-            by_kind: l2k,
-            accesses: s2.accesses,
-            read_hits: s2.read_hits,
-            read_misses: s2.read_misses,
-            sector_misses: s2.sector_misses,
-            write_hits: s2.write_hits,
-            write_misses: s2.write_misses,
-            atomic_hits: s2.atomic_hits,
-            atomic_misses: s2.atomic_misses,
-            mshr_merges: s2.mshr_merges,
-            hit_reserved: s2.hit_reserved,
-            reservation_fails: s2.reservation_fails,
-            read_hit_rate: ms.l2_read_hit_rate,
-        };
-        let d = &ms.dram;
-        r.dram = DramReport {
-            reads: d.reads,
-            writes: d.writes,
-            row_hits: d.row_hits,
-            row_misses: d.row_misses,
-            row_conflicts: d.row_conflicts,
-            activates: d.activates,
-            bytes: d.bytes,
-            bandwidth_utilization: ms.dram_bandwidth_utilization,
-            bytes_per_core_cycle: ms.dram_bytes_per_core_cycle,
-            theoretical_bytes_per_core_cycle: h.sys.theoretical_bandwidth_bytes_per_core_cycle(),
-            avg_read_latency_dram_cycles: ms.dram_avg_read_latency,
-            return_stall_cycles: d.return_stall_cycles,
-            sched_queue_full_cycles: d.queue_full_cycles,
-        };
+        r.l2 = ms.l2.clone();
+        r.l2_by_kind = l2k;
+        r.l2_read_hit_rate = ms.l2_read_hit_rate;
+        r.dram = ms.dram.clone();
+        r.dram_bandwidth_utilization = ms.dram_bandwidth_utilization;
+        r.dram_bytes_per_core_cycle = ms.dram_bytes_per_core_cycle;
+        r.dram_theoretical_bytes_per_core_cycle = h.sys.theoretical_bandwidth_bytes_per_core_cycle();
+        r.dram_avg_read_latency = ms.dram_avg_read_latency;
         r.icnt_request_packets = ms.icnt_requests.packets;
         r.icnt_response_packets = ms.icnt_responses.packets;
         r.icnt_request_blocked = ms.icnt_requests.blocked;

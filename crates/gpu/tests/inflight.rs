@@ -176,7 +176,7 @@ fn l2_requests_of_a_line_in_flight_are_reserved_hits() {
     assert_eq!(m.l1d.misses, 2, "one L1 miss per SM");
     assert_eq!(m.l2.read_misses, 1);
     assert_eq!(m.l2.hit_reserved, 1);
-    assert_eq!(count(&m.l2.by_kind, "GLOBAL_ACC_R", "HIT_RESERVED"), 1);
+    assert_eq!(count(&m.l2_by_kind, "GLOBAL_ACC_R", "HIT_RESERVED"), 1);
     assert_eq!(m.dram.reads, 1, "one sector read from DRAM");
     let mov = issues_of(&r, "MOV");
     assert_eq!(mov.len(), 2);

@@ -77,7 +77,7 @@ fn l1_and_l2_hits_and_misses_are_counted() {
     assert_eq!(m.l2.read_misses, 1, "{m:#?}");
     assert_eq!(m.l2.read_hits, 1, "{m:#?}");
     assert_eq!(m.l2.write_misses, 1, "{m:#?}");
-    assert_eq!(m.l2.by_kind["GLOBAL_ACC_R"].get("HIT"), Some(&1));
+    assert_eq!(m.l2_by_kind["GLOBAL_ACC_R"].get("HIT"), Some(&1));
     // The cold miss read 4 sectors from DRAM.
     assert_eq!(m.dram.reads, 4, "{m:#?}");
     assert!(m.dram.row_misses + m.dram.row_conflicts >= 1);
@@ -157,12 +157,12 @@ fn stream_reaches_most_of_the_dram_bandwidth() {
         336 * 256 * 16 * 8,
         "every byte read once from DRAM: {m:#?}"
     );
-    let frac = bytes / r.cycles as f64 / m.dram.theoretical_bytes_per_core_cycle;
+    let frac = bytes / r.cycles as f64 / m.dram_theoretical_bytes_per_core_cycle;
     eprintln!(
         "stream: {} cycles, {:.1} B/cycle of {:.1} peak = {:.1} %; row hits {} misses {} conflicts {}",
         r.cycles,
         bytes / r.cycles as f64,
-        m.dram.theoretical_bytes_per_core_cycle,
+        m.dram_theoretical_bytes_per_core_cycle,
         100.0 * frac,
         m.dram.row_hits,
         m.dram.row_misses,

@@ -75,7 +75,7 @@ pub(crate) struct DramDone {
 }
 
 /// DRAM counters (summed over channels in [`crate::MemStats`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct DramStats {
     pub reads: u64,
     pub writes: u64,

@@ -13,7 +13,7 @@ use crate::types::{L2ReqKind, L2Request, L2Response};
 use crate::way_mshr::WayMshr;
 
 /// L2 counters (summed over slices in [`crate::MemStats`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct L2Stats {
     pub accesses: u64,
     pub read_hits: u64,

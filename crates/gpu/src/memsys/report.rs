@@ -1,5 +1,6 @@
 //! The memory statistics of a kernel as the GPU reports them (Accel-Sim categories).
 
+use sassim_memory::{DramStats, L2Stats};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -52,52 +53,6 @@ pub struct SharedReport {
     pub atomic_conflict_cycles: u64,
 }
 
-/// L2 statistics, summed over slices.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct L2Report {
-    /// `GLOBAL_ACC_R` (reads and atomics; the L2 does not see the space), `GLOBAL_ACC_W`
-    /// (write-through stores), `L1_WRBK_ACC` is included in `GLOBAL_ACC_W`.
-    pub by_kind: Breakdown,
-    pub accesses: u64,
-    pub read_hits: u64,
-    pub read_misses: u64,
-    pub sector_misses: u64,
-    pub write_hits: u64,
-    pub write_misses: u64,
-    pub atomic_hits: u64,
-    pub atomic_misses: u64,
-    pub mshr_merges: u64,
-    /// Reads/atomics that found all their missing sectors in flight (HIT_RESERVED).
-    pub hit_reserved: u64,
-    /// Cycles a slice's head request stalled (MSHR, way, DRAM queue, output queue).
-    pub reservation_fails: u64,
-    pub read_hit_rate: f64,
-}
-
-/// DRAM statistics, summed over channels.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct DramReport {
-    pub reads: u64,
-    pub writes: u64,
-    pub row_hits: u64,
-    pub row_misses: u64,
-    pub row_conflicts: u64,
-    pub activates: u64,
-    pub bytes: u64,
-    /// Data-bus busy cycles / (DRAM cycles × channels).
-    pub bandwidth_utilization: f64,
-    /// Bytes moved per core cycle, and the preset's peak.
-    pub bytes_per_core_cycle: f64,
-    pub theoretical_bytes_per_core_cycle: f64,
-    /// Average read latency inside the controller (queue arrival → data), DRAM cycles.
-    pub avg_read_latency_dram_cycles: f64,
-    /// DRAM cycles a channel had a read's data ready that its L2 slice's full return queue
-    /// could not take (its reads stalled meanwhile), summed over channels.
-    pub return_stall_cycles: u64,
-    /// DRAM cycles a slice had a request for a channel whose scheduler queue was full.
-    pub sched_queue_full_cycles: u64,
-}
-
 /// Memory statistics of one kernel.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct MemReport {
@@ -108,8 +63,23 @@ pub struct MemReport {
     pub const_hits: u64,
     pub const_misses: u64,
     pub const_hit_reserved: u64,
-    pub l2: L2Report,
-    pub dram: DramReport,
+    /// L2 counters, summed over slices (the memory system's own).
+    pub l2: L2Stats,
+    /// L2 accesses by Accel-Sim type and outcome: `GLOBAL_ACC_R` (reads and atomics; the L2
+    /// does not see the space), `GLOBAL_ACC_W` (write-through stores; `L1_WRBK_ACC` is
+    /// included).
+    pub l2_by_kind: Breakdown,
+    /// L2 hit rate over reads ([`sassim_memory::MemStats::l2_read_hit_rate`]).
+    pub l2_read_hit_rate: f64,
+    /// DRAM counters, summed over channels (the memory system's own).
+    pub dram: DramStats,
+    /// Data-bus busy cycles / (DRAM cycles × channels).
+    pub dram_bandwidth_utilization: f64,
+    /// DRAM bytes moved per core cycle, and the preset's peak.
+    pub dram_bytes_per_core_cycle: f64,
+    pub dram_theoretical_bytes_per_core_cycle: f64,
+    /// Average read latency inside the DRAM controller (queue arrival → data), DRAM cycles.
+    pub dram_avg_read_latency: f64,
     /// Packets through the request / response crossbars.
     pub icnt_request_packets: u64,
     pub icnt_response_packets: u64,
@@ -140,7 +110,7 @@ pub fn fill_report(m: &MemReport, k: &mut sassim_report::KernelReport) {
         }
     };
     fill(&mut k.l1d, &m.l1d.by_kind);
-    fill(&mut k.l2, &m.l2.by_kind);
+    fill(&mut k.l2, &m.l2_by_kind);
     k.l1d_per_sm = m
         .l1d_per_sm
         .iter()
@@ -177,6 +147,6 @@ pub fn fill_report(m: &MemReport, k: &mut sassim_report::KernelReport) {
     // Per mille, as the extra map holds integers.
     k.extra.insert(
         "dram_bandwidth_utilization_permille".into(),
-        (m.dram.bandwidth_utilization * 1000.0).round() as u64,
+        (m.dram_bandwidth_utilization * 1000.0).round() as u64,
     );
 }

@@ -1,5 +1,8 @@
-//! Kernel header (`-key = value` lines and the `#traces format` line).
+//! Kernel header (`-key = value` lines and the `#traces format` line): read by the text
+//! parser, written back by the writers (and by `sassim-functional`'s tracer).
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::error::{Result, TraceError};
@@ -100,6 +103,41 @@ impl KernelHeader {
             values,
             hopper: immediates == 2,
         }
+    }
+
+    /// The header text, every line up to and including the `#traces format` line: `raw`
+    /// when there is one (a header read from a trace), else written from the fields as the
+    /// tracer prints them (the known `-key = value` lines in its order, then `extra`, a
+    /// blank line and `format_line` when there is one), so that reading it back gives the
+    /// same fields.
+    pub fn text(&self) -> Cow<'_, str> {
+        if !self.raw.is_empty() {
+            return Cow::Borrowed(&self.raw);
+        }
+        let mut s = String::new();
+        let _ = writeln!(s, "-kernel name = {}", self.name);
+        let _ = writeln!(s, "-kernel id = {}", self.kernel_id);
+        let [gx, gy, gz] = self.grid;
+        let [bx, by, bz] = self.block;
+        let _ = writeln!(s, "-grid dim = ({gx},{gy},{gz})");
+        let _ = writeln!(s, "-block dim = ({bx},{by},{bz})");
+        let _ = writeln!(s, "-shmem = {}", self.shmem);
+        let _ = writeln!(s, "-nregs = {}", self.nregs);
+        let _ = writeln!(s, "-binary version = {}", self.binary_version);
+        let _ = writeln!(s, "-cuda stream id = {}", self.cuda_stream_id);
+        let _ = writeln!(s, "-shmem base_addr = 0x{:016x}", self.shmem_base_addr);
+        let _ = writeln!(s, "-local mem base_addr = 0x{:016x}", self.local_mem_base_addr);
+        let _ = writeln!(s, "-nvbit version = {}", self.nvbit_version);
+        let _ = writeln!(s, "-accelsim tracer version = {}", self.tracer_version);
+        let _ = writeln!(s, "-enable lineinfo = {}", u8::from(self.lineinfo));
+        for (k, v) in &self.extra {
+            let _ = writeln!(s, "-{k} = {v}");
+        }
+        s.push('\n');
+        if !self.format_line.is_empty() {
+            let _ = writeln!(s, "{}", self.format_line);
+        }
+        Cow::Owned(s)
     }
 
     /// Parse one header line (`-key = value`; other lines are ignored, as

@@ -322,13 +322,8 @@ impl<W: Write> TextWriter<W> {
     /// Write `header` (its raw text, or a synthesized one) and prepare to
     /// write blocks. `path` is used in error messages only.
     pub fn new(mut out: W, header: &KernelHeader, path: &Path) -> Result<Self> {
-        let raw = if header.raw.is_empty() {
-            synth_header(header)
-        } else {
-            header.raw.clone()
-        };
         let io = |e| TraceError::io(path, 0, e);
-        out.write_all(raw.as_bytes()).map_err(io)?;
+        out.write_all(header.text().as_bytes()).map_err(io)?;
         out.write_all(b"\n").map_err(io)?;
         Ok(TextWriter {
             out,
@@ -461,33 +456,6 @@ impl<W: Write> TextWriter<W> {
         self.out.flush().map_err(|e| TraceError::io(&self.path, 0, e))?;
         Ok(self.out)
     }
-}
-
-/// A header text for a [`KernelHeader`] that has no raw text.
-pub(crate) fn synth_header(h: &KernelHeader) -> String {
-    let mut s = String::new();
-    use std::fmt::Write as _;
-    let _ = writeln!(s, "-kernel name = {}", h.name);
-    let _ = writeln!(s, "-kernel id = {}", h.kernel_id);
-    let _ = writeln!(s, "-grid dim = ({},{},{})", h.grid[0], h.grid[1], h.grid[2]);
-    let _ = writeln!(s, "-block dim = ({},{},{})", h.block[0], h.block[1], h.block[2]);
-    let _ = writeln!(s, "-shmem = {}", h.shmem);
-    let _ = writeln!(s, "-nregs = {}", h.nregs);
-    let _ = writeln!(s, "-binary version = {}", h.binary_version);
-    let _ = writeln!(s, "-cuda stream id = {}", h.cuda_stream_id);
-    let _ = writeln!(s, "-shmem base_addr = 0x{:016x}", h.shmem_base_addr);
-    let _ = writeln!(s, "-local mem base_addr = 0x{:016x}", h.local_mem_base_addr);
-    let _ = writeln!(s, "-nvbit version = {}", h.nvbit_version);
-    let _ = writeln!(s, "-accelsim tracer version = {}", h.tracer_version);
-    let _ = writeln!(s, "-enable lineinfo = {}", u8::from(h.lineinfo));
-    for (k, v) in &h.extra {
-        let _ = writeln!(s, "-{k} = {v}");
-    }
-    s.push('\n');
-    if !h.format_line.is_empty() {
-        let _ = writeln!(s, "{}", h.format_line);
-    }
-    s
 }
 
 #[cfg(test)]

@@ -506,6 +506,35 @@ fn header() -> KernelHeader {
     }
 }
 
+/// A header built from its fields (no `raw`) is written as the tracer's lines, which read
+/// back as the same fields (the text kept as `raw`); a header read from a trace is written
+/// as its raw text.
+#[test]
+fn header_text_reads_back_as_the_same_fields() {
+    let mut h = header();
+    h.shmem = 4096;
+    h.nregs = 30;
+    h.cuda_stream_id = 7;
+    h.shmem_base_addr = 0x0000_7fff_0000_0000;
+    h.local_mem_base_addr = 0x0000_7fff_0200_0000;
+    h.nvbit_version = "1.7".into();
+    h.lineinfo = true;
+    h.extra.push(("cluster dim".into(), "(2,1,1)".into()));
+    let text = h.text().into_owned();
+    let path = write(&tmpdir("header"), "k.traceg", &text);
+    let r = KernelTraceReader::open(&path).unwrap();
+    let got = r.header();
+    assert_eq!(got.raw, text);
+    assert_eq!(
+        got,
+        &KernelHeader {
+            raw: text.clone(),
+            ..h
+        }
+    );
+    assert_eq!(got.text(), text);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
 

@@ -120,11 +120,7 @@ impl<W: Write> BinaryWriter<W> {
         z.include_dictid(false).map_err(io)?;
         z.include_contentsize(false).map_err(io)?;
         z.window_log(opts.window_log).map_err(io)?;
-        let raw = if header.raw.is_empty() {
-            crate::text::synth_header(header)
-        } else {
-            header.raw.clone()
-        };
+        let raw = header.text();
         let mut len = Vec::new();
         put_varint(&mut len, raw.len() as u64);
         z.write_all(&len).map_err(io)?;
