@@ -121,7 +121,8 @@ pub struct MemStats {
     pub dram_bandwidth_utilization: f64,
     /// DRAM bytes moved per core cycle.
     pub dram_bytes_per_core_cycle: f64,
-    /// L2 hit rate over reads (hits / (hits + misses)).
+    /// L2 hit rate over reads: hits / (hits + misses + reads that waited for an earlier
+    /// miss's fill, `hit_reserved`).
     pub l2_read_hit_rate: f64,
     /// Average DRAM read latency (scheduler-queue arrival → data), DRAM cycles.
     pub dram_avg_read_latency: f64,
