@@ -152,110 +152,65 @@ pub struct cudaUUID_t {
     pub bytes: [u8; 16],
 }
 
-/// `struct cudaDeviceProp` of CUDA 13.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct cudaDeviceProp {
-    pub name: [u8; 256],
-    pub uuid: cudaUUID_t,
-    pub luid: [u8; 8],
-    pub luidDeviceNodeMask: u32,
-    pub totalGlobalMem: usize,
-    pub sharedMemPerBlock: usize,
-    pub regsPerBlock: i32,
-    pub warpSize: i32,
-    pub memPitch: usize,
-    pub maxThreadsPerBlock: i32,
-    pub maxThreadsDim: [i32; 3],
-    pub maxGridSize: [i32; 3],
-    pub totalConstMem: usize,
-    pub major: i32,
-    pub minor: i32,
-    pub textureAlignment: usize,
-    pub texturePitchAlignment: usize,
-    pub multiProcessorCount: i32,
-    pub integrated: i32,
-    pub canMapHostMemory: i32,
-    pub maxTexture1D: i32,
-    pub maxTexture1DMipmap: i32,
-    pub maxTexture2D: [i32; 2],
-    pub maxTexture2DMipmap: [i32; 2],
-    pub maxTexture2DLinear: [i32; 3],
-    pub maxTexture2DGather: [i32; 2],
-    pub maxTexture3D: [i32; 3],
-    pub maxTexture3DAlt: [i32; 3],
-    pub maxTextureCubemap: i32,
-    pub maxTexture1DLayered: [i32; 2],
-    pub maxTexture2DLayered: [i32; 3],
-    pub maxTextureCubemapLayered: [i32; 2],
-    pub maxSurface1D: i32,
-    pub maxSurface2D: [i32; 2],
-    pub maxSurface3D: [i32; 3],
-    pub maxSurface1DLayered: [i32; 2],
-    pub maxSurface2DLayered: [i32; 3],
-    pub maxSurfaceCubemap: i32,
-    pub maxSurfaceCubemapLayered: [i32; 2],
-    pub surfaceAlignment: usize,
-    pub concurrentKernels: i32,
-    pub ECCEnabled: i32,
-    pub pciBusID: i32,
-    pub pciDeviceID: i32,
-    pub pciDomainID: i32,
-    pub tccDriver: i32,
-    pub asyncEngineCount: i32,
-    pub unifiedAddressing: i32,
-    pub memoryBusWidth: i32,
-    pub l2CacheSize: i32,
-    pub persistingL2CacheMaxSize: i32,
-    pub maxThreadsPerMultiProcessor: i32,
-    pub streamPrioritiesSupported: i32,
-    pub globalL1CacheSupported: i32,
-    pub localL1CacheSupported: i32,
-    pub sharedMemPerMultiprocessor: usize,
-    pub regsPerMultiprocessor: i32,
-    pub managedMemory: i32,
-    pub isMultiGpuBoard: i32,
-    pub multiGpuBoardGroupID: i32,
-    pub hostNativeAtomicSupported: i32,
-    pub pageableMemoryAccess: i32,
-    pub concurrentManagedAccess: i32,
-    pub computePreemptionSupported: i32,
-    pub canUseHostPointerForRegisteredMem: i32,
-    pub cooperativeLaunch: i32,
-    pub sharedMemPerBlockOptin: usize,
-    pub pageableMemoryAccessUsesHostPageTables: i32,
-    pub directManagedMemAccessFromHost: i32,
-    pub maxBlocksPerMultiProcessor: i32,
-    pub accessPolicyMaxWindowSize: i32,
-    pub reservedSharedMemPerBlock: usize,
-    pub hostRegisterSupported: i32,
-    pub sparseCudaArraySupported: i32,
-    pub hostRegisterReadOnlySupported: i32,
-    pub timelineSemaphoreInteropSupported: i32,
-    pub memoryPoolsSupported: i32,
-    pub gpuDirectRDMASupported: i32,
-    pub gpuDirectRDMAFlushWritesOptions: u32,
-    pub gpuDirectRDMAWritesOrdering: i32,
-    pub memoryPoolSupportedHandleTypes: u32,
-    pub deferredMappingCudaArraySupported: i32,
-    pub ipcEventSupported: i32,
-    pub clusterLaunch: i32,
-    pub unifiedFunctionPointers: i32,
-    pub deviceNumaConfig: i32,
-    pub deviceNumaId: i32,
-    pub mpsEnabled: i32,
-    pub hostNumaId: i32,
-    pub gpuPciDeviceID: u32,
-    pub gpuPciSubsystemID: u32,
-    pub hostNumaMultinodeIpcSupported: i32,
-    pub reserved: [i32; 56],
+/// Declares `cudaDeviceProp` (CUDA 13) and `cudaDeviceProp12` (CUDA 12) from one list of
+/// fields in the headers' order, and `cudaDeviceProp12::from_cuda13`. A field only one
+/// structure has is marked `#[cuda12]` (the fields CUDA 13 removed) or `#[cuda13]` (the fields
+/// it added in the reserved words); the others are in both. The `@` arms gather the fields of
+/// each structure and the names of the shared ones, a run of fields at a time.
+macro_rules! device_props {
+    (@ [$($f13:tt)*] [$($f12:tt)*] [$($shared:ident)*]) => {
+        /// `struct cudaDeviceProp` of CUDA 13.
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        pub struct cudaDeviceProp {
+            $($f13)*
+        }
+
+        /// `struct cudaDeviceProp` of CUDA 12 (`cudaGetDeviceProperties_v2` of
+        /// `libcudart.so.12`): the CUDA 13 fields plus eight that CUDA 13 removed, and 63
+        /// reserved words.
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        pub struct cudaDeviceProp12 {
+            $($f12)*
+        }
+
+        impl cudaDeviceProp12 {
+            /// The CUDA 13 properties in CUDA 12's layout: the fields both structures have are
+            /// copied, the fields only CUDA 12's has are zero.
+            pub fn from_cuda13(p: &cudaDeviceProp) -> cudaDeviceProp12 {
+                // SAFETY: plain old data (integers and arrays); all-zero is valid.
+                let mut q: cudaDeviceProp12 = unsafe { std::mem::zeroed() };
+                $(q.$shared = p.$shared;)*
+                q
+            }
+        }
+    };
+    (@ [$($f13:tt)*] [$($f12:tt)*] [$($shared:ident)*]
+        #[cuda12] pub $f:ident: $t:ty, $($rest:tt)*) => {
+        device_props!(@ [$($f13)*] [$($f12)* pub $f: $t,] [$($shared)*] $($rest)*);
+    };
+    (@ [$($f13:tt)*] [$($f12:tt)*] [$($shared:ident)*]
+        #[cuda13] pub $f:ident: $t:ty, $($rest:tt)*) => {
+        device_props!(@ [$($f13)* pub $f: $t,] [$($f12)*] [$($shared)*] $($rest)*);
+    };
+    (@ [$($f13:tt)*] [$($f12:tt)*] [$($shared:ident)*]
+        $(pub $f:ident: $t:ty,)+ $(#[$only:ident] $($rest:tt)*)?) => {
+        device_props!(@
+            [$($f13)* $(pub $f: $t,)+] [$($f12)* $(pub $f: $t,)+] [$($shared)* $($f)+]
+            $(#[$only] $($rest)*)?);
+    };
+    (@ $($unread:tt)*) => {
+        compile_error!(
+            "device_props: a field is `pub name: type,`, marked #[cuda12] or #[cuda13] if only one has it"
+        );
+    };
+    ($($fields:tt)*) => {
+        device_props!(@ [] [] [] $($fields)*);
+    };
 }
 
-/// `struct cudaDeviceProp` of CUDA 12 (`cudaGetDeviceProperties_v2` of `libcudart.so.12`): the
-/// CUDA 13 fields plus eight that CUDA 13 removed, and 63 reserved words.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct cudaDeviceProp12 {
+device_props! {
     pub name: [u8; 256],
     pub uuid: cudaUUID_t,
     pub luid: [u8; 8],
@@ -268,21 +223,21 @@ pub struct cudaDeviceProp12 {
     pub maxThreadsPerBlock: i32,
     pub maxThreadsDim: [i32; 3],
     pub maxGridSize: [i32; 3],
-    pub clockRate: i32,
+    #[cuda12] pub clockRate: i32,
     pub totalConstMem: usize,
     pub major: i32,
     pub minor: i32,
     pub textureAlignment: usize,
     pub texturePitchAlignment: usize,
-    pub deviceOverlap: i32,
+    #[cuda12] pub deviceOverlap: i32,
     pub multiProcessorCount: i32,
-    pub kernelExecTimeoutEnabled: i32,
+    #[cuda12] pub kernelExecTimeoutEnabled: i32,
     pub integrated: i32,
     pub canMapHostMemory: i32,
-    pub computeMode: i32,
+    #[cuda12] pub computeMode: i32,
     pub maxTexture1D: i32,
     pub maxTexture1DMipmap: i32,
-    pub maxTexture1DLinear: i32,
+    #[cuda12] pub maxTexture1DLinear: i32,
     pub maxTexture2D: [i32; 2],
     pub maxTexture2DMipmap: [i32; 2],
     pub maxTexture2DLinear: [i32; 3],
@@ -309,7 +264,7 @@ pub struct cudaDeviceProp12 {
     pub tccDriver: i32,
     pub asyncEngineCount: i32,
     pub unifiedAddressing: i32,
-    pub memoryClockRate: i32,
+    #[cuda12] pub memoryClockRate: i32,
     pub memoryBusWidth: i32,
     pub l2CacheSize: i32,
     pub persistingL2CacheMaxSize: i32,
@@ -323,13 +278,13 @@ pub struct cudaDeviceProp12 {
     pub isMultiGpuBoard: i32,
     pub multiGpuBoardGroupID: i32,
     pub hostNativeAtomicSupported: i32,
-    pub singleToDoublePrecisionPerfRatio: i32,
+    #[cuda12] pub singleToDoublePrecisionPerfRatio: i32,
     pub pageableMemoryAccess: i32,
     pub concurrentManagedAccess: i32,
     pub computePreemptionSupported: i32,
     pub canUseHostPointerForRegisteredMem: i32,
     pub cooperativeLaunch: i32,
-    pub cooperativeMultiDeviceLaunch: i32,
+    #[cuda12] pub cooperativeMultiDeviceLaunch: i32,
     pub sharedMemPerBlockOptin: usize,
     pub pageableMemoryAccessUsesHostPageTables: i32,
     pub directManagedMemAccessFromHost: i32,
@@ -349,7 +304,15 @@ pub struct cudaDeviceProp12 {
     pub ipcEventSupported: i32,
     pub clusterLaunch: i32,
     pub unifiedFunctionPointers: i32,
-    pub reserved: [i32; 63],
+    #[cuda13] pub deviceNumaConfig: i32,
+    #[cuda13] pub deviceNumaId: i32,
+    #[cuda13] pub mpsEnabled: i32,
+    #[cuda13] pub hostNumaId: i32,
+    #[cuda13] pub gpuPciDeviceID: u32,
+    #[cuda13] pub gpuPciSubsystemID: u32,
+    #[cuda13] pub hostNumaMultinodeIpcSupported: i32,
+    #[cuda13] pub reserved: [i32; 56],
+    #[cuda12] pub reserved: [i32; 63],
 }
 
 /// `struct cudaFuncAttributes`.
@@ -462,5 +425,26 @@ mod tests {
         assert_eq!(offset_of!(cudaDeviceProp12, memoryClockRate), 608);
         assert_eq!(offset_of!(cudaDeviceProp12, l2CacheSize), 616);
         assert_eq!(offset_of!(cudaDeviceProp12, reserved), 780);
+    }
+
+    /// `from_cuda13` copies the fields both structures have and leaves CUDA 12's own zero.
+    #[test]
+    fn cuda12_properties_copy_the_shared_fields() {
+        // SAFETY: plain old data; all-zero is valid.
+        let mut p: cudaDeviceProp = unsafe { std::mem::zeroed() };
+        p.name[0] = b's';
+        p.maxGridSize = [1, 2, 3];
+        p.l2CacheSize = 4;
+        p.sharedMemPerBlockOptin = 5;
+        p.unifiedFunctionPointers = 6;
+        p.hostNumaId = -1;
+        let q = cudaDeviceProp12::from_cuda13(&p);
+        assert_eq!(q.name[0], b's');
+        assert_eq!(q.maxGridSize, [1, 2, 3]);
+        assert_eq!(q.l2CacheSize, 4);
+        assert_eq!(q.sharedMemPerBlockOptin, 5);
+        assert_eq!(q.unifiedFunctionPointers, 6);
+        assert_eq!((q.clockRate, q.deviceOverlap, q.memoryClockRate), (0, 0, 0));
+        assert_eq!(q.reserved, [0; 63]);
     }
 }

@@ -5,50 +5,13 @@ use super::*;
 use std::ffi::c_void;
 
 impl Runtime {
-    /// `cudaDeviceProp` in CUDA 12's layout.
+    /// `cudaDeviceProp` in CUDA 12's layout: CUDA 13's, and the clock rates and copy overlap
+    /// that only CUDA 12's structure has.
     fn properties12(&self) -> cudaDeviceProp12 {
-        let p = self.properties();
-        let g = &self.gpu_cfg.gpu;
-        // SAFETY: plain old data; all-zero is valid.
-        let mut q: cudaDeviceProp12 = unsafe { std::mem::zeroed() };
-        q.name = p.name;
-        q.uuid = p.uuid;
-        q.totalGlobalMem = p.totalGlobalMem;
-        q.sharedMemPerBlock = p.sharedMemPerBlock;
-        q.regsPerBlock = p.regsPerBlock;
-        q.warpSize = p.warpSize;
-        q.memPitch = p.memPitch;
-        q.maxThreadsPerBlock = p.maxThreadsPerBlock;
-        q.maxThreadsDim = p.maxThreadsDim;
-        q.maxGridSize = p.maxGridSize;
-        q.clockRate = (g.core_clock_mhz * 1000.0) as i32;
-        q.totalConstMem = p.totalConstMem;
-        q.major = p.major;
-        q.minor = p.minor;
-        q.textureAlignment = p.textureAlignment;
-        q.texturePitchAlignment = p.texturePitchAlignment;
+        let mut q = cudaDeviceProp12::from_cuda13(&self.properties());
+        q.clockRate = (self.gpu_cfg.gpu.core_clock_mhz * 1000.0) as i32;
         q.deviceOverlap = 1;
-        q.multiProcessorCount = p.multiProcessorCount;
-        q.canMapHostMemory = p.canMapHostMemory;
-        q.concurrentKernels = p.concurrentKernels;
-        q.asyncEngineCount = p.asyncEngineCount;
-        q.unifiedAddressing = p.unifiedAddressing;
         q.memoryClockRate = (self.gpu_cfg.dram.clock_mhz * 1000.0) as i32;
-        q.memoryBusWidth = p.memoryBusWidth;
-        q.l2CacheSize = p.l2CacheSize;
-        q.maxThreadsPerMultiProcessor = p.maxThreadsPerMultiProcessor;
-        q.globalL1CacheSupported = p.globalL1CacheSupported;
-        q.localL1CacheSupported = p.localL1CacheSupported;
-        q.sharedMemPerMultiprocessor = p.sharedMemPerMultiprocessor;
-        q.regsPerMultiprocessor = p.regsPerMultiprocessor;
-        q.managedMemory = p.managedMemory;
-        q.concurrentManagedAccess = p.concurrentManagedAccess;
-        q.computePreemptionSupported = p.computePreemptionSupported;
-        q.cooperativeLaunch = p.cooperativeLaunch;
-        q.sharedMemPerBlockOptin = p.sharedMemPerBlockOptin;
-        q.maxBlocksPerMultiProcessor = p.maxBlocksPerMultiProcessor;
-        q.reservedSharedMemPerBlock = p.reservedSharedMemPerBlock;
-        q.clusterLaunch = p.clusterLaunch;
         q
     }
 }

@@ -169,23 +169,21 @@ impl Runtime {
         }
         match loc {
             VarLoc::Global(a) => {
-                if to_symbol {
-                    let k = if kind == cudaMemcpyDefault || kind == cudaMemcpyDeviceToDevice {
-                        kind
-                    } else {
-                        cudaMemcpyHostToDevice
-                    };
-                    // SAFETY: forwarded contract.
-                    unsafe { self.copy(a + offset, host, n, k) }
+                // Any kind but Default and DeviceToDevice is a copy with the host.
+                let k = if kind == cudaMemcpyDefault || kind == cudaMemcpyDeviceToDevice {
+                    kind
+                } else if to_symbol {
+                    cudaMemcpyHostToDevice
                 } else {
-                    let k = if kind == cudaMemcpyDefault || kind == cudaMemcpyDeviceToDevice {
-                        kind
-                    } else {
-                        cudaMemcpyDeviceToHost
-                    };
-                    // SAFETY: forwarded contract.
-                    unsafe { self.copy(host, a + offset, n, k) }
-                }
+                    cudaMemcpyDeviceToHost
+                };
+                let (dst, src) = if to_symbol {
+                    (a + offset, host)
+                } else {
+                    (host, a + offset)
+                };
+                // SAFETY: forwarded contract.
+                unsafe { self.copy(dst, src, n, k) }
             }
             VarLoc::Const { bank, offset: base } => {
                 let n = n as usize;
@@ -390,37 +388,38 @@ pub unsafe extern "C" fn cudaMemcpyAsync(
     })
 }
 
-/// A 2-D copy: `height` rows of `width` bytes, rows `pitch` bytes apart on each side.
-struct Copy2d {
-    dst: u64,
+/// `cudaMemcpy2D` and `cudaMemcpy2DAsync` (`name`): `height` rows of `width` bytes, rows
+/// `dpitch` and `spitch` bytes apart.
+#[allow(clippy::too_many_arguments)]
+unsafe fn memcpy_2d(
+    name: &str,
+    dst: *mut c_void,
     dpitch: usize,
-    src: u64,
+    src: *const c_void,
     spitch: usize,
     width: usize,
     height: usize,
     kind: i32,
-}
-
-unsafe fn copy_2d(rt: &mut Runtime, c: Copy2d) -> RtResult<()> {
-    if c.width > c.dpitch || c.width > c.spitch {
-        return Err(RtError::new(
-            cudaErrorInvalidPitchValue,
-            format!("width {} exceeds a pitch ({}, {})", c.width, c.dpitch, c.spitch),
-        ));
-    }
-    for row in 0..c.height as u64 {
-        let d = c
-            .dst
-            .checked_add(row * c.dpitch as u64)
-            .ok_or_else(|| invalid("address overflow"))?;
-        let s = c
-            .src
-            .checked_add(row * c.spitch as u64)
-            .ok_or_else(|| invalid("address overflow"))?;
-        // SAFETY: forwarded contract, row by row.
-        unsafe { rt.copy(d, s, c.width as u64, c.kind)? };
-    }
-    Ok(())
+) -> cudaError_t {
+    call(name, |rt| {
+        if width > dpitch || width > spitch {
+            return Err(RtError::new(
+                cudaErrorInvalidPitchValue,
+                format!("width {width} exceeds a pitch ({dpitch}, {spitch})"),
+            ));
+        }
+        for row in 0..height as u64 {
+            let d = (dst as u64)
+                .checked_add(row * dpitch as u64)
+                .ok_or_else(|| invalid("address overflow"))?;
+            let s = (src as u64)
+                .checked_add(row * spitch as u64)
+                .ok_or_else(|| invalid("address overflow"))?;
+            // SAFETY: forwarded contract, row by row.
+            unsafe { rt.copy(d, s, width as u64, kind)? };
+        }
+        Ok(())
+    })
 }
 
 #[no_mangle]
@@ -434,20 +433,7 @@ pub unsafe extern "C" fn cudaMemcpy2D(
     kind: i32,
 ) -> cudaError_t {
     // SAFETY: forwarded contract.
-    call("cudaMemcpy2D", |rt| unsafe {
-        copy_2d(
-            rt,
-            Copy2d {
-                dst: dst as u64,
-                dpitch,
-                src: src as u64,
-                spitch,
-                width,
-                height,
-                kind,
-            },
-        )
-    })
+    unsafe { memcpy_2d("cudaMemcpy2D", dst, dpitch, src, spitch, width, height, kind) }
 }
 
 #[no_mangle]
@@ -463,20 +449,7 @@ pub unsafe extern "C" fn cudaMemcpy2DAsync(
     _s: *mut c_void,
 ) -> cudaError_t {
     // SAFETY: forwarded contract.
-    call("cudaMemcpy2DAsync", |rt| unsafe {
-        copy_2d(
-            rt,
-            Copy2d {
-                dst: dst as u64,
-                dpitch,
-                src: src as u64,
-                spitch,
-                width,
-                height,
-                kind,
-            },
-        )
-    })
+    unsafe { memcpy_2d("cudaMemcpy2DAsync", dst, dpitch, src, spitch, width, height, kind) }
 }
 
 #[no_mangle]

@@ -83,6 +83,27 @@ pub unsafe extern "C" fn __cudaInitModule(_handle: *mut *mut c_void) -> c_char {
     1
 }
 
+/// What the runtime records of a kernel or variable registered by name: the module `handle`
+/// names (its index + 1, see `__cudaRegisterFatBinary`) and the device name (`what` the symbol
+/// is names it in the message of an unknown handle).
+unsafe fn registered_symbol(
+    rt: &Runtime,
+    handle: *mut *mut c_void,
+    what: &str,
+    device_name: *const c_char,
+) -> RtResult<(usize, String)> {
+    // SAFETY: NUL-terminated name from nvcc.
+    let name = unsafe { cstr(device_name) };
+    let m = (handle as usize).wrapping_sub(1);
+    if m >= rt.modules.len() {
+        return Err(RtError::fatal(
+            cudaErrorInvalidResourceHandle,
+            format!("{what} {name}: unknown module handle"),
+        ));
+    }
+    Ok((m, name))
+}
+
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn __cudaRegisterFunction(
@@ -97,17 +118,10 @@ pub unsafe extern "C" fn __cudaRegisterFunction(
     _gdim: *mut c_void,
     _wsize: *mut i32,
 ) {
-    // SAFETY: NUL-terminated name from nvcc.
-    let name = unsafe { cstr(device_name) };
     call_always("__cudaRegisterFunction", |rt| {
-        let m = (handle as usize).wrapping_sub(1);
-        if m >= rt.modules.len() {
-            return Err(RtError::fatal(
-                cudaErrorInvalidResourceHandle,
-                format!("kernel {name}: unknown module handle"),
-            ));
-        }
-        rt.functions.insert(host_fun as usize, (m, name));
+        // SAFETY: NUL-terminated name from nvcc.
+        let entry = unsafe { registered_symbol(rt, handle, "kernel", device_name)? };
+        rt.functions.insert(host_fun as usize, entry);
         Ok(())
     });
 }
@@ -124,17 +138,10 @@ pub unsafe extern "C" fn __cudaRegisterVar(
     _constant: i32,
     _global: i32,
 ) {
-    // SAFETY: NUL-terminated name from nvcc.
-    let name = unsafe { cstr(device_name) };
     call_always("__cudaRegisterVar", |rt| {
-        let m = (handle as usize).wrapping_sub(1);
-        if m >= rt.modules.len() {
-            return Err(RtError::fatal(
-                cudaErrorInvalidResourceHandle,
-                format!("variable {name}: unknown module handle"),
-            ));
-        }
-        rt.vars.insert(host_var as usize, (m, name));
+        // SAFETY: NUL-terminated name from nvcc.
+        let entry = unsafe { registered_symbol(rt, handle, "variable", device_name)? };
+        rt.vars.insert(host_var as usize, entry);
         Ok(())
     });
 }
