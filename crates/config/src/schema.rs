@@ -278,7 +278,7 @@ pub struct IssueConfig {
     pub depbar_effect_cycles: u32,
     /// The same for Hopper's `WARPGROUP.DEPBAR.LE gsb0` (the wait for a warpgroup MMA
     /// group): it blocks the warp this many cycles after its issue, whatever its own stall
-    /// counter. Presets before Hopper leave it out (they have no warpgroup MMA).
+    /// counter. It acts only on sm_90 code (earlier GPUs have no warpgroup MMA).
     #[serde(default = "default_warpgroup_depbar_effect_cycles")]
     pub warpgroup_depbar_effect_cycles: u32,
     /// Class of opcodes the opcode table does not know: `table` keeps the table's
