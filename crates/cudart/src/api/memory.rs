@@ -391,6 +391,13 @@ pub unsafe extern "C" fn cudaMemcpyAsync(
 /// `cudaMemcpy2D` and `cudaMemcpy2DAsync` (`name`): `height` rows of `width` bytes, rows
 /// `dpitch` and `spitch` bytes apart.
 #[allow(clippy::too_many_arguments)]
+/// The address of row `row` of a pitched 2-D region at `base`; an error if it overflows.
+fn row_address(base: u64, row: u64, pitch: usize) -> Result<u64, RtError> {
+    row.checked_mul(pitch as u64)
+        .and_then(|o| base.checked_add(o))
+        .ok_or_else(|| invalid("address overflow"))
+}
+
 unsafe fn memcpy_2d(
     name: &str,
     dst: *mut c_void,
@@ -408,13 +415,13 @@ unsafe fn memcpy_2d(
                 format!("width {width} exceeds a pitch ({dpitch}, {spitch})"),
             ));
         }
+        // Nothing to copy: no row is visited (a huge height must not loop over empty rows).
+        if width == 0 {
+            return Ok(());
+        }
         for row in 0..height as u64 {
-            let d = (dst as u64)
-                .checked_add(row * dpitch as u64)
-                .ok_or_else(|| invalid("address overflow"))?;
-            let s = (src as u64)
-                .checked_add(row * spitch as u64)
-                .ok_or_else(|| invalid("address overflow"))?;
+            let d = row_address(dst as u64, row, dpitch)?;
+            let s = row_address(src as u64, row, spitch)?;
             // SAFETY: forwarded contract, row by row.
             unsafe { rt.copy(d, s, width as u64, kind)? };
         }
@@ -486,9 +493,13 @@ pub unsafe extern "C" fn cudaMemset2D(
                 "width exceeds the pitch",
             ));
         }
+        if width == 0 {
+            return Ok(());
+        }
         for row in 0..height as u64 {
+            let d = row_address(dst as u64, row, pitch)?;
             // SAFETY: forwarded contract, row by row.
-            unsafe { rt.set(dst as u64 + row * pitch as u64, value, width as u64)? };
+            unsafe { rt.set(d, value, width as u64)? };
         }
         Ok(())
     })
@@ -650,5 +661,26 @@ mod tests {
         assert_eq!(e.code, cudaErrorMemoryAllocation);
         assert!(e.message.contains("3145728 bytes"), "{}", e.message);
         assert!(rt.alloc_device(1 << 20).is_ok(), "1 MB of 3 MB is still free");
+    }
+
+    /// A pitched region's rows are addressed with checked arithmetic (a huge pitch is an
+    /// error, not an overflow), and a zero width copies or sets nothing however many rows
+    /// it names (no loop over 2^64 empty rows).
+    #[test]
+    fn pitched_rows_neither_overflow_nor_loop() {
+        assert_eq!(super::row_address(0x1000, 3, 0x100).ok(), Some(0x1300));
+        assert!(super::row_address(0x1000, 2, usize::MAX).is_err());
+        assert!(super::row_address(u64::MAX, 1, 1).is_err());
+        let t = std::time::Instant::now();
+        let p = 0x1000 as *mut std::ffi::c_void;
+        // SAFETY: nothing is read or written with a zero width.
+        let (set, copy) = unsafe {
+            (
+                super::cudaMemset2D(p, usize::MAX, 0, 0, usize::MAX),
+                super::cudaMemcpy2D(p, usize::MAX, p, usize::MAX, 0, usize::MAX, 3),
+            )
+        };
+        assert_eq!((set, copy), (crate::abi::cudaSuccess, crate::abi::cudaSuccess));
+        assert!(t.elapsed().as_secs() < 5, "{:?}", t.elapsed());
     }
 }
