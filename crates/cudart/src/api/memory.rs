@@ -388,9 +388,6 @@ pub unsafe extern "C" fn cudaMemcpyAsync(
     })
 }
 
-/// `cudaMemcpy2D` and `cudaMemcpy2DAsync` (`name`): `height` rows of `width` bytes, rows
-/// `dpitch` and `spitch` bytes apart.
-#[allow(clippy::too_many_arguments)]
 /// The address of row `row` of a pitched 2-D region at `base`; an error if it overflows.
 fn row_address(base: u64, row: u64, pitch: usize) -> Result<u64, RtError> {
     row.checked_mul(pitch as u64)
@@ -398,6 +395,9 @@ fn row_address(base: u64, row: u64, pitch: usize) -> Result<u64, RtError> {
         .ok_or_else(|| invalid("address overflow"))
 }
 
+/// `cudaMemcpy2D` and `cudaMemcpy2DAsync` (`name`): `height` rows of `width` bytes, rows
+/// `dpitch` and `spitch` bytes apart.
+#[allow(clippy::too_many_arguments)]
 unsafe fn memcpy_2d(
     name: &str,
     dst: *mut c_void,
