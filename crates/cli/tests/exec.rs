@@ -370,6 +370,22 @@ fn scripts_starting_programs_run_with_sassims_runtime() {
     );
 }
 
+/// `program` (with arguments `pargs`) on the h100 preset with the preset overrides `sets`
+/// (`--set k=v` pairs): asserts that it passes and returns its `--json` report (written to
+/// this test's file `tag`.json).
+fn h100_report(program: &str, sets: &[&str], pargs: &[&str], tag: &str) -> Value {
+    let j = tmp(&format!("{tag}.json"));
+    let mut args = vec!["--gpu", "h100", "-q", "--force", "--json", j.to_str().unwrap()];
+    args.extend(sets);
+    let o = exec(&args, &bin(program), pargs);
+    assert!(
+        o.status.success() && text(&o.stdout).trim_end().ends_with("PASS"),
+        "{tag}: {}",
+        text(&o.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap()
+}
+
 /// Hopper's TMA copies move through the memory hierarchy (issue 17, point 3): the warpgroup-MMA
 /// GEMM (M = N = 128, K = 256, FP16) loads A once (each CTA its 64-row slice) and B once per
 /// cluster (rank 0 loads it; rank 1 copies it through distributed shared memory): 128 KB read
@@ -378,18 +394,7 @@ fn scripts_starting_programs_run_with_sassims_runtime() {
 /// where a copy completes when it issues).
 #[test]
 fn tma_copies_move_through_the_memory_hierarchy() {
-    let j = tmp("wgmma.json");
-    let o = exec(
-        &["--gpu", "h100", "-q", "--force", "--json", j.to_str().unwrap()],
-        &bin("wgmma_gemm"),
-        &[],
-    );
-    assert!(
-        o.status.success() && text(&o.stdout).trim_end().ends_with("PASS"),
-        "{}",
-        text(&o.stderr)
-    );
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let r = h100_report("wgmma_gemm", &[], &[], "wgmma");
     let k = &r["kernels"][0];
     assert_eq!(k["dram_reads"].as_u64(), Some(4096), "{k}");
     let fj = tmp("wgmma-functional.json");
@@ -427,28 +432,13 @@ fn tma_copies_move_through_the_memory_hierarchy() {
 #[test]
 fn warpgroup_depbar_holds_the_next_instruction() {
     let cycles = |delay: &str| {
-        let j = tmp(&format!("wgmma-depbar-{delay}.json"));
         let set = format!("issue.warpgroup_depbar_effect_cycles={delay}");
-        let o = exec(
-            &[
-                "--gpu",
-                "h100",
-                "-q",
-                "--force",
-                "--json",
-                j.to_str().unwrap(),
-                "--set",
-                &set,
-            ],
-            &bin("wgmma_gemm"),
+        let r = h100_report(
+            "wgmma_gemm",
+            &["--set", &set],
             &[],
+            &format!("wgmma-depbar-{delay}"),
         );
-        assert!(
-            o.status.success() && text(&o.stdout).trim_end().ends_with("PASS"),
-            "{delay}: {}",
-            text(&o.stderr)
-        );
-        let r: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
         r["kernels"][0]["cycles"].as_u64().expect("cycles")
     };
     let (one, two, four) = (cycles("1"), cycles("2"), cycles("4"));
@@ -460,16 +450,7 @@ fn warpgroup_depbar_holds_the_next_instruction() {
 /// the kernels' cycles at two step counts, like Luo et al.'s total time / steps.
 fn chase_cycles_per_step(sets: &[&str], tag: &str) -> (f64, f64) {
     let run = |iters: &str| {
-        let j = tmp(&format!("tma-chase-{tag}-{iters}.json"));
-        let mut args = vec!["--gpu", "h100", "-q", "--force", "--json", j.to_str().unwrap()];
-        args.extend(sets);
-        let o = exec(&args, &bin("tma_copy"), &[iters]);
-        assert!(
-            o.status.success() && text(&o.stdout).trim_end().ends_with("PASS"),
-            "{}",
-            text(&o.stderr)
-        );
-        let r: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+        let r = h100_report("tma_copy", sets, &[iters], &format!("tma-chase-{tag}-{iters}"));
         let cycles = |name: &str| {
             let ks: Vec<u64> = r["kernels"]
                 .as_array()
@@ -539,16 +520,7 @@ fn max_wall_zero_is_no_limit() {
 #[test]
 fn distributed_shared_memory_is_timed_as_remote() {
     let bare = |sets: &[&str], tag: &str| {
-        let j = tmp(&format!("wgmma-dsm-{tag}.json"));
-        let mut args = vec!["--gpu", "h100", "-q", "--force", "--json", j.to_str().unwrap()];
-        args.extend(sets);
-        let o = exec(&args, &bin("wgmma_gemm"), &[]);
-        assert!(
-            o.status.success() && text(&o.stdout).trim_end().ends_with("PASS"),
-            "{}",
-            text(&o.stderr)
-        );
-        let r: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+        let r = h100_report("wgmma_gemm", sets, &[], &format!("wgmma-dsm-{tag}"));
         r["kernels"][0]["bare_cycles"].as_u64().expect("bare_cycles")
     };
     let with = bare(&[], "166");
