@@ -643,19 +643,20 @@ pub struct L2Config {
     pub atomic_conflict_cycles: f64,
 }
 
+// Default for presets that do not set it, as presets/rtx-a6000.toml: ptxas 13.5 gives
+// `WARPGROUP.DEPBAR.LE gsb0` a stall count of 2 before a BAR.SYNC and before the next k tile's
+// HGMMA that reads the same accumulators (workloads/programs/wgmma_gemm): with the ordinary
+// DEPBAR's 4 cycles (MICRO'25 A4) those would issue before the group completed. The wait must
+// hold the very next instruction: 1 (docs/model.md, "Hopper").
+fn default_warpgroup_depbar_effect_cycles() -> u32 {
+    1
+}
+
 // Defaults for presets that do not set the atomic fields, as presets/rtx-a6000.toml:
 // T4 microbenchmarking paper Table 4.2 (Turing, no contention: shared 8, global 76
 // cycles, of which 4 and 9 are the trailing load's own queueing in the model, the shared
 // one through the sub-core's write-back latch; 32 lanes on one address: 69 and 116 →
 // (69 − 8) / 31 ≈ 2 and (116 − 76) / 31 ≈ 1.3 per lane).
-// ptxas 13.5 gives `WARPGROUP.DEPBAR.LE gsb0` a stall count of 2 before a BAR.SYNC and before
-// the next k tile's HGMMA that reads the same accumulators (workloads/programs/wgmma_gemm): with
-// the ordinary DEPBAR's 4 cycles (MICRO'25 A4) those would issue before the group completed.
-// The wait must hold the very next instruction: 1 (docs/model.md, "Hopper").
-fn default_warpgroup_depbar_effect_cycles() -> u32 {
-    1
-}
-
 fn default_shmem_atomic_latency() -> u32 {
     4
 }
