@@ -735,7 +735,7 @@ impl Gpu {
                 let ran = done.ended_at.map_or(q, |e| e + 1 - cycle);
                 run.quantum_cycles += ran;
                 cycle += ran;
-                qbufs.note(&done, cycle, threads.count());
+                qbufs.note(&done, cycle);
                 ended_ahead |= done.ended_at.is_some();
                 progressed_in = done.last_progress;
             } else {

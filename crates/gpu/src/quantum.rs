@@ -193,33 +193,23 @@ pub struct QuantumBufs {
 /// Quanta are judged in windows of this many ([`QuantumBufs::note`]).
 pub const CHECK_QUANTA: u32 = 16;
 /// The share of the busy SMs' cycles (numerator, denominator) that must run in the
-/// parallel part for a window of quanta to pay on `threads` threads: 3/5 on one thread,
-/// 1 - 1/(2 threads) on more. An SM that stops early steps alone, one cycle and one
-/// fork-join at a time (on one thread when few do). On one thread quanta pay when most SMs
-/// run through them (each SM's state stays cached through its cycles) but not when about
-/// half stop early: the memory-bound gather's windows run 50–60 % of their busy SM-cycles in
-/// the parallel part, and with a bar of one half its quanta cost 8 % more host instructions
-/// than single-cycle steps (20,000 cycles: 1,580 M against 1,464 M without quanta); with 3/5
-/// it runs 1,495.9 M and ~8 % less wall time (40,000 cycles, five alternated runs: medians 0.405
-/// → 0.372 s), while the compute-bound waves trace (0.620 → 0.617 s) and BFS keep their quanta
-/// (nineteenth session, docs/performance-log.md). On more threads quanta pay only when few SMs
-/// stop (the quantum's steps are the part that scales without a fork-join per cycle). Since
-/// the SMs that step alone do so on the threads (thirteenth session) the rule could be
-/// dropped on two: the waves trace with quanta never paused was 3 % faster in ten alternated
-/// runs (0.505 against 0.522 s medians), within this VM's noise, so the rule stays. Measured
-/// on the twelfth session's loads: the BFS trace's quanta run 96 % of the busy SMs' cycles in
-/// the parallel part; a memory-bound gather's 34 % (its SMs' request queues are full most
-/// cycles, so that they stop before a push that could be refused). A compute-bound trace of
-/// 2,688 CTAs in waves on 84 SMs (75–100 % per window) ran faster with this rule on two
-/// threads than with half as the bar there (eight alternated runs: median 0.493 against
-/// 0.538 s; twelfth session, commit 628c780).
-pub fn paying_share(threads: usize) -> (u64, u64) {
-    if threads <= 1 {
-        return (3, 5);
-    }
-    let t = threads as u64;
-    (2 * t - 1, 2 * t)
-}
+/// parallel part for a window of quanta to pay: 3/5, on any number of threads. An SM that
+/// stops early steps alone, one cycle and one fork-join at a time (on one thread when few
+/// do). On one thread quanta pay when most SMs run through them (each SM's state stays
+/// cached through its cycles) but not when about half stop early: the memory-bound gather's
+/// windows run 50–60 % of their busy SM-cycles in the parallel part, and with a bar of one
+/// half its quanta cost 8 % more host instructions than single-cycle steps (20,000 cycles:
+/// 1,580 M against 1,464 M without quanta); with 3/5 it runs 1,495.9 M and ~8 % less wall
+/// time (40,000 cycles, five alternated runs: medians 0.405 → 0.372 s), while the
+/// compute-bound waves trace (0.620 → 0.617 s) and BFS keep their quanta (nineteenth
+/// session, docs/performance-log.md). On two threads the bar was 3/4 (1 − 1/(2 threads))
+/// until the twenty-fourth session: the waves trace ran then 38–39 % of its SM-ticks
+/// outside quanta (406 K of 1.05 M, against 107 K on one thread), each ~2–3 times as
+/// costly as a tick inside one, and two threads gave it 1.56–1.59×; with 3/5, 1.74–1.81× in
+/// five alternated close rounds, the gather unchanged (1.56–1.68× both ways) and one half or
+/// no bar slower on the gather (docs/performance-log.md, "Twenty-fourth session"). Only
+/// which cycles run in quanta depends on it, never a result.
+pub const PAYING_SHARE: (u64, u64) = (3, 5);
 /// Cycles stepped one by one after a window of quanta that did not pay, doubled after each
 /// further such window in a row, up to [`MAX_PAUSE_CYCLES`].
 pub const PAUSE_CYCLES: u64 = 4_096;
@@ -245,12 +235,12 @@ pub struct Payoff {
 impl QuantumBufs {
     /// A quantum that `done` describes ended before cycle `end`: at the end of a window of
     /// [`CHECK_QUANTA`] quanta (not counting those without busy SMs), one whose busy SMs ran
-    /// less than [`paying_share`] of their cycles in the parallel part on `threads` threads
-    /// pauses quanta (for [`PAUSE_CYCLES`], twice as long after each further such window in a
-    /// row). A window ends as soon as it must fail: when it would even if each of its
-    /// quanta left ran `busy_bound` busy SM-cycles ([`QuantumBufs::set_busy_bound`]), all
-    /// in the parallel part. Only which cycles run in quanta depends on it, never a result.
-    pub fn note(&mut self, done: &QuantumDone, end: u64, threads: usize) {
+    /// less than [`PAYING_SHARE`] of their cycles in the parallel part pauses quanta (for
+    /// [`PAUSE_CYCLES`], twice as long after each further such window in a row). A window
+    /// ends as soon as it must fail: when it would even if each of its quanta left ran
+    /// `busy_bound` busy SM-cycles ([`QuantumBufs::set_busy_bound`]), all in the parallel
+    /// part. Only which cycles run in quanta depends on it, never a result.
+    pub fn note(&mut self, done: &QuantumDone, end: u64) {
         let p = &mut self.payoff;
         if done.parallel_busy + done.alone_busy == 0 {
             return;
@@ -258,7 +248,7 @@ impl QuantumBufs {
         p.quanta += 1;
         p.parallel += done.parallel_busy;
         p.alone += done.alone_busy;
-        let (num, den) = paying_share(threads);
+        let (num, den) = PAYING_SHARE;
         // The most parallel busy SM-cycles the rest of the window can add.
         let rest = u64::from(CHECK_QUANTA.saturating_sub(p.quanta)).saturating_mul(p.busy_bound);
         let best = p.parallel.saturating_add(rest);
@@ -678,9 +668,9 @@ mod tests {
         }
     }
 
-    /// Quanta of 32 cycles on 84 SMs on two threads (the bar: 3/4 of the busy SM-cycles in
-    /// the parallel part), as the memory-bound gather ran them (84 of 2,688 busy SM-cycles in
-    /// the parallel part): the window must fail after five, and quanta pause from there.
+    /// Quanta of 32 cycles on 84 SMs (the bar: 3/5 of the busy SM-cycles in the parallel
+    /// part), as the memory-bound gather ran them on two threads (84 of 2,688 busy SM-cycles
+    /// in the parallel part): the window must fail after seven, and quanta pause from there.
     #[test]
     fn a_window_of_quanta_that_must_fail_ends_early() {
         let bound = 32 * 84;
@@ -689,36 +679,35 @@ mod tests {
         let mut end = 1_000;
         let mut ended_after = None;
         for k in 1..=CHECK_QUANTA {
-            b.note(&quantum(84, 2_604), end, 2);
+            b.note(&quantum(84, 2_604), end);
             if b.paused(end) {
                 ended_after = Some(k);
                 break;
             }
             end += 32;
         }
-        // After k quanta: 84 k + (16 - k) 2,688 parallel at best, against 3 × 2,604 k.
-        assert_eq!(ended_after, Some(5));
+        // After k quanta: 84 k + (16 - k) 2,688 parallel at best, against 3/2 × 2,604 k
+        // (parallel × 5 < (parallel + alone) × 3): 6 quanta can still pay, 7 cannot.
+        assert_eq!(ended_after, Some(7));
         assert!(b.paused(end + PAUSE_CYCLES - 1) && !b.paused(end + PAUSE_CYCLES));
         // Without the bound only the whole window decides.
         let mut b = QuantumBufs::default();
         for k in 1..=CHECK_QUANTA {
-            b.note(&quantum(84, 2_604), 1_000 + 32 * k as u64, 2);
+            b.note(&quantum(84, 2_604), 1_000 + 32 * k as u64);
             assert_eq!(b.paused(0), k == CHECK_QUANTA, "after {k} quanta");
         }
     }
 
-    /// The bars: on one thread a window of quanta pays from 3/5 of its busy SM-cycles in the
-    /// parallel part (the gather's windows, 50–60 %, pause), on two from 3/4, on four from 7/8.
+    /// The bar: a window of quanta pays from 3/5 of its busy SM-cycles in the parallel part
+    /// (the gather's windows, 50–60 %, pause; the waves trace's, 75–100 %, do not).
     #[test]
-    fn the_bar_is_three_fifths_on_one_thread() {
-        for (threads, fails, pays) in [(1, 59, 60), (2, 74, 75), (4, 87, 88)] {
-            for (share, pause) in [(fails, true), (pays, false)] {
-                let mut b = QuantumBufs::default();
-                for k in 1..=u64::from(CHECK_QUANTA) {
-                    b.note(&quantum(share, 100 - share), 1_000 + 32 * k, threads);
-                }
-                assert_eq!(b.paused(0), pause, "{threads} threads, {share} % in parallel");
+    fn the_bar_is_three_fifths() {
+        for (share, pause) in [(59, true), (60, false), (75, false)] {
+            let mut b = QuantumBufs::default();
+            for k in 1..=u64::from(CHECK_QUANTA) {
+                b.note(&quantum(share, 100 - share), 1_000 + 32 * k);
             }
+            assert_eq!(b.paused(0), pause, "{share} % in parallel");
         }
     }
 
@@ -747,12 +736,12 @@ mod tests {
                 let p = busy * (lean + next(201)).saturating_sub(100).min(1_000) / 1_000;
                 let q = quantum(p, busy - p);
                 if ended.is_none() {
-                    with.note(&q, 100, 2);
+                    with.note(&q, 100);
                     if with.paused(100) {
                         ended = Some(k);
                     }
                 }
-                without.note(&q, 100, 2);
+                without.note(&q, 100);
             }
             assert_eq!(ended.is_some(), without.paused(100));
             early += usize::from(ended.is_some_and(|k| k < CHECK_QUANTA));
