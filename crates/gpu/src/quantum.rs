@@ -207,8 +207,10 @@ pub const CHECK_QUANTA: u32 = 16;
 /// outside quanta (406 K of 1.05 M, against 107 K on one thread), each ~2–3 times as
 /// costly as a tick inside one, and two threads gave it 1.56–1.59×; with 3/5, 1.74–1.81× in
 /// five alternated close rounds, the gather unchanged (1.56–1.68× both ways) and one half or
-/// no bar slower on the gather (docs/performance-log.md, "Twenty-fourth session"). Only
-/// which cycles run in quanta depends on it, never a result.
+/// no bar slower on the gather (docs/performance-log.md, "Twenty-fourth session"). More
+/// than two threads could not be measured here; there a single-cycle step's fork-join costs
+/// more, which favours quanta, not a higher bar. Only which cycles run in quanta depends on
+/// it, never a result.
 pub const PAYING_SHARE: (u64, u64) = (3, 5);
 /// Cycles stepped one by one after a window of quanta that did not pay, doubled after each
 /// further such window in a row, up to [`MAX_PAUSE_CYCLES`].
