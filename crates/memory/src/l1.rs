@@ -27,7 +27,7 @@ counters! {
     /// `repr(C, align(64))`: what a rejection counts (a rejected access is retried every cycle)
     /// comes first: the total, three of the causes and `by_kind`, whose global-read rejections
     /// (`by_kind[ACC_GLOBAL_R][OUT_RESERVATION_FAIL]`) end the first cache line.
-    #[derive(Debug, Clone, Default, PartialEq, Eq)]
+    #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
     #[repr(C, align(64))]
     pub struct L1Stats {
         /// Rejected accesses, total and by cause (`fail_pending_table` below).
