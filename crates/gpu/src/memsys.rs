@@ -689,7 +689,6 @@ impl MemModel {
         self.finish_partitions();
         let MemModel::Hierarchy(h) = self else { return None };
         let mut r = MemReport::default();
-        let mut l1 = mm::L1Stats::default();
         for sm in sms.iter_mut() {
             if let Some(m) = adapter(sm) {
                 let st = m.l1.stats();
@@ -702,17 +701,16 @@ impl MemModel {
                     sum(mm::types::OUT_HIT_RESERVED),
                     st.reservation_fails,
                 ]);
-                add_l1(&mut l1, st);
+                r.l1d += st;
                 r.const_hits += m.const_hits;
                 r.const_misses += m.const_misses;
                 r.const_hit_reserved += m.const_hit_reserved;
             }
         }
-        let mut by_kind = Breakdown::new();
         for (k, name) in mm::ACCESS_TYPE_NAMES.iter().enumerate() {
             let mut row: BTreeMap<String, u64> = BTreeMap::new();
             for (o, oname) in mm::ACCESS_OUTCOME_NAMES.iter().enumerate() {
-                let v = l1.by_kind[k][o];
+                let v = r.l1d.by_kind[k][o];
                 if v > 0 {
                     row.insert(oname.to_string(), v);
                 }
@@ -729,38 +727,9 @@ impl MemModel {
                 }
             }
             if !row.is_empty() {
-                by_kind.insert(name.to_string(), row);
+                r.l1d_by_kind.insert(name.to_string(), row);
             }
         }
-        r.l1d = L1Report {
-            by_kind,
-            warp_accesses: l1.accesses,
-            line_accesses: l1.line_accesses,
-            hits: l1.hits,
-            misses: l1.misses,
-            sector_misses: l1.sector_misses,
-            hit_reserved: l1.hit_reserved,
-            mshr_merges: l1.mshr_merges,
-            reservation_fails: l1.reservation_fails,
-            fail_mshr: l1.fail_mshr,
-            fail_miss_queue: l1.fail_miss_queue,
-            fail_pending_table: l1.fail_pending_table,
-            fail_no_victim: l1.fail_no_victim,
-            global_atomics: l1.global_atomics,
-            l2_reads: l1.l2_reads,
-            l2_writes: l1.l2_writes,
-            l2_writebacks: l1.l2_writebacks,
-            l2_atomics: l1.l2_atomics,
-            evictions: l1.evictions,
-        };
-        r.shared = SharedReport {
-            accesses: l1.shared_accesses,
-            atomics: l1.shared_atomics,
-            wavefronts: l1.shared_wavefronts,
-            bank_conflict_accesses: l1.bank_conflict_accesses,
-            bank_conflict_cycles: l1.bank_conflict_cycles,
-            atomic_conflict_cycles: l1.shared_atomic_conflict_cycles,
-        };
         let ms = h.sys.stats();
         let s2 = &ms.l2;
         let mut l2k = Breakdown::new();
@@ -916,36 +885,4 @@ fn adapter_to_send<W>(sm: &mut Sm<W>) -> Option<&mut SmDataMemory> {
     sm.data_memory_to_send()
         .as_any_mut()
         .downcast_mut::<SmDataMemory>()
-}
-
-fn add_l1(a: &mut mm::L1Stats, b: &mm::L1Stats) {
-    a.accesses += b.accesses;
-    a.line_accesses += b.line_accesses;
-    a.hits += b.hits;
-    a.misses += b.misses;
-    a.sector_misses += b.sector_misses;
-    a.hit_reserved += b.hit_reserved;
-    a.mshr_merges += b.mshr_merges;
-    a.reservation_fails += b.reservation_fails;
-    a.fail_mshr += b.fail_mshr;
-    a.fail_miss_queue += b.fail_miss_queue;
-    a.fail_pending_table += b.fail_pending_table;
-    a.fail_no_victim += b.fail_no_victim;
-    a.global_atomics += b.global_atomics;
-    a.l2_reads += b.l2_reads;
-    a.l2_writes += b.l2_writes;
-    a.l2_writebacks += b.l2_writebacks;
-    a.l2_atomics += b.l2_atomics;
-    a.evictions += b.evictions;
-    a.shared_accesses += b.shared_accesses;
-    a.shared_atomics += b.shared_atomics;
-    a.shared_wavefronts += b.shared_wavefronts;
-    a.bank_conflict_accesses += b.bank_conflict_accesses;
-    a.bank_conflict_cycles += b.bank_conflict_cycles;
-    a.shared_atomic_conflict_cycles += b.shared_atomic_conflict_cycles;
-    for (ra, rb) in a.by_kind.iter_mut().zip(b.by_kind.iter()) {
-        for (x, y) in ra.iter_mut().zip(rb.iter()) {
-            *x += *y;
-        }
-    }
 }

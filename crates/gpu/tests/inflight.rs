@@ -120,7 +120,7 @@ fn ldc_of_a_line_in_flight_waits_for_it() {
     let r = run(src, &["frontend.perfect_icache=true"]);
     let m = mem(&r);
     assert_eq!((m.const_misses, m.const_hit_reserved, m.const_hits), (1, 1, 0));
-    assert_eq!(count(&m.l1d.by_kind, "CONST_ACC_R", "HIT_RESERVED"), 1);
+    assert_eq!(count(&m.l1d_by_kind, "CONST_ACC_R", "HIT_RESERVED"), 1);
     let ldc = issues_of(&r, "LDC");
     let mov = issues_of(&r, "MOV");
     // The VL miss also missed the L1 I/C: L2 round trip on top of the VL miss penalty.
@@ -151,8 +151,8 @@ fn l1d_loads_of_a_line_in_flight_are_reserved_hits() {
     );
     let r = run(&src, &["frontend.perfect_icache=true"]);
     let m = mem(&r);
-    assert_eq!(count(&m.l1d.by_kind, "GLOBAL_ACC_R", "MISS"), 1);
-    assert_eq!(count(&m.l1d.by_kind, "GLOBAL_ACC_R", "HIT_RESERVED"), 3);
+    assert_eq!(count(&m.l1d_by_kind, "GLOBAL_ACC_R", "MISS"), 1);
+    assert_eq!(count(&m.l1d_by_kind, "GLOBAL_ACC_R", "HIT_RESERVED"), 3);
     assert_eq!((m.l1d.misses, m.l1d.hit_reserved, m.l1d.hits), (1, 3, 0));
     assert_eq!(m.l1d_per_sm[0][1..3], [1, 3], "per-SM misses and pending hits");
     let mov = issues_of(&r, "MOV");

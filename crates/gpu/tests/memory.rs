@@ -43,11 +43,11 @@ fn shared_bank_conflicts_are_counted() {
     let free = run(&(prelude(4, 4) + body + EXIT), "rtx-a6000");
     let two = run(&(prelude(4, 8) + body + EXIT), "rtx-a6000");
     let all = run(&(prelude(4, 128) + body + EXIT), "rtx-a6000");
-    assert_eq!(mem(&free).shared.accesses, 1);
-    assert_eq!(mem(&free).shared.bank_conflict_cycles, 0);
-    assert_eq!(mem(&two).shared.bank_conflict_cycles, 1);
-    assert_eq!(mem(&two).shared.bank_conflict_accesses, 1);
-    assert_eq!(mem(&all).shared.bank_conflict_cycles, 31);
+    assert_eq!(mem(&free).l1d.shared_accesses, 1);
+    assert_eq!(mem(&free).l1d.bank_conflict_cycles, 0);
+    assert_eq!(mem(&two).l1d.bank_conflict_cycles, 1);
+    assert_eq!(mem(&two).l1d.bank_conflict_accesses, 1);
+    assert_eq!(mem(&all).l1d.bank_conflict_cycles, 31);
     // Conflicts cost time: the 32-way access finishes ~30 cycles later.
     assert!(
         all.cycles >= free.cycles + 29,
@@ -70,10 +70,10 @@ fn l1_and_l2_hits_and_misses_are_counted() {
         + EXIT;
     let r = run(&src, "rtx-a6000");
     let m = mem(&r);
-    let gr = &m.l1d.by_kind["GLOBAL_ACC_R"];
+    let gr = &m.l1d_by_kind["GLOBAL_ACC_R"];
     assert_eq!(gr.get("HIT"), Some(&1), "{m:#?}");
     assert_eq!(gr.get("MISS"), Some(&2), "{m:#?}");
-    assert_eq!(m.l1d.by_kind["GLOBAL_ACC_W"].get("MISS"), Some(&1), "{m:#?}");
+    assert_eq!(m.l1d_by_kind["GLOBAL_ACC_W"].get("MISS"), Some(&1), "{m:#?}");
     assert_eq!(m.l2.read_misses, 1, "{m:#?}");
     assert_eq!(m.l2.read_hits, 1, "{m:#?}");
     assert_eq!(m.l2.write_misses, 1, "{m:#?}");
@@ -118,7 +118,7 @@ fn global_atomics_and_constants_are_counted() {
     // LDC goes to the L0 VL constant cache. The timing model does not get LDC's constant
     // address yet (StaticInst::const_operand skips LDC), so every LDC counts as a hit.
     assert_eq!(m.const_hits + m.const_misses, 2, "{m:#?}");
-    assert!(m.l1d.by_kind["CONST_ACC_R"].contains_key("HIT"));
+    assert!(m.l1d_by_kind["CONST_ACC_R"].contains_key("HIT"));
 }
 
 /// A read stream: 336 CTAs of 256 threads (4 per SM on all 84 SMs), each thread loads

@@ -11,6 +11,7 @@ const MAX_BANKS: usize = 1 << BANK_BITS;
 const BANK_MASK: usize = MAX_BANKS - 1;
 
 use crate::config::DramConfig;
+use crate::counters::counters;
 use crate::types::Due;
 
 /// One 32-byte burst request (an L2 sector) in the scheduler queue.
@@ -74,31 +75,33 @@ pub(crate) struct DramDone {
     pub slice: u16,
 }
 
-/// DRAM counters (summed over channels in [`crate::MemStats`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct DramStats {
-    pub reads: u64,
-    pub writes: u64,
-    /// Column commands to an already open row.
-    pub row_hits: u64,
-    /// Column commands that needed an activate of a closed bank.
-    pub row_misses: u64,
-    /// Column commands that needed a precharge of another row and an activate.
-    pub row_conflicts: u64,
-    pub activates: u64,
-    pub precharges: u64,
-    pub bytes: u64,
-    /// Data-bus busy cycles (DRAM command clock).
-    pub busy_cycles: u64,
-    /// DRAM command-clock cycles simulated (per channel; summed over channels in
-    /// [`crate::MemStats`]).
-    pub cycles: u64,
-    /// Sum over reads of (data end − arrival in the scheduler queue), DRAM cycles.
-    pub read_latency_sum: u64,
-    /// Cycles the scheduler queue was full when a request was waiting to enter.
-    pub queue_full_cycles: u64,
-    /// Cycles a completed read could not return (L2 return queue full).
-    pub return_stall_cycles: u64,
+counters! {
+    /// DRAM counters (summed over channels in [`crate::MemStats`]).
+    #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+    pub struct DramStats {
+        pub reads: u64,
+        pub writes: u64,
+        /// Column commands to an already open row.
+        pub row_hits: u64,
+        /// Column commands that needed an activate of a closed bank.
+        pub row_misses: u64,
+        /// Column commands that needed a precharge of another row and an activate.
+        pub row_conflicts: u64,
+        pub activates: u64,
+        pub precharges: u64,
+        pub bytes: u64,
+        /// Data-bus busy cycles (DRAM command clock).
+        pub busy_cycles: u64,
+        /// DRAM command-clock cycles simulated (per channel; summed over channels in
+        /// [`crate::MemStats`]).
+        pub cycles: u64,
+        /// Sum over reads of (data end − arrival in the scheduler queue), DRAM cycles.
+        pub read_latency_sum: u64,
+        /// Cycles the scheduler queue was full when a request was waiting to enter.
+        pub queue_full_cycles: u64,
+        /// Cycles a completed read could not return (L2 return queue full).
+        pub return_stall_cycles: u64,
+    }
 }
 
 const CLOSED: u32 = u32::MAX;

@@ -11,6 +11,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use crate::cache::{EvictedLine, SectorCache};
 use crate::coalesce::{LineReq, MAX_LINES};
 use crate::config::{MemoryConfig, WritePolicy};
+use crate::counters::counters;
 use crate::types::Due;
 use crate::types::{
     data_access_kind, AccessOutcome, L2ReqKind, L2Request, L2Response, MemSpace, WarpMemRequest,
@@ -20,70 +21,72 @@ use load::LoadPlan;
 use memo::LoadNeeds;
 use mshr::L1Mshr;
 
-/// Counters of one SM's L1D and shared memory.
-///
-/// `repr(C, align(64))`: what a rejection counts (a rejected access is retried every cycle)
-/// comes first: the total, three of the causes and `by_kind`, whose global-read rejections
-/// (`by_kind[ACC_GLOBAL_R][OUT_RESERVATION_FAIL]`) end the first cache line.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[repr(C, align(64))]
-pub struct L1Stats {
-    /// Rejected accesses, total and by cause (`fail_pending_table` below).
-    pub reservation_fails: u64,
-    pub fail_mshr: u64,
-    pub fail_no_victim: u64,
-    pub fail_miss_queue: u64,
-    /// Accel-Sim-style per-line counters: `by_kind[AccessType][AccessOutcome]`
-    /// (see [`crate::types::ACCESS_TYPE_NAMES`], [`crate::types::ACCESS_OUTCOME_NAMES`]).
-    pub by_kind: [[u64; ACCESS_OUTCOMES]; ACCESS_TYPES],
-    pub fail_pending_table: u64,
-    /// Warp accesses accepted (global/local/shared).
-    pub accesses: u64,
-    pub global_loads: u64,
-    pub local_loads: u64,
-    pub stores: u64,
-    pub global_atomics: u64,
-    /// Line (128 B) requests after coalescing, loads only.
-    pub line_accesses: u64,
-    /// Lines whose requested sectors were all present.
-    pub hits: u64,
-    /// Lines absent from the cache.
-    pub misses: u64,
-    /// Lines present with some requested sectors missing.
-    pub sector_misses: u64,
-    /// Lines whose missing sectors were all being fetched for an earlier miss: the request
-    /// waits for that fill (Accel-Sim's HIT_RESERVED; not a miss).
-    pub hit_reserved: u64,
-    /// Requested sectors that missed (line or sector misses).
-    pub sectors_missed: u64,
-    /// Missing lines merged into an outstanding MSHR entry.
-    pub mshr_merges: u64,
-    /// Requests handed to the interconnect, by kind.
-    pub l2_reads: u64,
-    pub l2_writes: u64,
-    pub l2_writebacks: u64,
-    pub l2_atomics: u64,
-    /// Cycles the miss queue head could not be sent (interconnect full).
-    pub icnt_stall_cycles: u64,
-    pub fills: u64,
-    pub evictions: u64,
-    pub dirty_evictions: u64,
-    /// Stores that found the line (write hits) / wrote into a write-back line.
-    pub write_hits: u64,
-    pub write_misses: u64,
-    /// Shared memory.
-    pub shared_accesses: u64,
-    pub shared_atomics: u64,
-    /// Wavefronts (bank-array passes) executed.
-    pub shared_wavefronts: u64,
-    /// Extra cycles from bank conflicts (wavefronts beyond the first).
-    pub bank_conflict_cycles: u64,
-    /// Accesses with at least one bank conflict.
-    pub bank_conflict_accesses: u64,
-    /// Extra cycles from same-address shared atomics.
-    pub shared_atomic_conflict_cycles: u64,
-    /// Cycles shared accesses waited for an earlier atomic on the same words.
-    pub shared_atomic_order_cycles: u64,
+counters! {
+    /// Counters of one SM's L1D and shared memory.
+    ///
+    /// `repr(C, align(64))`: what a rejection counts (a rejected access is retried every cycle)
+    /// comes first: the total, three of the causes and `by_kind`, whose global-read rejections
+    /// (`by_kind[ACC_GLOBAL_R][OUT_RESERVATION_FAIL]`) end the first cache line.
+    #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+    #[repr(C, align(64))]
+    pub struct L1Stats {
+        /// Rejected accesses, total and by cause (`fail_pending_table` below).
+        pub reservation_fails: u64,
+        pub fail_mshr: u64,
+        pub fail_no_victim: u64,
+        pub fail_miss_queue: u64,
+        /// Accel-Sim-style per-line counters: `by_kind[AccessType][AccessOutcome]`
+        /// (see [`crate::types::ACCESS_TYPE_NAMES`], [`crate::types::ACCESS_OUTCOME_NAMES`]).
+        pub by_kind: [[u64; ACCESS_OUTCOMES]; ACCESS_TYPES],
+        pub fail_pending_table: u64,
+        /// Warp accesses accepted (global/local/shared).
+        pub accesses: u64,
+        pub global_loads: u64,
+        pub local_loads: u64,
+        pub stores: u64,
+        pub global_atomics: u64,
+        /// Line (128 B) requests after coalescing, loads only.
+        pub line_accesses: u64,
+        /// Lines whose requested sectors were all present.
+        pub hits: u64,
+        /// Lines absent from the cache.
+        pub misses: u64,
+        /// Lines present with some requested sectors missing.
+        pub sector_misses: u64,
+        /// Lines whose missing sectors were all being fetched for an earlier miss: the request
+        /// waits for that fill (Accel-Sim's HIT_RESERVED; not a miss).
+        pub hit_reserved: u64,
+        /// Requested sectors that missed (line or sector misses).
+        pub sectors_missed: u64,
+        /// Missing lines merged into an outstanding MSHR entry.
+        pub mshr_merges: u64,
+        /// Requests handed to the interconnect, by kind.
+        pub l2_reads: u64,
+        pub l2_writes: u64,
+        pub l2_writebacks: u64,
+        pub l2_atomics: u64,
+        /// Cycles the miss queue head could not be sent (interconnect full).
+        pub icnt_stall_cycles: u64,
+        pub fills: u64,
+        pub evictions: u64,
+        pub dirty_evictions: u64,
+        /// Stores that found the line (write hits) / wrote into a write-back line.
+        pub write_hits: u64,
+        pub write_misses: u64,
+        /// Shared memory.
+        pub shared_accesses: u64,
+        pub shared_atomics: u64,
+        /// Wavefronts (bank-array passes) executed.
+        pub shared_wavefronts: u64,
+        /// Extra cycles from bank conflicts (wavefronts beyond the first).
+        pub bank_conflict_cycles: u64,
+        /// Accesses with at least one bank conflict.
+        pub bank_conflict_accesses: u64,
+        /// Extra cycles from same-address shared atomics.
+        pub shared_atomic_conflict_cycles: u64,
+        /// Cycles shared accesses waited for an earlier atomic on the same words.
+        pub shared_atomic_order_cycles: u64,
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]

@@ -6,40 +6,43 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::cache::{EvictedLine, SectorCache};
 use crate::config::MemoryConfig;
+use crate::counters::counters;
 use crate::dram::{DramDone, DramReq};
 use crate::hash::{AddressMapping, Location};
 use crate::types::Due;
 use crate::types::{L2ReqKind, L2Request, L2Response};
 use crate::way_mshr::WayMshr;
 
-/// L2 counters (summed over slices in [`crate::MemStats`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct L2Stats {
-    pub accesses: u64,
-    pub read_hits: u64,
-    pub read_misses: u64,
-    /// Reads/atomics whose line was present but some sectors were not.
-    pub sector_misses: u64,
-    pub write_hits: u64,
-    pub write_misses: u64,
-    pub atomic_hits: u64,
-    pub atomic_misses: u64,
-    /// Misses merged into an outstanding MSHR entry.
-    pub mshr_merges: u64,
-    /// Reads/atomics whose missing sectors were all being fetched for an earlier miss: they
-    /// wait for that fill (Accel-Sim's HIT_RESERVED; not counted as misses).
-    pub hit_reserved: u64,
-    /// Cycles the head request could not be processed (MSHR, way, DRAM queue, output).
-    pub reservation_fails: u64,
-    pub evictions: u64,
-    pub dirty_evictions: u64,
-    /// Sector reads / writes sent to DRAM.
-    pub dram_read_sectors: u64,
-    pub dram_write_sectors: u64,
-    /// Responses sent to SMs.
-    pub responses: u64,
-    /// Read hits delayed behind an atomic on the same line (same-address ordering).
-    pub reads_after_atomic: u64,
+counters! {
+    /// L2 counters (summed over slices in [`crate::MemStats`]).
+    #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+    pub struct L2Stats {
+        pub accesses: u64,
+        pub read_hits: u64,
+        pub read_misses: u64,
+        /// Reads/atomics whose line was present but some sectors were not.
+        pub sector_misses: u64,
+        pub write_hits: u64,
+        pub write_misses: u64,
+        pub atomic_hits: u64,
+        pub atomic_misses: u64,
+        /// Misses merged into an outstanding MSHR entry.
+        pub mshr_merges: u64,
+        /// Reads/atomics whose missing sectors were all being fetched for an earlier miss: they
+        /// wait for that fill (Accel-Sim's HIT_RESERVED; not counted as misses).
+        pub hit_reserved: u64,
+        /// Cycles the head request could not be processed (MSHR, way, DRAM queue, output).
+        pub reservation_fails: u64,
+        pub evictions: u64,
+        pub dirty_evictions: u64,
+        /// Sector reads / writes sent to DRAM.
+        pub dram_read_sectors: u64,
+        pub dram_write_sectors: u64,
+        /// Responses sent to SMs.
+        pub responses: u64,
+        /// Read hits delayed behind an atomic on the same line (same-address ordering).
+        pub reads_after_atomic: u64,
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

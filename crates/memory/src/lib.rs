@@ -34,6 +34,7 @@ mod cache;
 mod chain;
 pub mod coalesce;
 pub mod config;
+mod counters;
 mod dram;
 pub mod error;
 pub mod hash;

@@ -777,46 +777,16 @@ impl MemorySystem {
             ..MemStats::default()
         };
         for s in self.parts.iter().flat_map(|p| p.slices.iter()) {
-            let a = &s.stats;
-            let l = &mut m.l2;
-            l.accesses += a.accesses;
-            l.read_hits += a.read_hits;
-            l.read_misses += a.read_misses;
-            l.sector_misses += a.sector_misses;
-            l.write_hits += a.write_hits;
-            l.write_misses += a.write_misses;
-            l.atomic_hits += a.atomic_hits;
-            l.atomic_misses += a.atomic_misses;
-            l.mshr_merges += a.mshr_merges;
-            l.hit_reserved += a.hit_reserved;
-            l.reservation_fails += a.reservation_fails;
-            l.evictions += a.evictions;
-            l.dirty_evictions += a.dirty_evictions;
-            l.dram_read_sectors += a.dram_read_sectors;
-            l.dram_write_sectors += a.dram_write_sectors;
-            l.responses += a.responses;
-            l.reads_after_atomic += a.reads_after_atomic;
-            m.l2_slice_accesses.push(a.accesses);
+            m.l2 += &s.stats;
+            m.l2_slice_accesses.push(s.stats.accesses);
         }
-        // Every channel counts every DRAM cycle (busy or not).
+        // Every channel counts every DRAM cycle (busy or not); a channel's own `cycles` is
+        // not counted (it stays 0), the system's DRAM clock is.
         let dram_cycles = self.clocks.dram.cycle - self.dram_epoch;
         for c in self.parts.iter().flat_map(|p| p.channels.iter()) {
-            let a = &c.stats;
-            let d = &mut m.dram;
-            d.reads += a.reads;
-            d.writes += a.writes;
-            d.row_hits += a.row_hits;
-            d.row_misses += a.row_misses;
-            d.row_conflicts += a.row_conflicts;
-            d.activates += a.activates;
-            d.precharges += a.precharges;
-            d.bytes += a.bytes;
-            d.busy_cycles += a.busy_cycles;
-            d.cycles += dram_cycles;
-            d.read_latency_sum += a.read_latency_sum;
-            d.queue_full_cycles += a.queue_full_cycles;
-            d.return_stall_cycles += a.return_stall_cycles;
-            m.dram_channel_accesses.push(a.reads + a.writes);
+            m.dram += &c.stats;
+            m.dram.cycles += dram_cycles;
+            m.dram_channel_accesses.push(c.stats.reads + c.stats.writes);
         }
         if m.dram.cycles > 0 {
             m.dram_bandwidth_utilization = m.dram.busy_cycles as f64 / m.dram.cycles as f64;

@@ -9,9 +9,9 @@ impl Runtime {
     /// that only CUDA 12's structure has.
     fn properties12(&self) -> cudaDeviceProp12 {
         let mut q = cudaDeviceProp12::from_cuda13(&self.properties());
-        q.clockRate = (self.gpu_cfg.gpu.core_clock_mhz * 1000.0) as i32;
+        q.clockRate = self.clock_rate_khz();
         q.deviceOverlap = 1;
-        q.memoryClockRate = (self.gpu_cfg.dram.clock_mhz * 1000.0) as i32;
+        q.memoryClockRate = self.memory_clock_rate_khz();
         q
     }
 }

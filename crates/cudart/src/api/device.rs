@@ -55,9 +55,18 @@ impl Runtime {
         p
     }
 
+    /// The core clock in kHz (`clockRate`, `cudaDevAttrClockRate`).
+    pub(crate) fn clock_rate_khz(&self) -> i32 {
+        (self.gpu_cfg.gpu.core_clock_mhz * 1000.0) as i32
+    }
+
+    /// The DRAM clock in kHz (`memoryClockRate`, `cudaDevAttrMemoryClockRate`).
+    pub(crate) fn memory_clock_rate_khz(&self) -> i32 {
+        (self.gpu_cfg.dram.clock_mhz * 1000.0) as i32
+    }
+
     fn attribute(&self, a: i32) -> Option<i32> {
         let p = self.properties();
-        let g = &self.gpu_cfg.gpu;
         Some(match a {
             attr::MaxThreadsPerBlock => p.maxThreadsPerBlock,
             attr::MaxBlockDimX => p.maxThreadsDim[0],
@@ -70,12 +79,12 @@ impl Runtime {
             attr::TotalConstantMemory => p.totalConstMem as i32,
             attr::WarpSize => p.warpSize,
             attr::MaxRegistersPerBlock => p.regsPerBlock,
-            attr::ClockRate => (g.core_clock_mhz * 1000.0) as i32,
+            attr::ClockRate => self.clock_rate_khz(),
             attr::MultiProcessorCount => p.multiProcessorCount,
             attr::KernelExecTimeout | attr::Integrated | attr::ComputeMode | attr::EccEnabled => 0,
             attr::CanMapHostMemory => 1,
             attr::ConcurrentKernels => 1,
-            attr::MemoryClockRate => (self.gpu_cfg.dram.clock_mhz * 1000.0) as i32,
+            attr::MemoryClockRate => self.memory_clock_rate_khz(),
             attr::GlobalMemoryBusWidth => p.memoryBusWidth,
             attr::L2CacheSize => p.l2CacheSize,
             attr::MaxThreadsPerMultiProcessor => p.maxThreadsPerMultiProcessor,

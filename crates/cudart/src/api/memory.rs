@@ -288,16 +288,20 @@ pub unsafe extern "C" fn cudaFree(ptr: *mut c_void) -> cudaError_t {
 
 #[no_mangle]
 pub unsafe extern "C" fn cudaMallocHost(ptr: *mut *mut c_void, size: usize) -> cudaError_t {
-    call("cudaMallocHost", |rt| {
-        let p = rt.alloc_host(size, HostKind::Pinned)?;
-        // SAFETY: output pointer.
-        unsafe { out(ptr, p) }
-    })
+    // SAFETY: forwarded contract.
+    unsafe { malloc_pinned("cudaMallocHost", ptr, size) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cudaHostAlloc(ptr: *mut *mut c_void, size: usize, _flags: u32) -> cudaError_t {
-    call("cudaHostAlloc", |rt| {
+    // SAFETY: forwarded contract.
+    unsafe { malloc_pinned("cudaHostAlloc", ptr, size) }
+}
+
+/// `cudaMallocHost` and `cudaHostAlloc` (any flags): `size` bytes of pinned host memory,
+/// their address written to `*ptr`. The API call is reported as `name`.
+unsafe fn malloc_pinned(name: &str, ptr: *mut *mut c_void, size: usize) -> cudaError_t {
+    call(name, |rt| {
         let p = rt.alloc_host(size, HostKind::Pinned)?;
         // SAFETY: output pointer.
         unsafe { out(ptr, p) }

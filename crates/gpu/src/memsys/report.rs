@@ -1,6 +1,6 @@
 //! The memory statistics of a kernel as the GPU reports them (Accel-Sim categories).
 
-use sassim_memory::{DramStats, L2Stats};
+use sassim_memory::{DramStats, L1Stats, L2Stats};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -8,56 +8,20 @@ use std::collections::BTreeMap;
 /// (`GLOBAL_ACC_R` → `HIT` → n).
 pub type Breakdown = BTreeMap<String, BTreeMap<String, u64>>;
 
-/// L1 data cache statistics, summed over SMs. Counts are per 128-byte line request
-/// after coalescing (Accel-Sim counts sector requests of a line the same way).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct L1Report {
-    /// `by_kind[GLOBAL_ACC_R|LOCAL_ACC_R|GLOBAL_ACC_W|LOCAL_ACC_W|CONST_ACC_R|INST_ACC_R]
-    /// [HIT|HIT_RESERVED|MISS|RESERVATION_FAIL|SECTOR_MISS]`. Reservation fails are per
-    /// rejected warp access (a retry counts again). `CONST_ACC_R` is the L0 VL constant
-    /// cache (LDC); `INST_ACC_R` is not modelled here (instruction caches are in the SM).
-    pub by_kind: Breakdown,
-    pub warp_accesses: u64,
-    pub line_accesses: u64,
-    pub hits: u64,
-    pub misses: u64,
-    pub sector_misses: u64,
-    /// Lines whose missing sectors were already being fetched (HIT_RESERVED).
-    pub hit_reserved: u64,
-    pub mshr_merges: u64,
-    pub reservation_fails: u64,
-    pub fail_mshr: u64,
-    pub fail_miss_queue: u64,
-    pub fail_pending_table: u64,
-    pub fail_no_victim: u64,
-    pub global_atomics: u64,
-    pub l2_reads: u64,
-    pub l2_writes: u64,
-    pub l2_writebacks: u64,
-    pub l2_atomics: u64,
-    pub evictions: u64,
-}
-
-/// Shared-memory statistics, summed over SMs.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct SharedReport {
-    pub accesses: u64,
-    pub atomics: u64,
-    /// Bank-array passes; a conflict-free access is one.
-    pub wavefronts: u64,
-    /// Accesses with at least one bank conflict.
-    pub bank_conflict_accesses: u64,
-    /// Extra wavefronts (cycles) caused by bank conflicts.
-    pub bank_conflict_cycles: u64,
-    /// Extra cycles of same-address atomic lanes.
-    pub atomic_conflict_cycles: u64,
-}
-
 /// Memory statistics of one kernel.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct MemReport {
-    pub l1d: L1Report,
-    pub shared: SharedReport,
+    /// L1D and shared-memory counters, summed over SMs (the memory system's own). L1D
+    /// counts are per 128-byte line request after coalescing (Accel-Sim counts sector
+    /// requests of a line the same way); reservation fails are per rejected warp access (a
+    /// retry counts again).
+    pub l1d: L1Stats,
+    /// L1D accesses by Accel-Sim type and outcome: `l1d.by_kind` by name
+    /// (`GLOBAL_ACC_R|LOCAL_ACC_R|GLOBAL_ACC_W|LOCAL_ACC_W|CONST_ACC_R|INST_ACC_R` →
+    /// `HIT|HIT_RESERVED|MISS|RESERVATION_FAIL|SECTOR_MISS` → n), zeros left out.
+    /// `CONST_ACC_R` is the L0 VL constant cache (LDC, the `const_*` counters below);
+    /// `INST_ACC_R` is not modelled here (instruction caches are in the SM).
+    pub l1d_by_kind: Breakdown,
     /// L0 VL constant cache (LDC), summed over SMs: hits, misses, and lookups that found
     /// their line still being fetched (they wait for it, Accel-Sim's HIT_RESERVED).
     pub const_hits: u64,
@@ -109,7 +73,7 @@ pub fn fill_report(m: &MemReport, k: &mut sassim_report::KernelReport) {
             }
         }
     };
-    fill(&mut k.l1d, &m.l1d.by_kind);
+    fill(&mut k.l1d, &m.l1d_by_kind);
     fill(&mut k.l2, &m.l2_by_kind);
     k.l1d_per_sm = m
         .l1d_per_sm
@@ -125,14 +89,14 @@ pub fn fill_report(m: &MemReport, k: &mut sassim_report::KernelReport) {
     k.dram_writes = m.dram.writes;
     k.dram_row_hits = m.dram.row_hits;
     k.dram_row_misses = m.dram.row_misses + m.dram.row_conflicts;
-    k.shared_accesses = m.shared.accesses;
-    k.shared_bank_conflicts = m.shared.bank_conflict_cycles;
+    k.shared_accesses = m.l1d.shared_accesses;
+    k.shared_bank_conflicts = m.l1d.bank_conflict_cycles;
     let extra = [
         ("const_l0vl_hits", m.const_hits),
         ("const_l0vl_misses", m.const_misses),
         ("const_l0vl_hit_reserved", m.const_hit_reserved),
-        ("shared_atomics", m.shared.atomics),
-        ("shared_bank_conflict_accesses", m.shared.bank_conflict_accesses),
+        ("shared_atomics", m.l1d.shared_atomics),
+        ("shared_bank_conflict_accesses", m.l1d.bank_conflict_accesses),
         ("l2_reservation_fails", m.l2.reservation_fails),
         ("dram_row_conflicts", m.dram.row_conflicts),
         ("dram_bytes", m.dram.bytes),
