@@ -898,7 +898,12 @@ impl Gpu {
                 .stats
                 .stale_read_examples
                 .iter()
-                .map(|(c, pc, from)| format!("pc {pc:#x} at cycle {c} (result of pc {from:#x})"))
+                .map(|e| {
+                    format!(
+                        "pc {:#x} at cycle {} (result of pc {:#x})",
+                        e.consumer_pc, e.cycle, e.producer_pc
+                    )
+                })
                 .collect();
             run.warnings.push(format!(
                 "{} instruction(s) read a register before its fixed-latency producer's result was visible \

@@ -704,8 +704,11 @@ impl<W> Sm<W> {
                 if self.code[p.inst].writes.iter().any(|x| reads.contains(x)) {
                     self.stats.stale_reads += 1;
                     if self.stats.stale_read_examples.len() < crate::stats::STALE_EXAMPLES {
-                        let e = (now, self.code[sidx].pc, self.code[p.inst].pc);
-                        self.stats.stale_read_examples.push(e);
+                        self.stats.stale_read_examples.push(crate::stats::StaleRead {
+                            cycle: now,
+                            consumer_pc: self.code[sidx].pc,
+                            producer_pc: self.code[p.inst].pc,
+                        });
                     }
                     break;
                 }

@@ -64,6 +64,18 @@ impl StallReason {
 /// Stale reads kept as examples per SM and per kernel.
 pub const STALE_EXAMPLES: usize = 8;
 
+/// A stale read ([`CoreStats::stale_reads`]): an instruction that read a register before
+/// its fixed-latency producer's result was visible.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StaleRead {
+    /// The cycle of the read.
+    pub cycle: u64,
+    /// The reading instruction's PC.
+    pub consumer_pc: u64,
+    /// The PC of the instruction whose result it read too early.
+    pub producer_pc: u64,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoreStats {
     pub cycles: u64,
@@ -100,8 +112,8 @@ pub struct CoreStats {
     /// Instructions that read a register whose fixed-latency producer's result was not
     /// visible yet (too-short stall counts, or a model slower than the compiler assumed).
     pub stale_reads: u64,
-    /// The first stale reads: (cycle, consumer pc, producer pc).
-    pub stale_read_examples: Vec<(u64, u64, u64)>,
+    /// The first stale reads.
+    pub stale_read_examples: Vec<StaleRead>,
     /// LTRF (docs/ltrf.md): prefetches at register-interval entries (including refetches
     /// after a deactivation), the registers they moved, their main-register-file bank
     /// conflicts, and the cycles from their start to the warp's register cache being ready.
