@@ -126,15 +126,11 @@ fn ctas_sent_in_waves_during_quanta_give_the_cycle_by_cycle_results() {
             // `quantum::PAYING_SHARE`: with a higher one on two threads the compute-bound
             // waves trace ran 39 % of its SM-ticks outside quanta there; twenty-fourth
             // session).
-            match on_one.get(&quantum) {
-                None => {
-                    on_one.insert(quantum, in_quanta);
-                }
-                Some(&one) => assert_eq!(
-                    in_quanta, one,
-                    "limit {max_cycles}, quantum {quantum}: cycles in quanta on {threads} threads and on one"
-                ),
-            }
+            let one = *on_one.entry(quantum).or_insert(in_quanta);
+            assert_eq!(
+                in_quanta, one,
+                "limit {max_cycles}, quantum {quantum}: cycles in quanta on {threads} threads and on one"
+            );
             same(
                 &format!("vector add on 8 SMs, limit {max_cycles}, quantum {quantum}, {threads} threads"),
                 &base,
