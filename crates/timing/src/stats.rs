@@ -130,46 +130,133 @@ pub struct CoreStats {
 }
 
 impl CoreStats {
+    /// Add another SM's (or kernel's) statistics: counters are summed, `cycles` is the
+    /// longer run, and the stale-read examples are kept up to `STALE_EXAMPLES`. The
+    /// exhaustive pattern makes a new field a compile error here until it is added.
     pub fn add(&mut self, o: &CoreStats) {
-        self.cycles = self.cycles.max(o.cycles);
-        self.warp_insts += o.warp_insts;
-        self.thread_insts += o.thread_insts;
-        self.issue_slots_used += o.issue_slots_used;
-        for (a, b) in self.stall_slots.iter_mut().zip(o.stall_slots.iter()) {
+        let CoreStats {
+            cycles,
+            stall_slots,
+            stale_read_examples,
+            warp_insts,
+            thread_insts,
+            issue_slots_used,
+            rfc_reads,
+            rfc_hits,
+            rf_bank_reads,
+            allocate_stall_cycles,
+            l0i_hits,
+            l0i_misses,
+            l0i_hit_reserved,
+            stream_buffer_hits,
+            l1i_requests,
+            l1i_hits,
+            l1i_misses,
+            l1i_hit_reserved,
+            l1c_hits,
+            l1c_misses,
+            l1c_hit_reserved,
+            l0c_hits,
+            l0c_misses,
+            mem_insts,
+            ib_flushes,
+            load_wb_conflicts,
+            stale_reads,
+            ltrf_prefetches,
+            ltrf_prefetch_regs,
+            ltrf_prefetch_conflicts,
+            ltrf_prefetch_cycles,
+            ltrf_deactivations,
+            ltrf_writeback_regs,
+            ltrf_cache_reads,
+        } = o;
+        self.cycles = self.cycles.max(*cycles);
+        for (a, b) in self.stall_slots.iter_mut().zip(stall_slots) {
             *a += b;
         }
-        self.rfc_reads += o.rfc_reads;
-        self.rfc_hits += o.rfc_hits;
-        self.rf_bank_reads += o.rf_bank_reads;
-        self.allocate_stall_cycles += o.allocate_stall_cycles;
-        self.l0i_hits += o.l0i_hits;
-        self.l0i_misses += o.l0i_misses;
-        self.l0i_hit_reserved += o.l0i_hit_reserved;
-        self.stream_buffer_hits += o.stream_buffer_hits;
-        self.l1i_requests += o.l1i_requests;
-        self.l1i_hits += o.l1i_hits;
-        self.l1i_misses += o.l1i_misses;
-        self.l1i_hit_reserved += o.l1i_hit_reserved;
-        self.l1c_hits += o.l1c_hits;
-        self.l1c_misses += o.l1c_misses;
-        self.l1c_hit_reserved += o.l1c_hit_reserved;
-        self.l0c_hits += o.l0c_hits;
-        self.l0c_misses += o.l0c_misses;
-        self.mem_insts += o.mem_insts;
-        self.ib_flushes += o.ib_flushes;
-        self.load_wb_conflicts += o.load_wb_conflicts;
-        self.stale_reads += o.stale_reads;
-        self.ltrf_prefetches += o.ltrf_prefetches;
-        self.ltrf_prefetch_regs += o.ltrf_prefetch_regs;
-        self.ltrf_prefetch_conflicts += o.ltrf_prefetch_conflicts;
-        self.ltrf_prefetch_cycles += o.ltrf_prefetch_cycles;
-        self.ltrf_deactivations += o.ltrf_deactivations;
-        self.ltrf_writeback_regs += o.ltrf_writeback_regs;
-        self.ltrf_cache_reads += o.ltrf_cache_reads;
-        for e in &o.stale_read_examples {
-            if self.stale_read_examples.len() < STALE_EXAMPLES {
-                self.stale_read_examples.push(*e);
+        self.warp_insts += warp_insts;
+        self.thread_insts += thread_insts;
+        self.issue_slots_used += issue_slots_used;
+        self.rfc_reads += rfc_reads;
+        self.rfc_hits += rfc_hits;
+        self.rf_bank_reads += rf_bank_reads;
+        self.allocate_stall_cycles += allocate_stall_cycles;
+        self.l0i_hits += l0i_hits;
+        self.l0i_misses += l0i_misses;
+        self.l0i_hit_reserved += l0i_hit_reserved;
+        self.stream_buffer_hits += stream_buffer_hits;
+        self.l1i_requests += l1i_requests;
+        self.l1i_hits += l1i_hits;
+        self.l1i_misses += l1i_misses;
+        self.l1i_hit_reserved += l1i_hit_reserved;
+        self.l1c_hits += l1c_hits;
+        self.l1c_misses += l1c_misses;
+        self.l1c_hit_reserved += l1c_hit_reserved;
+        self.l0c_hits += l0c_hits;
+        self.l0c_misses += l0c_misses;
+        self.mem_insts += mem_insts;
+        self.ib_flushes += ib_flushes;
+        self.load_wb_conflicts += load_wb_conflicts;
+        self.stale_reads += stale_reads;
+        self.ltrf_prefetches += ltrf_prefetches;
+        self.ltrf_prefetch_regs += ltrf_prefetch_regs;
+        self.ltrf_prefetch_conflicts += ltrf_prefetch_conflicts;
+        self.ltrf_prefetch_cycles += ltrf_prefetch_cycles;
+        self.ltrf_deactivations += ltrf_deactivations;
+        self.ltrf_writeback_regs += ltrf_writeback_regs;
+        self.ltrf_cache_reads += ltrf_cache_reads;
+        let room = STALE_EXAMPLES.saturating_sub(self.stale_read_examples.len());
+        self.stale_read_examples
+            .extend(stale_read_examples.iter().take(room));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every counter of `CoreStats` set to `v` (through its serialised form, so a new field
+    /// is covered without being named here), with `n` stale-read examples.
+    fn every_counter(v: u64, n: usize) -> CoreStats {
+        let mut j = serde_json::to_value(CoreStats::default()).expect("serialise");
+        for (_, x) in j.as_object_mut().expect("a map").iter_mut() {
+            match x {
+                serde_json::Value::Number(_) => *x = v.into(),
+                serde_json::Value::Array(a) if a.iter().all(|e| e.is_number()) => {
+                    a.iter_mut().for_each(|e| *e = v.into())
+                }
+                _ => {}
             }
         }
+        let mut s: CoreStats = serde_json::from_value(j).expect("deserialise");
+        s.stale_read_examples = (0..n as u64)
+            .map(|k| StaleRead {
+                cycle: k,
+                consumer_pc: 16 * k,
+                producer_pc: 0,
+            })
+            .collect();
+        s
+    }
+
+    #[test]
+    fn add_sums_every_counter_keeps_the_longer_run_and_caps_the_examples() {
+        let mut a = every_counter(3, 5);
+        a.add(&every_counter(4, 6));
+        let j = serde_json::to_value(&a).expect("serialise");
+        for (name, x) in j.as_object().expect("a map") {
+            let want = if name == "cycles" { 4 } else { 7 };
+            match x {
+                serde_json::Value::Number(n) => assert_eq!(n.as_u64(), Some(want), "{name}"),
+                serde_json::Value::Array(v) if name == "stall_slots" => {
+                    assert!(v.iter().all(|e| e.as_u64() == Some(want)), "{name}: {v:?}")
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(a.stale_read_examples.len(), STALE_EXAMPLES);
+        // Its own five first, then the first three of the other's.
+        let cycles: Vec<u64> = a.stale_read_examples.iter().map(|e| e.cycle).collect();
+        assert_eq!(cycles, [0, 1, 2, 3, 4, 0, 1, 2]);
     }
 }
