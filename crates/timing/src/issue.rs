@@ -98,25 +98,7 @@ impl<W> Sm<W> {
                         && (0..6).all(|k| ids & (1 << k) == 0 || v.sb[k] == 0))
             }
         } else {
-            let w = &self.warps[slot];
-            let max = self.cfg.scoreboard_max_consumers;
-            let check = || {
-                let raw = inst.reads.iter().any(|r| w.sb_write[reg_index(r)] > 0)
-                    || inst.writes.iter().any(|r| w.sb_write[reg_index(r)] > 0);
-                let war = inst.writes.iter().any(|r| w.sb_read_late[reg_index(r)] > 0);
-                let full = max > 0 && inst.reads.iter().any(|r| w.sb_read[reg_index(r)] as u32 >= max);
-                raw || war || full
-            };
-            if hot & HOT_SB_CLEAR != 0 {
-                debug_assert!(!check(), "stale scoreboard-clear flag");
-                false
-            } else {
-                let waits = check();
-                if !waits {
-                    self.hot[slot] |= HOT_SB_CLEAR;
-                }
-                waits
-            }
+            self.scoreboard_waits(slot, sidx)
         };
         // DEPBAR's condition only starts to matter `depbar_effect_cycles` after it issued, so a
         // warp blocked by it is known to stay blocked only from then on.
@@ -125,25 +107,10 @@ impl<W> Sm<W> {
             self.sync_masks(slot);
             return Err(StallReason::DependenceCounters);
         }
-        let w = &self.warps[slot];
-        if !self.uses_control_bits {
-            // The write scoreboard of a fixed-latency result is released when fixed-latency
-            // consumers may read it (bypass); memory instructions read the register file one
-            // cycle later (M25 rule 24, Listing 3): a memory instruction that reads a register
-            // of a result in that window waits.
-            if inst.reads_late()
-                && w.pending.iter().any(|p| {
-                    p.visible_fixed <= now
-                        && now < p.visible_mem
-                        && self.code[p.inst].writes.iter().any(|x| {
-                            let k = reg_index(x);
-                            inst.reads.iter().any(|r| reg_index(r) == k)
-                        })
-                })
-            {
-                return Err(StallReason::DependenceCounters);
-            }
+        if !self.uses_control_bits && self.scoreboard_late_read_waits(slot, sidx, now) {
+            return Err(StallReason::DependenceCounters);
         }
+        let inst = &self.code[sidx];
         let s = &self.subcores[sc];
         let min_gap = self.cfg.clock_read_min_interval as u64;
         if inst.special == Special::ClockRead {
@@ -171,6 +138,56 @@ impl<W> Sm<W> {
         }
         Ok(())
     }
+    /// Without control bits (`dependence = "scoreboard"`): whether the head instruction
+    /// `sidx` of `slot` waits on the register scoreboard (a pending write of a register it
+    /// reads or writes, a late read of one it writes, or a register at its consumer limit).
+    /// The answer "clear" is cached in `HOT_SB_CLEAR` until the next issue or release. Out of
+    /// line and cold: control-bit runs never take it, and their issue path stays compact.
+    #[cold]
+    #[inline(never)]
+    fn scoreboard_waits(&mut self, slot: usize, sidx: usize) -> bool {
+        let inst = &self.code[sidx];
+        let w = &self.warps[slot];
+        let max = self.cfg.scoreboard_max_consumers;
+        let check = || {
+            let raw = inst.reads.iter().any(|r| w.sb_write[reg_index(r)] > 0)
+                || inst.writes.iter().any(|r| w.sb_write[reg_index(r)] > 0);
+            let war = inst.writes.iter().any(|r| w.sb_read_late[reg_index(r)] > 0);
+            let full = max > 0 && inst.reads.iter().any(|r| w.sb_read[reg_index(r)] as u32 >= max);
+            raw || war || full
+        };
+        if self.hot[slot] & HOT_SB_CLEAR != 0 {
+            debug_assert!(!check(), "stale scoreboard-clear flag");
+            false
+        } else {
+            let waits = check();
+            if !waits {
+                self.hot[slot] |= HOT_SB_CLEAR;
+            }
+            waits
+        }
+    }
+
+    /// Without control bits: the write scoreboard of a fixed-latency result is released when
+    /// fixed-latency consumers may read it (bypass); memory instructions read the register
+    /// file one cycle later (M25 rule 24, Listing 3): a memory instruction `sidx` of `slot`
+    /// that reads a register of a result in that window waits. Cold like
+    /// [`Sm::scoreboard_waits`].
+    #[cold]
+    #[inline(never)]
+    fn scoreboard_late_read_waits(&self, slot: usize, sidx: usize, now: u64) -> bool {
+        let inst = &self.code[sidx];
+        inst.reads_late()
+            && self.warps[slot].pending.iter().any(|p| {
+                p.visible_fixed <= now
+                    && now < p.visible_mem
+                    && self.code[p.inst].writes.iter().any(|x| {
+                        let k = reg_index(x);
+                        inst.reads.iter().any(|r| reg_index(r) == k)
+                    })
+            })
+    }
+
     /// Whether sub-core `sc`'s memory queue and dispatch latch are full: no memory
     /// instruction can issue.
     #[inline]
@@ -596,8 +613,7 @@ impl<W> Sm<W> {
         // The chosen warp passed its readiness check this cycle: its head is known.
         let v = &self.iss[slot];
         if v.head_ready == u64::MAX || v.head_idx == NO_HEAD {
-            let pc = self.warps[slot].ib.front().map(|x| x.pc).unwrap_or_default();
-            return Err(format!("no instruction at pc {pc:#x}"));
+            return Err(self.no_instruction_error(slot));
         }
         let sidx = v.head_idx as usize;
         if self.code[sidx].fixed && !self.cfg.perfect_const_cache {
@@ -700,18 +716,13 @@ impl<W> Sm<W> {
         // researcher sees where control bits and the model disagree.
         if !self.warps[slot].pending.is_empty() {
             let reads = &self.code[sidx].reads;
-            for p in &self.warps[slot].pending {
-                if self.code[p.inst].writes.iter().any(|x| reads.contains(x)) {
-                    self.stats.stale_reads += 1;
-                    if self.stats.stale_read_examples.len() < crate::stats::STALE_EXAMPLES {
-                        self.stats.stale_read_examples.push(crate::stats::StaleRead {
-                            cycle: now,
-                            consumer_pc: self.code[sidx].pc,
-                            producer_pc: self.code[p.inst].pc,
-                        });
-                    }
-                    break;
-                }
+            if let Some(p) = self.warps[slot]
+                .pending
+                .iter()
+                .find(|p| self.code[p.inst].writes.iter().any(|x| reads.contains(x)))
+            {
+                let producer = p.inst;
+                self.count_stale_read(now, sidx, producer);
             }
         }
         // The SM's clock counter counts from its first CTA (`Sm::start_at`).
@@ -726,10 +737,7 @@ impl<W> Sm<W> {
         let issued = &self.slab[wslot];
         let (active_mask, issued_pc, exited) = (issued.active_mask, issued.pc, issued.exited);
         if self.code[sidx].bulk {
-            if let Some(b) = ex.take_bulk() {
-                self.tma
-                    .push(b, now, u64::from(self.cfg.mem.tma_setup.unwrap_or(0)));
-            }
+            self.start_bulk_copy(ex, now);
         }
         let inst = &self.code[sidx];
         let ctrl = inst.ctrl;
@@ -745,16 +753,7 @@ impl<W> Sm<W> {
             self.stats.mem_insts += 1;
         }
         if self.record {
-            let op = inst.op.clone();
-            let w = &mut self.warps[slot];
-            w.log.issues.push(crate::state::IssueRec {
-                cycle: now - self.clock_origin,
-                pc: issued_pc,
-                op,
-            });
-            if special == Special::ClockRead {
-                w.log.clocks.push(clock);
-            }
+            self.record_issue(slot, sidx, now, issued_pc, clock);
         }
         let cbits = self.uses_control_bits;
         let unit = if is_fixed && !is_mem {
@@ -835,28 +834,10 @@ impl<W> Sm<W> {
             }
         } else {
             self.iss[slot].stall_until = now + 1;
-            let inst = &self.code[sidx];
-            for r in &inst.writes {
-                w.sb_write[reg_index(r)] += 1;
-            }
-            let late = !is_fixed || is_mem;
-            for r in &inst.reads {
-                let c = &mut w.sb_read[reg_index(r)];
-                *c = c.saturating_add(1);
-                if late {
-                    let c = &mut w.sb_read_late[reg_index(r)];
-                    *c = c.saturating_add(1);
-                }
-            }
+            self.scoreboard_issue(slot, sidx, !is_fixed || is_mem);
         }
         if exited {
-            self.warps[slot].exited = true;
-            self.hot[slot] &= !HOT_LIVE;
-            self.sync_masks(slot);
-            self.exited |= 1 << slot;
-            if self.warps[slot].inflight_ops == 0 {
-                self.drained |= 1 << slot;
-            }
+            self.warp_exited(slot);
         }
         self.iss[slot].maybe_blocked = ex.blocked(id);
         self.hot[slot] &= !(HOT_DEP_WAIT | HOT_SB_CLEAR);
@@ -864,9 +845,7 @@ impl<W> Sm<W> {
         // A warp whose next PC holds no instruction ran off its code (no EXIT on that path).
         if let Some(next) = ex.next_pc(id) {
             if self.index_of(next).is_none() {
-                return Err(format!(
-                    "warp {id} continues at pc {next:#x}, past the kernel's code (a path without EXIT?)"
-                ));
+                return Err(past_code_error(id, next));
             }
         }
         // The engine executed the instruction: if the warp's next PC is not the next one
@@ -880,4 +859,97 @@ impl<W> Sm<W> {
         }
         Ok(())
     }
+
+    // The rare parts of an issue, out of line so that the common path stays compact in the
+    // instruction cache (`#[cold]` also tells the compiler which branches are unlikely).
+
+    /// The error of a chosen warp without an instruction at its head.
+    #[cold]
+    #[inline(never)]
+    fn no_instruction_error(&self, slot: usize) -> String {
+        let pc = self.warps[slot].ib.front().map(|x| x.pc).unwrap_or_default();
+        format!("no instruction at pc {pc:#x}")
+    }
+
+    /// Count a source read stale (its producer `producer`'s result not yet visible to the
+    /// consumer `sidx`), with an example while there are fewer than `STALE_EXAMPLES`.
+    #[cold]
+    #[inline(never)]
+    fn count_stale_read(&mut self, now: u64, sidx: usize, producer: usize) {
+        self.stats.stale_reads += 1;
+        if self.stats.stale_read_examples.len() < crate::stats::STALE_EXAMPLES {
+            self.stats.stale_read_examples.push(crate::stats::StaleRead {
+                cycle: now,
+                consumer_pc: self.code[sidx].pc,
+                producer_pc: self.code[producer].pc,
+            });
+        }
+    }
+
+    /// A bulk (TMA) instruction issued: its copy starts in the SM's TMA unit.
+    #[cold]
+    #[inline(never)]
+    fn start_bulk_copy<E: Executor<Writes = W>>(&mut self, ex: &mut E, now: u64) {
+        if let Some(b) = ex.take_bulk() {
+            self.tma
+                .push(b, now, u64::from(self.cfg.mem.tma_setup.unwrap_or(0)));
+        }
+    }
+
+    /// Recording runs (`trace record`, the listings' tests): the issue in the warp's log.
+    #[cold]
+    #[inline(never)]
+    fn record_issue(&mut self, slot: usize, sidx: usize, now: u64, pc: u64, clock: u64) {
+        let inst = &self.code[sidx];
+        let op = inst.op.clone();
+        let clock_read = inst.special == Special::ClockRead;
+        let cycle = now - self.clock_origin;
+        let w = &mut self.warps[slot];
+        w.log.issues.push(crate::state::IssueRec { cycle, pc, op });
+        if clock_read {
+            w.log.clocks.push(clock);
+        }
+    }
+
+    /// Without control bits: the issued instruction `sidx` of `slot` holds the scoreboard
+    /// entries of the registers it writes and reads (`late`: read outside the fixed-latency
+    /// pipeline).
+    #[cold]
+    #[inline(never)]
+    fn scoreboard_issue(&mut self, slot: usize, sidx: usize, late: bool) {
+        let inst = &self.code[sidx];
+        let w = &mut self.warps[slot];
+        for r in &inst.writes {
+            w.sb_write[reg_index(r)] += 1;
+        }
+        for r in &inst.reads {
+            let c = &mut w.sb_read[reg_index(r)];
+            *c = c.saturating_add(1);
+            if late {
+                let c = &mut w.sb_read_late[reg_index(r)];
+                *c = c.saturating_add(1);
+            }
+        }
+    }
+
+    /// The warp in `slot` executed its EXIT: no longer live; it retires once its memory
+    /// operations are back (`drained`).
+    #[cold]
+    #[inline(never)]
+    fn warp_exited(&mut self, slot: usize) {
+        self.warps[slot].exited = true;
+        self.hot[slot] &= !HOT_LIVE;
+        self.sync_masks(slot);
+        self.exited |= 1 << slot;
+        if self.warps[slot].inflight_ops == 0 {
+            self.drained |= 1 << slot;
+        }
+    }
+}
+
+/// The error of a warp whose next pc is past the kernel's code.
+#[cold]
+#[inline(never)]
+fn past_code_error(id: u32, next: u64) -> String {
+    format!("warp {id} continues at pc {next:#x}, past the kernel's code (a path without EXIT?)")
 }

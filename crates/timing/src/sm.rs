@@ -724,20 +724,7 @@ impl<W> Sm<W> {
                     if self.uses_control_bits {
                         self.sb_dec(slot, rs);
                     } else {
-                        let w = &mut self.warps[slot];
-                        let late = self.code[sidx].reads_outside_fixed_pipeline();
-                        for r in &self.code[sidx].reads {
-                            let c = &mut w.sb_read[reg_index(r)];
-                            *c = c.saturating_sub(1);
-                            if late {
-                                let c = &mut w.sb_read_late[reg_index(r)];
-                                *c = c.saturating_sub(1);
-                            }
-                        }
-                        if self.sb_release_wakes(slot, &self.code[sidx].reads) {
-                            self.hot[slot] &= !HOT_DEP_WAIT;
-                            self.sync_masks(slot);
-                        }
+                        self.scoreboard_read_done(slot, sidx);
                     }
                 }
                 Event::FixedDone { slot, sidx } => self.release_write(slot, sidx),
@@ -795,24 +782,67 @@ impl<W> Sm<W> {
                         }
                     }
                 }
-                Event::ILine { sc, line } => {
-                    let s = &mut self.subcores[sc];
-                    if let Some(p) = s.sbuf.find(line) {
-                        s.sbuf.lines[p].ready = now;
-                    }
-                    s.demand.retain(|d| d.line != line || d.ready > now);
-                    if s.sbuf.find(line).is_none() {
-                        s.l0i.fill(line);
-                    }
-                    for k in 0..s.warps.len() {
-                        let slot = self.subcores[sc].warps[k];
-                        if self.warps[slot].fetch_wait_line == Some(line) {
-                            self.warps[slot].fetch_wait_line = None;
-                            self.sync_room(slot);
-                        }
-                    }
-                }
+                Event::ILine { sc, line } => self.instruction_line_arrived(sc, line, now),
             }
+        }
+    }
+
+    /// An instruction line reached sub-core `sc` (from the L1 I-cache): into its stream
+    /// buffer or L0 I-cache, and the warps waiting for it may fetch. Out of line: a few
+    /// times per warp, against the events of every instruction.
+    #[inline(never)]
+    fn instruction_line_arrived(&mut self, sc: usize, line: u64, now: u64) {
+        let s = &mut self.subcores[sc];
+        if let Some(p) = s.sbuf.find(line) {
+            s.sbuf.lines[p].ready = now;
+        }
+        s.demand.retain(|d| d.line != line || d.ready > now);
+        if s.sbuf.find(line).is_none() {
+            s.l0i.fill(line);
+        }
+        for k in 0..s.warps.len() {
+            let slot = self.subcores[sc].warps[k];
+            if self.warps[slot].fetch_wait_line == Some(line) {
+                self.warps[slot].fetch_wait_line = None;
+                self.sync_room(slot);
+            }
+        }
+    }
+
+    /// Without control bits: a source-read release of instruction `sidx` of `slot` (its
+    /// registers' read scoreboard entries). Cold: control-bit runs never take it.
+    #[cold]
+    #[inline(never)]
+    fn scoreboard_read_done(&mut self, slot: usize, sidx: usize) {
+        let w = &mut self.warps[slot];
+        let late = self.code[sidx].reads_outside_fixed_pipeline();
+        for r in &self.code[sidx].reads {
+            let c = &mut w.sb_read[reg_index(r)];
+            *c = c.saturating_sub(1);
+            if late {
+                let c = &mut w.sb_read_late[reg_index(r)];
+                *c = c.saturating_sub(1);
+            }
+        }
+        if self.sb_release_wakes(slot, &self.code[sidx].reads) {
+            self.hot[slot] &= !HOT_DEP_WAIT;
+            self.sync_masks(slot);
+        }
+    }
+
+    /// Without control bits: the write release of instruction `sidx` of `slot`. Cold like
+    /// [`Sm::scoreboard_read_done`].
+    #[cold]
+    #[inline(never)]
+    fn scoreboard_write_done(&mut self, slot: usize, sidx: usize) {
+        let w = &mut self.warps[slot];
+        for r in &self.code[sidx].writes {
+            let c = &mut w.sb_write[reg_index(r)];
+            *c = c.saturating_sub(1);
+        }
+        if self.sb_release_wakes(slot, &self.code[sidx].writes) {
+            self.hot[slot] &= !HOT_DEP_WAIT;
+            self.sync_masks(slot);
         }
     }
 
@@ -832,15 +862,7 @@ impl<W> Sm<W> {
             let ws = self.code[sidx].ctrl.write_sb;
             self.sb_dec(slot, ws);
         } else {
-            let w = &mut self.warps[slot];
-            for r in &self.code[sidx].writes {
-                let c = &mut w.sb_write[reg_index(r)];
-                *c = c.saturating_sub(1);
-            }
-            if self.sb_release_wakes(slot, &self.code[sidx].writes) {
-                self.hot[slot] &= !HOT_DEP_WAIT;
-                self.sync_masks(slot);
-            }
+            self.scoreboard_write_done(slot, sidx);
         }
     }
 
