@@ -71,11 +71,19 @@ pub struct TraceKernelRun {
     /// opcodes (static and dynamic counts), listing problems, and the run's own
     /// warnings (the same list as `run.warnings`).
     pub warnings: Vec<String>,
-    /// `MemcpyHtoD` commands of the kernels list since the previous kernel: (dst, bytes).
-    /// Noted only; no data moves in trace-driven mode.
-    pub memcpy_htod: Vec<(u64, u64)>,
+    /// `MemcpyHtoD` commands of the kernels list since the previous kernel. Noted only; no
+    /// data moves in trace-driven mode.
+    pub memcpy_htod: Vec<HostCopy>,
     /// The trace file.
     pub path: PathBuf,
+}
+
+/// A `MemcpyHtoD,<dst>,<bytes>` command of a kernels list: a host-to-device copy of `bytes`
+/// bytes to device address `dst`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostCopy {
+    pub dst: u64,
+    pub bytes: u64,
 }
 
 /// How trace PCs map to the timing model's 16-byte instruction slots.
@@ -983,7 +991,7 @@ pub fn run_kernelslist(
     let mut copies = Vec::new();
     for c in cmds {
         match c {
-            TraceCommand::MemcpyHtoD { dst, bytes } => copies.push((dst, bytes)),
+            TraceCommand::MemcpyHtoD { dst, bytes } => copies.push(HostCopy { dst, bytes }),
             TraceCommand::Kernel { path, .. } => {
                 let tk = opened.take(gpu, &paths, out.len(), listings, opts)?;
                 let mut r = run_opened(gpu, tk, &path, opts)?;

@@ -114,7 +114,13 @@ fn bfs_memcpys_are_noted() {
     let runs = run_kernelslist(&mut g, &list, &[], &opts()).unwrap();
     assert_eq!(runs[0].memcpy_htod.len(), 7);
     assert_eq!(runs[1].memcpy_htod.len(), 0);
-    assert_eq!(runs[2].memcpy_htod, vec![(0x7fc841527000, 1)]);
+    assert_eq!(
+        runs[2].memcpy_htod,
+        vec![sassim_gpu::trace_exec::HostCopy {
+            dst: 0x7fc841527000,
+            bytes: 1
+        }]
+    );
 }
 
 // ---------------------------------------------------------------------------------
