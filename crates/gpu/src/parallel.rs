@@ -212,14 +212,10 @@ pub fn useful_threads(threads: &Threads, notes: &[SmNote]) -> usize {
 struct Shard {
     issued: u64,
     reg_changes: u64,
-    /// Whether the executor part still had output after the last serial part took it (a
-    /// fault or assertion the kernel's record already had one of): what a step that does
-    /// not call the executor reports ([`ShardExec::before`]).
-    output_left: bool,
     /// CTAs were reserved on the shard whose records its SM's next step makes
     /// ([`KernelExec::reserve_cta`], [`tick_shard`]): [`KernelExec::starts_pending`], kept
-    /// beside `output_left`, which every step reads, so that a step does not read the
-    /// executor's record for it.
+    /// here so that a step does not read the executor's record for it (and a skipped step
+    /// reads neither: a CTA start wakes its SM).
     starts_pending: bool,
     k: KernelExec,
     /// The engine's issue record, reused (boxed: ~1.2 KB).
@@ -262,7 +258,6 @@ impl<'a> ShardedEngine<'a> {
                 k: main.new_shard(),
                 issued: 0,
                 reg_changes: 0,
-                output_left: false,
                 starts_pending: false,
                 scratch: Box::default(),
             })
@@ -536,14 +531,16 @@ impl ShardedEngine<'_> {
             }
         };
         // The cycle's global effects, in SM order.
-        for (sh, note) in self.shards.iter_mut().zip(notes.iter()) {
+        for (sh, note) in self.shards.iter_mut().zip(notes.iter_mut()) {
             self.progress += u64::from(note.progress);
             if note.output {
                 let before = sh.k.shard_progress();
                 sh.k.apply_shard_log(&mut self.global);
                 self.main.absorb_shard_output(&mut sh.k);
                 self.progress += sh.k.shard_progress() - before;
-                sh.output_left = sh.k.shard_has_output();
+                // Output left (a fault or assertion the kernel's record already had one
+                // of): what the next step reports if it does not call the executor.
+                note.output = sh.k.shard_has_output();
             }
         }
         r
@@ -561,10 +558,16 @@ fn tick_shard(
     note: &mut SmNote,
     port: Option<PortOf<'_>>,
 ) -> Result<(), String> {
+    // A quiet SM without responses is skipped (`tick_sm_with`) without reading its shard:
+    // no CTA can have been started on it (a launch wakes it), and its note's `output` stays
+    // what the serial part left (the shard's output, `ShardedEngine::step`). On a loaded GPU
+    // most SMs are skipped most cycles, and the shards' records are 84 cache lines apart.
+    let skipped = note.quiet_until > cycle && !note.inbox;
+    debug_assert!(!skipped || !sh.starts_pending, "a CTA started on a quiet SM");
+    debug_assert_eq!(sh.starts_pending, sh.k.starts_pending());
     // CTAs started on the SM this cycle (the serial part gave out their ids): their records
     // and zeroed registers are made here, on the thread that runs them.
-    debug_assert_eq!(sh.starts_pending, sh.k.starts_pending());
-    if sh.starts_pending {
+    if !skipped && sh.starts_pending {
         sh.k.finish_starts();
         sh.starts_pending = false;
     }
@@ -578,8 +581,10 @@ fn tick_shard(
         note.progress = (sh.k.shard_progress() + sh.reg_changes - before) as u32;
         note.output = sh.k.shard_has_output();
     } else {
+        // No issue or commit: the shard's output is unchanged since the serial part set
+        // `note.output` to it (or since this note's last step did).
+        debug_assert_eq!(note.output, e.sh.k.shard_has_output());
         note.progress = 0;
-        note.output = sh.output_left;
     }
     Ok(())
 }
