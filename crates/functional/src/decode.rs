@@ -249,6 +249,7 @@ pub fn decode(ins: &Instruction) -> DInst {
         op,
         guard,
         plain: inst::plain_regs(&o),
+        rows: inst::operand_rows(&o),
         o,
         uniform,
         name,

@@ -731,16 +731,15 @@ impl KernelExec {
     #[inline]
     fn prefetch_next_operands(&self, wi: usize, code: &[DInst]) {
         // Where its PC says only (a hint is not worth the search `issue_code` falls back on).
-        let Some(d) = self.warps[wi]
-            .cur
-            .and_then(|p| slot_at(code, p.pc))
-            .map(|i| &code[i])
-        else {
+        let wp = &self.warps[wi];
+        let Some(d) = wp.cur.and_then(|p| slot_at(code, p.pc)).map(|i| &code[i]) else {
             return;
         };
-        for o in &d.o {
-            if let K::R(i) = o.k {
-                self.prefetch_row(WarpId(wi as u32), i);
+        // Its register operands as decoded ([`DInst::rows`]), the warp looked up once.
+        for &r in d.rows.iter().take_while(|&&r| r != 255) {
+            let b = r as usize * 32;
+            if let Some(row) = wp.regs.get(b..b + 32) {
+                sassim_isa::cpu_hint::prefetch_val(row);
             }
         }
     }

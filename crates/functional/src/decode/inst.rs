@@ -624,6 +624,11 @@ pub struct DInst {
     /// i is `R r` read as it is (no `-`, `|.|` or `~`); 255 (RZ's index, which the fast paths
     /// refuse) for RZ, any other operand and a missing one.
     pub plain: [u8; 4],
+    /// The registers of the first four operands that are regular registers other than RZ
+    /// (`R r`, in operand order), then 255: the rows hinted into the caches before the
+    /// instruction issues (computed once by [`operand_rows`], not by matching the operands
+    /// at every issue).
+    pub rows: [u8; 4],
     /// Uniform-datapath instruction (writes UR/UP, executes once per warp).
     pub uniform: bool,
     /// Opcode text for error messages.
@@ -645,6 +650,19 @@ pub fn plain_regs(o: &[D]) -> [u8; 4] {
         }) => *r,
         _ => 255,
     })
+}
+
+/// [`DInst::rows`] of the operands `o`.
+pub fn operand_rows(o: &[D]) -> [u8; 4] {
+    let mut rows = [255u8; 4];
+    let regs = o.iter().filter_map(|d| match d.k {
+        K::R(r) if r != 255 => Some(r),
+        _ => None,
+    });
+    for (slot, r) in rows.iter_mut().zip(regs) {
+        *slot = r;
+    }
+    rows
 }
 
 #[cfg(test)]

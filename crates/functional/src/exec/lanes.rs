@@ -241,13 +241,14 @@ impl Ex<'_> {
     /// into `v` (all 0 when `lm` is empty).
     #[inline]
     pub(super) fn s64_into(&mut self, i: usize, lm: u32, v: &mut [u64; 32]) -> Res<()> {
-        *v = [0; 32];
         if lm == 0 {
+            *v = [0; 32];
             return Ok(());
         }
         let o = self.op(i)?;
+        // Every arm sets all 32 lanes (zeroed only where some are not written otherwise).
         match &o.k {
-            K::R(255) => {}
+            K::R(255) => *v = [0; 32],
             K::R(r) => {
                 let b = *r as usize * 32;
                 let regs = &self.w().regs;
@@ -273,6 +274,7 @@ impl Ex<'_> {
                 *v = [self.raw64(o, lm.trailing_zeros() as usize)?; 32];
             }
             _ => {
+                *v = [0; 32];
                 for l in lanes(lm) {
                     v[l] = self.raw64(o, l)?;
                 }
@@ -476,15 +478,31 @@ impl PendingWrites {
         Some((&mut a[0].vals, &mut b[0].vals))
     }
 
-    /// Predicate `idx` (PT ignored) := bit `l` of `bits` for the lanes `l` of `lm`.
+    /// Predicate `idx` (PT ignored) := bit `l` of `bits` for the lanes `l` of `lm`: a new
+    /// entry takes the bits of `lm` and 0 elsewhere (as a new zeroed entry and then the
+    /// lanes' writes would leave it), without zeroing it first; an existing one is blended.
     #[inline]
     pub(crate) fn p_lanes(&mut self, idx: u8, lm: u32, bits: u32) {
-        if idx != 7 {
-            let s = self.slot(ArchReg::P(idx));
-            s.mask |= lm;
-            for (l, d) in s.vals.iter_mut().enumerate() {
-                let m = lane_bits(lm, l);
-                *d = (bits >> l & 1 & m) | (*d & !m);
+        if idx == 7 {
+            return;
+        }
+        let reg = ArchReg::P(idx);
+        let n = self.len as usize;
+        match self.w[..n].iter().position(|w| w.reg == reg) {
+            Some(i) => {
+                let s = &mut self.w[i];
+                s.mask |= lm;
+                for (l, d) in s.vals.iter_mut().enumerate() {
+                    let m = lane_bits(lm, l);
+                    *d = (bits >> l & 1 & m) | (*d & !m);
+                }
+            }
+            None => {
+                let b = bits & lm;
+                let s = self.push(reg, lm);
+                for (l, d) in s.vals.iter_mut().enumerate() {
+                    *d = b >> l & 1;
+                }
             }
         }
     }

@@ -180,18 +180,21 @@ fn bit0_mask(vals: &[u32; 32]) -> u32 {
 #[inline]
 fn merge_row(row: &mut [u32; 32], vals: &[u32; 32], mask: u32) -> u32 {
     let old = *row;
-    if mask == u32::MAX {
+    // The new row as a value of its own: compared with the old one as it is, not read back
+    // from the row just written.
+    let new: [u32; 32] = if mask == u32::MAX {
         // Every lane (the common case).
-        *row = *vals;
+        *vals
     } else {
-        for l in 0..32 {
+        std::array::from_fn(|l| {
             let m = 0u32.wrapping_sub(mask >> l & 1);
-            row[l] = (old[l] & !m) | (vals[l] & m);
-        }
-    }
+            (old[l] & !m) | (vals[l] & m)
+        })
+    };
+    *row = new;
     let mut diff = 0u32;
     for l in 0..32 {
-        diff |= old[l] ^ row[l];
+        diff |= old[l] ^ new[l];
     }
     diff
 }

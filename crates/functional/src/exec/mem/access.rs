@@ -339,16 +339,33 @@ fn own_shared_at(addr: u64, nb: usize, rank: u32, len: usize) -> Option<usize> {
 /// lane. None when some lane's is not.
 #[inline]
 fn own_shared_offsets(addrs: &[u64; 32], nb: u64, rank: u32, len: u64) -> Option<[u64; 32]> {
+    // The highest offset an access may start at (None: no access of `nb` bytes fits).
+    let limit = len.checked_sub(nb)?;
     let mut offs = [0u64; 32];
-    // The lanes' addresses OR-ed (alignment) and their greatest offset (range), checked once.
-    let (mut any, mut top) = (0u64, 0u64);
+    // The lanes' addresses OR-ed (alignment) and, OR-ed too, a word whose top bit is set when
+    // some lane's offset is past `limit` (`limit - a` wraps, or `a` is that large itself;
+    // `limit` is a memory's size, below 2^63), checked once: no branch or comparison per
+    // lane, whole-vector operations.
+    let (mut any, mut past) = (0u64, 0u64);
     for (o, &addr) in offs.iter_mut().zip(addrs) {
-        let a = own_offset(addr, rank);
+        let a = own_offset_flat(addr, rank);
         any |= addr;
-        top = top.max(a);
+        past |= limit.wrapping_sub(a) | a;
         *o = a;
     }
-    (any & (nb - 1) == 0 && top <= len && len - top >= nb).then_some(offs)
+    (any & (nb - 1) == 0 && past >> 63 == 0).then_some(offs)
+}
+
+/// [`own_offset`] without a branch or comparison (vectorised over a warp's lanes): the rank
+/// bits cleared when they are `rank`'s.
+#[inline]
+fn own_offset_flat(addr: u64, rank: u32) -> u64 {
+    // The rank bits as `own_offset` compares them (32 bits) against `rank`: 0 when equal.
+    let other = ((addr >> cluster::RANK_SHIFT) & 0xffff_ffff) ^ u64::from(rank);
+    // All ones when they differ (`other` < 2^32: OR-ed with its negation, the top bit is set
+    // unless it is 0).
+    let keep = 0u64.wrapping_sub((other | other.wrapping_neg()) >> 63);
+    addr & (keep | ((1 << cluster::RANK_SHIFT) - 1))
 }
 
 /// The words of `NB` bytes (4, 8 or 16) at offset `offs[l]` of `sh` for every lane `l`:
@@ -365,7 +382,35 @@ fn gather_words<const NB: usize>(sh: &[u8], offs: &[u64; 32], words: &mut [[u32;
 
 #[cfg(test)]
 mod tests {
-    use super::{gather_words, own_shared_at, own_shared_offsets};
+    use super::{gather_words, own_offset, own_offset_flat, own_shared_at, own_shared_offsets};
+
+    /// The branch-free own offset is `own_offset`, for addresses in and out of the rank's
+    /// window, rank bits past 32 bits and the extremes.
+    #[test]
+    fn own_offset_flat_is_own_offset() {
+        let shift = super::cluster::RANK_SHIFT;
+        for rank in [0u32, 1, 7, u32::MAX] {
+            let mine = u64::from(rank) << shift;
+            for addr in [
+                0,
+                16,
+                mine,
+                mine + 0x40,
+                mine + (1 << shift) - 1,
+                mine + (1 << shift),
+                (1u64 << (shift + 32)) | mine | 8,
+                (3u64 << shift) + 4,
+                u64::MAX,
+                u64::MAX - 15,
+            ] {
+                assert_eq!(
+                    own_offset_flat(addr, rank),
+                    own_offset(addr, rank),
+                    "{addr:#x} rank {rank}"
+                );
+            }
+        }
+    }
 
     /// The whole-warp shared offsets are the lane-by-lane ones when every lane's access is
     /// aligned and in range, and None as soon as one lane's is not (misaligned, past the
