@@ -175,15 +175,22 @@ impl SectorCache {
         self.index.find(&self.valid.0, line)
     }
 
-    /// [`Self::find`] of `line` (`set_line`), which is expected in way `way` (looked up
-    /// when not).
+    /// The way of `line`, which is expected in way `way` (looked up when not; the lookup
+    /// needs no set, [`Self::find`]).
     #[inline]
-    pub fn find_at(&self, way: usize, line: u64, set_line: u64) -> Option<usize> {
+    pub fn find_at(&self, way: usize, line: u64) -> Option<usize> {
         if self.valid.0.get(way).is_some_and(|w| w.tag == line) {
             Some(way)
         } else {
-            self.find(line, set_line)
+            self.index.find(&self.valid.0, line)
         }
+    }
+
+    /// The set of way `way` (a set's ways are consecutive): that of the line it holds,
+    /// [`Self::set_of`] of the line's set-selection line, without hashing it.
+    #[inline]
+    pub fn set_of_way(&self, way: usize) -> usize {
+        way / self.assoc
     }
 
     /// Removes way `w` of `set` from the recency list.
@@ -483,9 +490,10 @@ mod tests {
                 }
                 let held = c.valid.0.iter().position(|r| r.tag == line);
                 assert_eq!(c.find(line, line), held, "step {step}: find");
-                assert_eq!(c.find_at(rnd(c.valid.0.len() as u64) as usize, line, line), held);
+                assert_eq!(c.find_at(rnd(c.valid.0.len() as u64) as usize, line), held);
                 if let Some(w) = held {
-                    assert_eq!(c.find_at(w, line, line), held);
+                    assert_eq!(c.find_at(w, line), held);
+                    assert_eq!(c.set_of_way(w), c.set_of(line), "step {step}: set of the way");
                 }
                 for set in 0..sets as usize {
                     let v = c.pick_victim_in(set).map(|v| v.way);

@@ -8,7 +8,7 @@ use crate::cache::{EvictedLine, SectorCache};
 use crate::config::MemoryConfig;
 use crate::counters::counters;
 use crate::dram::{DramDone, DramReq};
-use crate::hash::{AddressMapping, Location};
+use crate::hash::{AddressMapping, DramLocation};
 use crate::types::Due;
 use crate::types::{L2ReqKind, L2Request, L2Response};
 use crate::way_mshr::WayMshr;
@@ -449,18 +449,9 @@ impl L2Slice {
         self.recent_atomics.push(RecentAtomic { line, done });
     }
 
-    fn dram_req(
-        &self,
-        line: u64,
-        set_line: u64,
-        way: usize,
-        sector: u8,
-        write: bool,
-        loc: &Location,
-    ) -> DramReq {
+    fn dram_req(&self, line: u64, way: usize, sector: u8, write: bool, loc: &DramLocation) -> DramReq {
         DramReq::new(
             line,
-            set_line,
             way,
             sector,
             write,
@@ -473,24 +464,17 @@ impl L2Slice {
 
     /// Sends the sectors `mask` of `line`, held in cache way `way` (a write-back's: the way
     /// it leaves), to DRAM.
-    #[allow(clippy::too_many_arguments)]
-    fn push_dram(
-        &mut self,
-        now: u64,
-        map: &AddressMapping,
-        line: u64,
-        set_line: u64,
-        way: usize,
-        mask: u8,
-        write: bool,
-    ) {
+    fn push_dram(&mut self, now: u64, map: &AddressMapping, line: u64, way: usize, mask: u8, write: bool) {
         // The sectors of a line differ only in their DRAM column (a line lies in one
         // interleaving chunk, and its sectors are consecutive columns of one row): bank,
-        // bank group and row, all a request keeps, are those of the line's address.
-        let loc = map.locate(line << self.line_shift);
+        // bank group and row, all a request keeps, are those of the line's address. The
+        // line is this slice's (the address need not be hashed for its slice again).
+        let addr = line << self.line_shift;
+        debug_assert_eq!(map.slice(addr), self.index, "a line of another slice");
+        let loc = map.dram_location(addr, self.index);
         for s in 0..8u8 {
             if mask & (1 << s) != 0 {
-                let r = self.dram_req(line, set_line, way, s, write, &loc);
+                let r = self.dram_req(line, way, s, write, &loc);
                 if self.to_dram.is_empty() {
                     self.to_dram_ready = now + self.dram_latency;
                 }
@@ -647,7 +631,7 @@ impl L2Slice {
                     });
                     self.cache.add_pending(w, new);
                     if new != 0 {
-                        self.push_dram(now, map, line, set_line, w, new, false);
+                        self.push_dram(now, map, line, w, new, false);
                     }
                 }
             }
@@ -700,8 +684,7 @@ impl L2Slice {
             self.stats.evictions += 1;
             if dirty != 0 {
                 self.stats.dirty_evictions += 1;
-                let set_line = map.slice_line(vline << self.line_shift);
-                self.push_dram(now, map, vline, set_line, way, dirty, true);
+                self.push_dram(now, map, vline, way, dirty, true);
             }
         }
     }
@@ -720,19 +703,21 @@ impl L2Slice {
         let Some(d) = self.from_dram.pop_front() else {
             return;
         };
+        // The line is still in the way it was sent from: its sectors stayed pending.
+        let found = self.cache.find_at(d.way as usize, d.line);
         // A fill changes the cache and MSHR state of its own line (and, through the pending
-        // and dirty sectors, the victim choice of its set): a head request stalled for room
-        // in `to_dram`, whose line is another and in another set, stays so (more free MSHR
-        // entries do not matter then: it had the entry it needed).
+        // and dirty sectors, the victim choice of its set, that of the line's way): a head
+        // request stalled for room in `to_dram`, whose line is another and in another set,
+        // stays so (more free MSHR entries do not matter then: it had the entry it needed).
+        // (A line not found, which cannot be, ends the stall: the lookup tries again.)
         let stays = self.stalled == self.changes + 1
-            && self
-                .room_stall
-                .is_some_and(|s| s.line != d.line && s.set != self.cache.set_of(d.set_line));
+            && self.room_stall.is_some_and(|s| {
+                s.line != d.line && found.is_some_and(|w| s.set != self.cache.set_of_way(w))
+            });
         if !stays {
             self.changes += 1;
         }
-        // The line is still in the way it was sent from: its sectors stayed pending.
-        let Some(way) = self.cache.find_at(d.way as usize, d.line, d.set_line) else {
+        let Some(way) = found else {
             debug_assert!(
                 self.mshr.find_slow(d.line).is_none(),
                 "MSHR entry of a line not cached"
