@@ -287,8 +287,10 @@ impl L2Slice {
         });
     }
 
-    /// Tag lookup of the ROP pipeline's head, if it is due and the port is free.
-    #[inline]
+    /// Tag lookup of the ROP pipeline's head, if it is due and the port is free. (Inlined
+    /// into the slice's cycle: most calls find nothing due or a memoised stall, and only
+    /// a lookup that processes the head calls out, [`Self::lookup_head`].)
+    #[inline(always)]
     pub fn lookup(&mut self, now: u64, map: &AddressMapping) {
         if self.rop_due > now || self.port_free > now || self.resp.len() >= self.resp_cap {
             return;
@@ -305,9 +307,7 @@ impl L2Slice {
             self.stats.reservation_fails += 1;
             return;
         }
-        if let Some(&Due { item: r, .. }) = self.rop.front() {
-            self.lookup_head(now, r, map);
-        }
+        self.lookup_head(now, map);
     }
 
     /// Whether the head request stalls again for the reason it stalled last time. A stall
@@ -319,7 +319,12 @@ impl L2Slice {
         self.stalled == self.changes + 1 && self.room_stall.is_none_or(|s| self.dram_room() < s.room)
     }
 
-    fn lookup_head(&mut self, now: u64, r: InReq, map: &AddressMapping) {
+    /// The tag lookup of the ROP pipeline's head (due, and its stall not memoised).
+    #[inline(never)]
+    fn lookup_head(&mut self, now: u64, map: &AddressMapping) {
+        let Some(&Due { item: r, .. }) = self.rop.front() else {
+            return;
+        };
         self.room_stall = None;
         if self.process(now, &r, map) {
             self.rop.pop_front();
