@@ -392,44 +392,6 @@ impl SectorCache {
     }
 }
 
-/// One MSHR entry: a line with outstanding sectors and the requests waiting on it.
-#[derive(Debug, Clone)]
-pub(crate) struct MshrEntry<W> {
-    pub line: u64,
-    /// Sectors requested from the next level and not yet returned.
-    pub pending: u8,
-    /// Sectors returned so far (since allocation).
-    pub arrived: u8,
-    pub waiters: Vec<W>,
-}
-
-impl<W> MshrEntry<W> {
-    /// A free entry, its waiter list not allocated yet ([`MshrEntry::take_for`]).
-    pub fn vacant() -> Self {
-        MshrEntry {
-            line: 0,
-            pending: 0,
-            arrived: 0,
-            waiters: Vec::new(),
-        }
-    }
-
-    /// Takes the entry for `line`: nothing requested, arrived or waiting yet. The first time
-    /// it is taken, its list gets room for `max_merge` waiters, kept from then on: entries are
-    /// taken last-freed-first, so only as many are ever allocated as were in use at once
-    /// (allocated with the table, the allocator touched every list's pages at start: 3.2 K
-    /// of the loaded vector add's 21.6 K page faults).
-    pub fn take_for(&mut self, line: u64, max_merge: usize) {
-        self.line = line;
-        self.pending = 0;
-        self.arrived = 0;
-        self.waiters.clear();
-        if self.waiters.capacity() == 0 {
-            self.waiters.reserve_exact(max_merge);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -558,12 +558,11 @@ impl L2Slice {
                     debug_assert_eq!(entry, self.mshr.find_slow(line), "MSHR entry of the line's way");
                     let (new, victim) = match entry {
                         Some(e) => {
-                            let e = self.mshr.entry(e);
-                            if e.waiters.len() >= self.mshr.max_merge {
+                            if self.mshr.waiting(e) >= self.mshr.max_merge {
                                 self.stats.reservation_fails += 1;
                                 return false;
                             }
-                            (missing & !e.pending, None)
+                            (missing & !self.mshr.entry(e).pending, None)
                         }
                         None => {
                             if self.mshr.free_entries() == 0 {
@@ -625,15 +624,18 @@ impl L2Slice {
                     let en = self.mshr.entry_mut(e);
                     en.pending |= new;
                     en.arrived &= !new;
-                    en.waiters.push(Waiter {
-                        sm: inr.sm,
-                        tag: req.tag,
-                        kind: req.kind,
-                        sectors: req.sectors,
-                        need: missing,
-                        atomic_max_same: req.atomic_max_same,
-                        bytes: req.bytes,
-                    });
+                    self.mshr.push_waiter(
+                        e,
+                        Waiter {
+                            sm: inr.sm,
+                            tag: req.tag,
+                            kind: req.kind,
+                            sectors: req.sectors,
+                            need: missing,
+                            atomic_max_same: req.atomic_max_same,
+                            bytes: req.bytes,
+                        },
+                    );
                     self.cache.add_pending(w, new);
                     if new != 0 {
                         self.push_dram(now, map, line, w, new, false);
@@ -741,14 +743,15 @@ impl L2Slice {
         en.arrived |= d.sectors;
         let arrived = en.arrived;
         let addr = d.line << self.line_shift;
-        let mut i = 0;
-        while i < self.mshr.entry(e).waiters.len() {
-            let w = self.mshr.entry(e).waiters[i];
+        let (mut i, mut waiting) = (0, self.mshr.waiting(e));
+        while i < waiting {
+            let w = self.mshr.waiter(e, i);
             if w.need & !arrived != 0 {
                 i += 1;
                 continue;
             }
-            self.mshr.entry_mut(e).waiters.remove(i);
+            self.mshr.remove_waiter(e, i);
+            waiting -= 1;
             let mut ready = now + self.fill_latency;
             let nsec = w.sectors.count_ones();
             let bytes = if w.kind == L2ReqKind::Atomic {
