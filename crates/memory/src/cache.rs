@@ -1,4 +1,5 @@
-//! Sectored set-associative tag array and MSHR table shared by L1D and L2.
+//! Sectored set-associative tag array shared by L1D and L2 (their MSHR tables: `l1/mshr.rs`,
+//! `way_mshr.rs`).
 
 use crate::chain::{ChainIndex, Chained};
 use crate::config::Hashing;

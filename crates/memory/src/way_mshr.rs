@@ -4,9 +4,9 @@
 //! sectors are the pending sectors of the line's cache way (the L2 sets and clears both
 //! together), and a way with pending sectors is never chosen as a victim, so the line stays
 //! in that way for the entry's whole life (the L2 never invalidates its tags). The entry of
-//! a line is therefore `by_way[way of the line]`: one array read where the generic
-//! `MshrTable` (of the tests) probes a hash map (a cache miss per miss and per fill, and a
-//! hash-map removal per release). Entries are taken and given back in the same order as
+//! a line is therefore `by_way[way of the line]`: one array read where a table keyed by
+//! line (`MshrTable`, the tests' reference) probes a hash map (a cache miss per miss and per
+//! fill, and a hash-map removal per release). Entries are taken and given back in the same order as
 //! `MshrTable`'s (a stack of free entries), so the two hand out the same entry numbers.
 
 /// No entry (in `by_way`).
