@@ -1,4 +1,5 @@
-//! Sectored set-associative tag array and MSHR table shared by L1D and L2.
+//! Sectored set-associative tag array shared by L1D and L2 (their MSHR tables: `l1/mshr.rs`,
+//! `way_mshr.rs`).
 
 use crate::chain::{ChainIndex, Chained};
 use crate::config::Hashing;
@@ -175,15 +176,22 @@ impl SectorCache {
         self.index.find(&self.valid.0, line)
     }
 
-    /// [`Self::find`] of `line` (`set_line`), which is expected in way `way` (looked up
-    /// when not).
+    /// The way of `line`, which is expected in way `way` (looked up when not; the lookup
+    /// needs no set, [`Self::find`]).
     #[inline]
-    pub fn find_at(&self, way: usize, line: u64, set_line: u64) -> Option<usize> {
+    pub fn find_at(&self, way: usize, line: u64) -> Option<usize> {
         if self.valid.0.get(way).is_some_and(|w| w.tag == line) {
             Some(way)
         } else {
-            self.find(line, set_line)
+            self.index.find(&self.valid.0, line)
         }
+    }
+
+    /// The set of way `way` (a set's ways are consecutive): that of the line it holds,
+    /// [`Self::set_of`] of the line's set-selection line, without hashing it.
+    #[inline]
+    pub fn set_of_way(&self, way: usize) -> usize {
+        way / self.assoc
     }
 
     /// Removes way `w` of `set` from the recency list.
@@ -385,44 +393,6 @@ impl SectorCache {
     }
 }
 
-/// One MSHR entry: a line with outstanding sectors and the requests waiting on it.
-#[derive(Debug, Clone)]
-pub(crate) struct MshrEntry<W> {
-    pub line: u64,
-    /// Sectors requested from the next level and not yet returned.
-    pub pending: u8,
-    /// Sectors returned so far (since allocation).
-    pub arrived: u8,
-    pub waiters: Vec<W>,
-}
-
-impl<W> MshrEntry<W> {
-    /// A free entry, its waiter list not allocated yet ([`MshrEntry::take_for`]).
-    pub fn vacant() -> Self {
-        MshrEntry {
-            line: 0,
-            pending: 0,
-            arrived: 0,
-            waiters: Vec::new(),
-        }
-    }
-
-    /// Takes the entry for `line`: nothing requested, arrived or waiting yet. The first time
-    /// it is taken, its list gets room for `max_merge` waiters, kept from then on: entries are
-    /// taken last-freed-first, so only as many are ever allocated as were in use at once
-    /// (allocated with the table, the allocator touched every list's pages at start: 3.2 K
-    /// of the loaded vector add's 21.6 K page faults).
-    pub fn take_for(&mut self, line: u64, max_merge: usize) {
-        self.line = line;
-        self.pending = 0;
-        self.arrived = 0;
-        self.waiters.clear();
-        if self.waiters.capacity() == 0 {
-            self.waiters.reserve_exact(max_merge);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,9 +453,10 @@ mod tests {
                 }
                 let held = c.valid.0.iter().position(|r| r.tag == line);
                 assert_eq!(c.find(line, line), held, "step {step}: find");
-                assert_eq!(c.find_at(rnd(c.valid.0.len() as u64) as usize, line, line), held);
+                assert_eq!(c.find_at(rnd(c.valid.0.len() as u64) as usize, line), held);
                 if let Some(w) = held {
-                    assert_eq!(c.find_at(w, line, line), held);
+                    assert_eq!(c.find_at(w, line), held);
+                    assert_eq!(c.set_of_way(w), c.set_of(line), "step {step}: set of the way");
                 }
                 for set in 0..sets as usize {
                     let v = c.pick_victim_in(set).map(|v| v.way);

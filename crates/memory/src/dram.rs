@@ -17,9 +17,8 @@ use crate::types::Due;
 /// One 32-byte burst request (an L2 sector) in the scheduler queue.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DramReq {
-    /// Line address (`addr >> line_shift`) and set-selection line of the L2 slice.
+    /// Line address (`addr >> line_shift`) in the L2 slice.
     pub line: u64,
-    pub set_line: u64,
     /// The L2 cache way holding the line (a read's line stays there until its fill).
     pub way: u32,
     pub sector: u8,
@@ -38,7 +37,6 @@ impl DramReq {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         line: u64,
-        set_line: u64,
         way: usize,
         sector: u8,
         write: bool,
@@ -49,7 +47,6 @@ impl DramReq {
     ) -> Self {
         Self {
             line,
-            set_line,
             way: way as u32,
             sector,
             write,
@@ -68,7 +65,6 @@ impl DramReq {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DramDone {
     pub line: u64,
-    pub set_line: u64,
     /// The L2 cache way holding the line ([`DramReq::way`]).
     pub way: u32,
     pub sectors: u8,
@@ -982,7 +978,6 @@ impl DramChannel {
                 at: end,
                 item: DramDone {
                     line: r.line,
-                    set_line: r.set_line,
                     way: r.way,
                     sectors: 1 << r.sector,
                     slice: r.slice,

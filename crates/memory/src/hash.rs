@@ -161,6 +161,18 @@ pub struct Location {
     pub col: u32,
 }
 
+/// Where an address lives in its partition's DRAM ([`AddressMapping::dram_location`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DramLocation {
+    /// DRAM channel within the partition.
+    pub channel_in_partition: u64,
+    pub bank: u32,
+    pub bank_group: u32,
+    pub row: u32,
+    /// Column in bursts (32-byte units) within the row.
+    pub col: u32,
+}
+
 /// Address mapping of a configuration.
 #[derive(Debug, Clone)]
 pub struct AddressMapping {
@@ -240,6 +252,25 @@ impl AddressMapping {
         // a bijection per group), so (q, slice) identifies the chunk.
         let slice_addr = (q << self.chunk_shift) | low;
         let partition = slice / self.spp as usize;
+        let d = self.dram_location(addr, slice);
+        Location {
+            slice,
+            partition,
+            slice_addr,
+            channel: (partition as u64 * self.cpp + d.channel_in_partition) as usize,
+            bank: d.bank,
+            bank_group: d.bank_group,
+            row: d.row,
+            col: d.col,
+        }
+    }
+
+    /// The DRAM part of [`Self::locate`] for an address of L2 slice `slice` (its
+    /// [`Self::slice`], which the caller knows: the address is not hashed again).
+    pub(crate) fn dram_location(&self, addr: u64, slice: usize) -> DramLocation {
+        let chunk = addr >> self.chunk_shift;
+        let low = addr & ((1u64 << self.chunk_shift) - 1);
+        let q = chunk / self.slices.max(1);
         // Address within the partition: its slices' chunks interleaved.
         let part_chunk = q * self.spp + (slice as u64 % self.spp);
         let ch_in_part = part_chunk % self.cpp;
@@ -262,11 +293,8 @@ impl AddressMapping {
         // Permute the bank with the low row bits (reduces row conflicts of strided streams).
         let bank_in_group = (bank_in_group ^ row) & ((1 << self.bank_in_group_bits) - 1);
         let bank_group = (bg ^ (row >> self.bank_in_group_bits)) & ((1 << self.bg_bits) - 1);
-        Location {
-            slice,
-            partition,
-            slice_addr,
-            channel: (partition as u64 * self.cpp + ch_in_part) as usize,
+        DramLocation {
+            channel_in_partition: ch_in_part,
             bank: ((bank_group << self.bank_in_group_bits) | bank_in_group) as u32,
             bank_group: bank_group as u32,
             row: row as u32,

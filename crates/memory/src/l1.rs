@@ -794,7 +794,7 @@ impl SmMemory {
                 // against the line: an invalidation may have given the way to another line).
                 let hint = read_tag_parts(resp.tag);
                 let way = match hint {
-                    Some((_, Some(w))) => self.cache.find_at(w, line, line),
+                    Some((_, Some(w))) => self.cache.find_at(w, line),
                     _ => self.cache.find(line, line),
                 };
                 if let Some(w) = way {

@@ -8,7 +8,7 @@ use crate::cache::{EvictedLine, SectorCache};
 use crate::config::MemoryConfig;
 use crate::counters::counters;
 use crate::dram::{DramDone, DramReq};
-use crate::hash::{AddressMapping, Location};
+use crate::hash::{AddressMapping, DramLocation};
 use crate::types::Due;
 use crate::types::{L2ReqKind, L2Request, L2Response};
 use crate::way_mshr::WayMshr;
@@ -287,8 +287,10 @@ impl L2Slice {
         });
     }
 
-    /// Tag lookup of the ROP pipeline's head, if it is due and the port is free.
-    #[inline]
+    /// Tag lookup of the ROP pipeline's head, if it is due and the port is free. (Inlined
+    /// into the slice's cycle: most calls find nothing due or a memoised stall, and only
+    /// a lookup that processes the head calls out, [`Self::lookup_head`].)
+    #[inline(always)]
     pub fn lookup(&mut self, now: u64, map: &AddressMapping) {
         if self.rop_due > now || self.port_free > now || self.resp.len() >= self.resp_cap {
             return;
@@ -305,9 +307,7 @@ impl L2Slice {
             self.stats.reservation_fails += 1;
             return;
         }
-        if let Some(&Due { item: r, .. }) = self.rop.front() {
-            self.lookup_head(now, r, map);
-        }
+        self.lookup_head(now, map);
     }
 
     /// Whether the head request stalls again for the reason it stalled last time. A stall
@@ -319,7 +319,12 @@ impl L2Slice {
         self.stalled == self.changes + 1 && self.room_stall.is_none_or(|s| self.dram_room() < s.room)
     }
 
-    fn lookup_head(&mut self, now: u64, r: InReq, map: &AddressMapping) {
+    /// The tag lookup of the ROP pipeline's head (due, and its stall not memoised).
+    #[inline(never)]
+    fn lookup_head(&mut self, now: u64, map: &AddressMapping) {
+        let Some(&Due { item: r, .. }) = self.rop.front() else {
+            return;
+        };
         self.room_stall = None;
         if self.process(now, &r, map) {
             self.rop.pop_front();
@@ -449,18 +454,9 @@ impl L2Slice {
         self.recent_atomics.push(RecentAtomic { line, done });
     }
 
-    fn dram_req(
-        &self,
-        line: u64,
-        set_line: u64,
-        way: usize,
-        sector: u8,
-        write: bool,
-        loc: &Location,
-    ) -> DramReq {
+    fn dram_req(&self, line: u64, way: usize, sector: u8, write: bool, loc: &DramLocation) -> DramReq {
         DramReq::new(
             line,
-            set_line,
             way,
             sector,
             write,
@@ -473,24 +469,17 @@ impl L2Slice {
 
     /// Sends the sectors `mask` of `line`, held in cache way `way` (a write-back's: the way
     /// it leaves), to DRAM.
-    #[allow(clippy::too_many_arguments)]
-    fn push_dram(
-        &mut self,
-        now: u64,
-        map: &AddressMapping,
-        line: u64,
-        set_line: u64,
-        way: usize,
-        mask: u8,
-        write: bool,
-    ) {
+    fn push_dram(&mut self, now: u64, map: &AddressMapping, line: u64, way: usize, mask: u8, write: bool) {
         // The sectors of a line differ only in their DRAM column (a line lies in one
         // interleaving chunk, and its sectors are consecutive columns of one row): bank,
-        // bank group and row, all a request keeps, are those of the line's address.
-        let loc = map.locate(line << self.line_shift);
+        // bank group and row, all a request keeps, are those of the line's address. The
+        // line is this slice's (the address need not be hashed for its slice again).
+        let addr = line << self.line_shift;
+        debug_assert_eq!(map.slice(addr), self.index, "a line of another slice");
+        let loc = map.dram_location(addr, self.index);
         for s in 0..8u8 {
             if mask & (1 << s) != 0 {
-                let r = self.dram_req(line, set_line, way, s, write, &loc);
+                let r = self.dram_req(line, way, s, write, &loc);
                 if self.to_dram.is_empty() {
                     self.to_dram_ready = now + self.dram_latency;
                 }
@@ -569,12 +558,11 @@ impl L2Slice {
                     debug_assert_eq!(entry, self.mshr.find_slow(line), "MSHR entry of the line's way");
                     let (new, victim) = match entry {
                         Some(e) => {
-                            let e = self.mshr.entry(e);
-                            if e.waiters.len() >= self.mshr.max_merge {
+                            if self.mshr.waiting(e) >= self.mshr.max_merge {
                                 self.stats.reservation_fails += 1;
                                 return false;
                             }
-                            (missing & !e.pending, None)
+                            (missing & !self.mshr.entry(e).pending, None)
                         }
                         None => {
                             if self.mshr.free_entries() == 0 {
@@ -636,18 +624,21 @@ impl L2Slice {
                     let en = self.mshr.entry_mut(e);
                     en.pending |= new;
                     en.arrived &= !new;
-                    en.waiters.push(Waiter {
-                        sm: inr.sm,
-                        tag: req.tag,
-                        kind: req.kind,
-                        sectors: req.sectors,
-                        need: missing,
-                        atomic_max_same: req.atomic_max_same,
-                        bytes: req.bytes,
-                    });
+                    self.mshr.push_waiter(
+                        e,
+                        Waiter {
+                            sm: inr.sm,
+                            tag: req.tag,
+                            kind: req.kind,
+                            sectors: req.sectors,
+                            need: missing,
+                            atomic_max_same: req.atomic_max_same,
+                            bytes: req.bytes,
+                        },
+                    );
                     self.cache.add_pending(w, new);
                     if new != 0 {
-                        self.push_dram(now, map, line, set_line, w, new, false);
+                        self.push_dram(now, map, line, w, new, false);
                     }
                 }
             }
@@ -700,8 +691,7 @@ impl L2Slice {
             self.stats.evictions += 1;
             if dirty != 0 {
                 self.stats.dirty_evictions += 1;
-                let set_line = map.slice_line(vline << self.line_shift);
-                self.push_dram(now, map, vline, set_line, way, dirty, true);
+                self.push_dram(now, map, vline, way, dirty, true);
             }
         }
     }
@@ -720,19 +710,21 @@ impl L2Slice {
         let Some(d) = self.from_dram.pop_front() else {
             return;
         };
+        // The line is still in the way it was sent from: its sectors stayed pending.
+        let found = self.cache.find_at(d.way as usize, d.line);
         // A fill changes the cache and MSHR state of its own line (and, through the pending
-        // and dirty sectors, the victim choice of its set): a head request stalled for room
-        // in `to_dram`, whose line is another and in another set, stays so (more free MSHR
-        // entries do not matter then: it had the entry it needed).
+        // and dirty sectors, the victim choice of its set, that of the line's way): a head
+        // request stalled for room in `to_dram`, whose line is another and in another set,
+        // stays so (more free MSHR entries do not matter then: it had the entry it needed).
+        // (A line not found, which cannot be, ends the stall: the lookup tries again.)
         let stays = self.stalled == self.changes + 1
-            && self
-                .room_stall
-                .is_some_and(|s| s.line != d.line && s.set != self.cache.set_of(d.set_line));
+            && self.room_stall.is_some_and(|s| {
+                s.line != d.line && found.is_some_and(|w| s.set != self.cache.set_of_way(w))
+            });
         if !stays {
             self.changes += 1;
         }
-        // The line is still in the way it was sent from: its sectors stayed pending.
-        let Some(way) = self.cache.find_at(d.way as usize, d.line, d.set_line) else {
+        let Some(way) = found else {
             debug_assert!(
                 self.mshr.find_slow(d.line).is_none(),
                 "MSHR entry of a line not cached"
@@ -751,14 +743,15 @@ impl L2Slice {
         en.arrived |= d.sectors;
         let arrived = en.arrived;
         let addr = d.line << self.line_shift;
-        let mut i = 0;
-        while i < self.mshr.entry(e).waiters.len() {
-            let w = self.mshr.entry(e).waiters[i];
+        let (mut i, mut waiting) = (0, self.mshr.waiting(e));
+        while i < waiting {
+            let w = self.mshr.waiter(e, i);
             if w.need & !arrived != 0 {
                 i += 1;
                 continue;
             }
-            self.mshr.entry_mut(e).waiters.remove(i);
+            self.mshr.remove_waiter(e, i);
+            waiting -= 1;
             let mut ready = now + self.fill_latency;
             let nsec = w.sectors.count_ones();
             let bytes = if w.kind == L2ReqKind::Atomic {

@@ -66,7 +66,6 @@ fn schedule_follows_fr_fcfs() {
                 let r = DramReq::new(
                     rnd(1 << 20),
                     0,
-                    0,
                     rnd(8) as u8,
                     rnd(4) == 0,
                     0,

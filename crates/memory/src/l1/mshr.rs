@@ -1,7 +1,6 @@
 //! The L1's MSHR table: entries found through a map keyed by line, each entry one 64-byte
 //! record holding its line, sectors and first waiters, so that a fill reads one cache line
-//! for the entry and its waiters (a [`crate::cache::MshrEntry`] keeps them in a `Vec` of
-//! their own, a second miss). Waiters beyond the record's room go to the entry's overflow
+//! for the entry and its waiters (a `Vec` of waiters per entry would be a second miss). Waiters beyond the record's room go to the entry's overflow
 //! slots, one table grown the first time an entry needs them (up to that entry's slots:
 //! entries are taken lowest first). A `Vec` per entry made the allocator touch all of them
 //! (2.6 K page faults of a loaded vector add's 24 K); a zeroed table allocated with the MSHRs
