@@ -7,7 +7,7 @@ use crate::exec::Executor;
 use crate::inst::{ConstAddr, Special};
 use crate::sleep::{ACTED, NEVER};
 use crate::sm::{Sm, COMMITTED};
-use crate::state::{reg_index, ConstWait, DepbarCond, Stage, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR, NO_HEAD};
+use crate::state::{ConstWait, DepbarCond, Stage, HOT_DEP_WAIT, HOT_LIVE, HOT_SB_CLEAR, NO_HEAD};
 use crate::stats::StallReason;
 
 impl<W> Sm<W> {
@@ -138,56 +138,6 @@ impl<W> Sm<W> {
         }
         Ok(())
     }
-    /// Without control bits (`dependence = "scoreboard"`): whether the head instruction
-    /// `sidx` of `slot` waits on the register scoreboard (a pending write of a register it
-    /// reads or writes, a late read of one it writes, or a register at its consumer limit).
-    /// The answer "clear" is cached in `HOT_SB_CLEAR` until the next issue or release. Out of
-    /// line and cold: control-bit runs never take it, and their issue path stays compact.
-    #[cold]
-    #[inline(never)]
-    fn scoreboard_waits(&mut self, slot: usize, sidx: usize) -> bool {
-        let inst = &self.code[sidx];
-        let w = &self.warps[slot];
-        let max = self.cfg.scoreboard_max_consumers;
-        let check = || {
-            let raw = inst.reads.iter().any(|r| w.sb_write[reg_index(r)] > 0)
-                || inst.writes.iter().any(|r| w.sb_write[reg_index(r)] > 0);
-            let war = inst.writes.iter().any(|r| w.sb_read_late[reg_index(r)] > 0);
-            let full = max > 0 && inst.reads.iter().any(|r| w.sb_read[reg_index(r)] as u32 >= max);
-            raw || war || full
-        };
-        if self.hot[slot] & HOT_SB_CLEAR != 0 {
-            debug_assert!(!check(), "stale scoreboard-clear flag");
-            false
-        } else {
-            let waits = check();
-            if !waits {
-                self.hot[slot] |= HOT_SB_CLEAR;
-            }
-            waits
-        }
-    }
-
-    /// Without control bits: the write scoreboard of a fixed-latency result is released when
-    /// fixed-latency consumers may read it (bypass); memory instructions read the register
-    /// file one cycle later (M25 rule 24, Listing 3): a memory instruction `sidx` of `slot`
-    /// that reads a register of a result in that window waits. Cold like
-    /// [`Sm::scoreboard_waits`].
-    #[cold]
-    #[inline(never)]
-    fn scoreboard_late_read_waits(&self, slot: usize, sidx: usize, now: u64) -> bool {
-        let inst = &self.code[sidx];
-        inst.reads_late()
-            && self.warps[slot].pending.iter().any(|p| {
-                p.visible_fixed <= now
-                    && now < p.visible_mem
-                    && self.code[p.inst].writes.iter().any(|x| {
-                        let k = reg_index(x);
-                        inst.reads.iter().any(|r| reg_index(r) == k)
-                    })
-            })
-    }
-
     /// Whether sub-core `sc`'s memory queue and dispatch latch are full: no memory
     /// instruction can issue.
     #[inline]
@@ -908,27 +858,6 @@ impl<W> Sm<W> {
         w.log.issues.push(crate::state::IssueRec { cycle, pc, op });
         if clock_read {
             w.log.clocks.push(clock);
-        }
-    }
-
-    /// Without control bits: the issued instruction `sidx` of `slot` holds the scoreboard
-    /// entries of the registers it writes and reads (`late`: read outside the fixed-latency
-    /// pipeline).
-    #[cold]
-    #[inline(never)]
-    fn scoreboard_issue(&mut self, slot: usize, sidx: usize, late: bool) {
-        let inst = &self.code[sidx];
-        let w = &mut self.warps[slot];
-        for r in &inst.writes {
-            w.sb_write[reg_index(r)] += 1;
-        }
-        for r in &inst.reads {
-            let c = &mut w.sb_read[reg_index(r)];
-            *c = c.saturating_add(1);
-            if late {
-                let c = &mut w.sb_read_late[reg_index(r)];
-                *c = c.saturating_add(1);
-            }
         }
     }
 

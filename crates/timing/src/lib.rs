@@ -26,6 +26,7 @@ pub mod mem;
 pub mod mempipe;
 pub mod pipeline;
 pub mod regfile;
+pub(crate) mod scoreboard;
 pub mod sleep;
 pub mod sm;
 pub mod state;

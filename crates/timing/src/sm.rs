@@ -9,7 +9,7 @@ use crate::inst::{StaticInst, DEP_COUNTERS};
 use crate::mem::DataMemory;
 use crate::regfile::{PortSchedule, Rfc};
 use crate::state::{
-    reg_index, Event, SubCore, Warp, WarpIssue, WarpLog, CONST_LINE_TAG, HOT_DEP_WAIT, HOT_LIVE, HOT_NO_ROOM,
+    Event, SubCore, Warp, WarpIssue, WarpLog, CONST_LINE_TAG, HOT_DEP_WAIT, HOT_LIVE, HOT_NO_ROOM,
     MAX_SUBCORES, MAX_WARP_SLOTS, NO_HEAD,
 };
 use crate::stats::CoreStats;
@@ -809,43 +809,6 @@ impl<W> Sm<W> {
         }
     }
 
-    /// Without control bits: a source-read release of instruction `sidx` of `slot` (its
-    /// registers' read scoreboard entries). Cold: control-bit runs never take it.
-    #[cold]
-    #[inline(never)]
-    fn scoreboard_read_done(&mut self, slot: usize, sidx: usize) {
-        let w = &mut self.warps[slot];
-        let late = self.code[sidx].reads_outside_fixed_pipeline();
-        for r in &self.code[sidx].reads {
-            let c = &mut w.sb_read[reg_index(r)];
-            *c = c.saturating_sub(1);
-            if late {
-                let c = &mut w.sb_read_late[reg_index(r)];
-                *c = c.saturating_sub(1);
-            }
-        }
-        if self.sb_release_wakes(slot, &self.code[sidx].reads) {
-            self.hot[slot] &= !HOT_DEP_WAIT;
-            self.sync_masks(slot);
-        }
-    }
-
-    /// Without control bits: the write release of instruction `sidx` of `slot`. Cold like
-    /// [`Sm::scoreboard_read_done`].
-    #[cold]
-    #[inline(never)]
-    fn scoreboard_write_done(&mut self, slot: usize, sidx: usize) {
-        let w = &mut self.warps[slot];
-        for r in &self.code[sidx].writes {
-            let c = &mut w.sb_write[reg_index(r)];
-            *c = c.saturating_sub(1);
-        }
-        if self.sb_release_wakes(slot, &self.code[sidx].writes) {
-            self.hot[slot] &= !HOT_DEP_WAIT;
-            self.sync_masks(slot);
-        }
-    }
-
     /// Whether execution unit `unit` is shared by the SM's sub-cores (`shared_by_sm`; false
     /// for an index that is no unit).
     #[inline]
@@ -927,25 +890,6 @@ impl<W> Sm<W> {
             self.hot[slot] &= !HOT_NO_ROOM;
         }
         self.sync_masks(slot);
-    }
-
-    /// Scoreboard entries of the `released` registers were released for the warp in `slot`:
-    /// whether a wait on its scoreboard may have ended. Only when its head instruction
-    /// reads or writes one of them: its other entries did not change (they only grow when
-    /// the warp issues, which it cannot do while its head waits), so the wait would hold.
-    fn sb_release_wakes(&self, slot: usize, released: &[ArchReg]) -> bool {
-        if self.hot[slot] & HOT_DEP_WAIT == 0 {
-            return false;
-        }
-        let v = &self.iss[slot];
-        let head = (v.head_ready != u64::MAX && v.head_idx != NO_HEAD).then_some(v.head_idx as usize);
-        head.is_none_or(|h| {
-            let h = &self.code[h];
-            released.iter().any(|r| {
-                let k = reg_index(r);
-                h.reads.iter().chain(&h.writes).any(|x| reg_index(x) == k)
-            })
-        })
     }
 
     /// The line of constant `bank`/`off` in the shared L1 instruction/constant cache.

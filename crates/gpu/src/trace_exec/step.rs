@@ -1,0 +1,109 @@
+//! The SMs' step of a trace-driven kernel: each SM with its part of the trace
+//! (`crate::trace_part`), on the GPU's threads, at its interconnect port when the memory
+//! model has ports; the instructions each issued are summed in SM order.
+
+use super::TraceKernel;
+use crate::trace_part::{PartExec, TraceCode, TracePart};
+
+impl TraceKernel {
+    /// The SMs' step (`KernelSource::tick_sms`, or `tick_sms_at` with `ports`).
+    pub(super) fn step(
+        &mut self,
+        sms: &mut [sassim_timing::Sm<()>],
+        notes: &mut [crate::parallel::SmNote],
+        ports: Option<crate::memsys::SmPorts<'_>>,
+        threads: &crate::parallel::Threads,
+        cycle: u64,
+    ) -> Result<(), String> {
+        if self.parts.len() < sms.len() {
+            self.parts.resize_with(sms.len(), TracePart::default);
+        }
+        let code = &self.code;
+        let n = sms.len();
+        let useful = crate::parallel::useful_threads(threads, notes);
+        let r = match ports {
+            Some(ps) => {
+                let (at, delivered_at) = (&ps.at, ps.delivered_at);
+                let tick = |first: usize,
+                            sms: &mut [sassim_timing::Sm<()>],
+                            parts: &mut [TracePart],
+                            notes: &mut [crate::parallel::SmNote],
+                            ports: &mut [sassim_memory::SmPort]| {
+                    each_at_port(first, sms, parts, notes, ports, |_, sm, p, note, port| {
+                        tick_part(sm, p, code, cycle, note, Some((port, at, delivered_at)))
+                    })
+                };
+                threads.for_parts4(useful, sms, &mut self.parts[..n], notes, ps.ports, &tick)
+            }
+            None => {
+                let tick = |first: usize,
+                            sms: &mut [sassim_timing::Sm<()>],
+                            parts: &mut [TracePart],
+                            notes: &mut [crate::parallel::SmNote]| {
+                    for (i, ((sm, p), note)) in sms
+                        .iter_mut()
+                        .zip(parts.iter_mut())
+                        .zip(notes.iter_mut())
+                        .enumerate()
+                    {
+                        tick_part(sm, p, code, cycle, note, None).map_err(|e| (first + i, e))?;
+                    }
+                    Ok(())
+                };
+                threads.for_parts3(useful, sms, &mut self.parts[..n], notes, &tick)
+            }
+        };
+        self.issued_total += notes.iter().map(|n| u64::from(n.progress)).sum::<u64>();
+        r
+    }
+}
+
+/// `f` for each SM of a part of the step (`first`: the index of its first SM) with its part
+/// of the trace, its note and its interconnect port; an error names its SM.
+#[inline(always)]
+pub(super) fn each_at_port(
+    first: usize,
+    sms: &mut [sassim_timing::Sm<()>],
+    parts: &mut [TracePart],
+    notes: &mut [crate::parallel::SmNote],
+    ports: &mut [sassim_memory::SmPort],
+    mut f: impl FnMut(
+        usize,
+        &mut sassim_timing::Sm<()>,
+        &mut TracePart,
+        &mut crate::parallel::SmNote,
+        &mut sassim_memory::SmPort,
+    ) -> Result<(), String>,
+) -> Result<(), crate::parallel::PartError> {
+    for (i, (((sm, p), note), port)) in sms
+        .iter_mut()
+        .zip(parts.iter_mut())
+        .zip(notes.iter_mut())
+        .zip(ports.iter_mut())
+        .enumerate()
+    {
+        f(first + i, sm, p, note, port).map_err(|e| (first + i, e))?;
+    }
+    Ok(())
+}
+
+/// One SM's step with its part of the trace (`parallel::tick_sm`, or `tick_sm_at` with
+/// `port`), its instructions issued in its note.
+#[inline(always)]
+pub(super) fn tick_part(
+    sm: &mut sassim_timing::Sm<()>,
+    p: &mut TracePart,
+    code: &TraceCode,
+    cycle: u64,
+    note: &mut crate::parallel::SmNote,
+    port: Option<crate::parallel::PortOf<'_>>,
+) -> Result<(), String> {
+    let before = p.issued;
+    let mut e = PartExec { code, p };
+    match port {
+        Some(port) => crate::parallel::tick_sm_at(sm, &mut e, cycle, note, port)?,
+        None => crate::parallel::tick_sm(sm, &mut e, cycle, note)?,
+    }
+    note.progress = (e.p.issued - before) as u32;
+    Ok(())
+}
