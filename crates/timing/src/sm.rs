@@ -17,7 +17,9 @@ use sassim_isa::ArchReg;
 use std::collections::VecDeque;
 
 /// A simulated SM. `repr(C)`: the fields every cycle reads of every SM come first, in a few
-/// cache lines (on a loaded GPU the per-cycle work of the SMs is mostly cache misses).
+/// cache lines (on a loaded GPU the per-cycle work of the SMs is mostly cache misses); those
+/// a tick reads before it knows whether anything can act (the masks, the events' and the
+/// memory's next cycles, the warps in use, the staged counter increments) come first of all.
 #[repr(C)]
 pub struct Sm<W> {
     pub(crate) now: u64,
@@ -40,6 +42,16 @@ pub struct Sm<W> {
     /// the ones retirement looks at (`Sm::retire_warps`) without reading their `Warp` records.
     pub(crate) exited: u64,
     pub(crate) drained: u64,
+    /// The first cycle at which the data memory may complete an access
+    /// ([`DataMemory::done_from`], kept here so that a cycle without completions does not
+    /// touch the data memory); 0 after anything that may change it.
+    pub(crate) mem_done_from: u64,
+    pub(crate) events: crate::events::EventQueue,
+    /// Warp slots in use (kept so that the per-cycle idle and occupancy queries do not
+    /// scan every warp).
+    pub(crate) used_warps: usize,
+    /// Warps with counter increments staged this cycle.
+    pub(crate) staged: Vec<usize>,
     pub(crate) arb_free: u64,
     /// Per sub-core, its memory-queue front when the memory found it rejected again, with
     /// the memory's token: the arbiter's next retries ask the memory with the token alone,
@@ -52,9 +64,6 @@ pub struct Sm<W> {
     /// Units (`cfg.units` indices below 64) shared by the SM's sub-cores (`shared_by_sm`),
     /// as bits: the readiness check asks this of every warp's unit (see `Sm::unit_shared`).
     pub(crate) shared_units: u64,
-    /// Warp slots in use (kept so that the per-cycle idle and occupancy queries do not
-    /// scan every warp).
-    pub(crate) used_warps: usize,
     pub(crate) uses_control_bits: bool,
     /// Whether `clock_origin` was set.
     pub(crate) started: bool,
@@ -88,9 +97,6 @@ pub struct Sm<W> {
     pub(crate) quiet_skipped: u64,
     pub(crate) l1i_rr: usize,
     pub(crate) arb_rr: usize,
-    pub(crate) events: crate::events::EventQueue,
-    /// Warps with counter increments staged this cycle.
-    pub(crate) staged: Vec<usize>,
     /// Per sub-core, the slots of its warps as bits (kept with `SubCore::warps`).
     pub(crate) sc_mask: [u64; MAX_SUBCORES],
     /// Per warp slot, its position in its sub-core's `SubCore::warps` (age order, oldest 0):
@@ -111,10 +117,6 @@ pub struct Sm<W> {
     /// Scratch list of the memory operations completed this cycle ([`DataMemory::completed`]),
     /// kept so that the per-cycle path does not allocate.
     done_scratch: Vec<u64>,
-    /// The first cycle at which the data memory may complete an access
-    /// ([`DataMemory::done_from`], kept here so that a cycle without completions does not
-    /// touch the data memory); 0 after anything that may change it.
-    pub(crate) mem_done_from: u64,
     /// The kernel's static code, shared by every SM of the launch (not copied per SM).
     pub(crate) code: std::sync::Arc<[StaticInst]>,
     /// The instructions of `code` sorted by pc, for code whose instruction i is not at pc
