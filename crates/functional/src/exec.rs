@@ -85,6 +85,16 @@ struct Warp {
 }
 
 impl Warp {
+    /// Hint the CPU to bring this warp's row of register R`i` into its caches (nothing for
+    /// RZ or a register past the kernel's count).
+    #[inline]
+    fn prefetch_row(&self, i: u8) {
+        let b = i as usize * 32;
+        if let Some(row) = self.regs.get(b..b + 32) {
+            sassim_isa::cpu_hint::prefetch_val(row);
+        }
+    }
+
     /// Give `cf` the PC that `cur` moved to (see `cf_behind`).
     #[inline]
     fn sync_cf(&mut self) {
@@ -737,10 +747,7 @@ impl KernelExec {
         };
         // Its register operands as decoded ([`DInst::rows`]), the warp looked up once.
         for &r in d.rows.iter().take_while(|&&r| r != 255) {
-            let b = r as usize * 32;
-            if let Some(row) = wp.regs.get(b..b + 32) {
-                sassim_isa::cpu_hint::prefetch_val(row);
-            }
+            wp.prefetch_row(r);
         }
     }
 
@@ -748,9 +755,8 @@ impl KernelExec {
     /// a register past the kernel's count or a warp that does not exist).
     #[inline]
     pub fn prefetch_row(&self, w: WarpId, i: u8) {
-        let b = i as usize * 32;
-        if let Some(row) = self.warps.get(w.0 as usize).and_then(|wp| wp.regs.get(b..b + 32)) {
-            sassim_isa::cpu_hint::prefetch_val(row);
+        if let Some(wp) = self.warps.get(w.0 as usize) {
+            wp.prefetch_row(i);
         }
     }
 }

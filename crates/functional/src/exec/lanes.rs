@@ -413,8 +413,7 @@ impl PendingWrites {
             return;
         }
         let reg = ArchReg::R(idx);
-        let n = self.len as usize;
-        match self.w[..n].iter().position(|w| w.reg == reg) {
+        match self.written_at(reg) {
             Some(i) => {
                 let s = &mut self.w[i];
                 s.mask |= lm;
@@ -454,8 +453,7 @@ impl PendingWrites {
     #[inline(never)]
     fn fresh_row_after(&mut self, idx: u8) -> Option<&mut Lanes> {
         let reg = ArchReg::R(idx);
-        let n = self.len as usize;
-        if idx == 255 || self.w[..n].iter().any(|w| w.reg == reg) {
+        if idx == 255 || self.written_at(reg).is_some() {
             return None;
         }
         Some(&mut self.push(reg, u32::MAX).vals)
@@ -487,8 +485,7 @@ impl PendingWrites {
             return;
         }
         let reg = ArchReg::P(idx);
-        let n = self.len as usize;
-        match self.w[..n].iter().position(|w| w.reg == reg) {
+        match self.written_at(reg) {
             Some(i) => {
                 let s = &mut self.w[i];
                 s.mask |= lm;

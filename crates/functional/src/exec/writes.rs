@@ -97,10 +97,14 @@ impl PendingWrites {
     pub fn regs(&self) -> impl Iterator<Item = ArchReg> + '_ {
         self.as_slice().iter().map(|w| w.reg)
     }
+    /// The entry of `reg` if the instruction already wrote it.
+    #[inline]
+    pub(super) fn written_at(&self, reg: ArchReg) -> Option<usize> {
+        self.as_slice().iter().position(|w| w.reg == reg)
+    }
     #[inline]
     pub(super) fn slot(&mut self, reg: ArchReg) -> &mut RegWrite {
-        let n = self.len as usize;
-        if let Some(i) = self.w[..n].iter().position(|w| w.reg == reg) {
+        if let Some(i) = self.written_at(reg) {
             return &mut self.w[i];
         }
         let s = self.push(reg, 0);
