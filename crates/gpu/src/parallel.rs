@@ -202,6 +202,50 @@ pub fn tick_in_order<E: Executor>(
     Ok(())
 }
 
+/// `f` for each SM of a part of a step (`first`: the index of its first SM) with its part
+/// of the instruction source (a functional shard, a part of a trace) and its note; an error
+/// names its SM.
+#[inline(always)]
+pub(crate) fn each_sm<W, P>(
+    first: usize,
+    sms: &mut [Sm<W>],
+    parts: &mut [P],
+    notes: &mut [SmNote],
+    mut f: impl FnMut(usize, &mut Sm<W>, &mut P, &mut SmNote) -> Result<(), String>,
+) -> Result<(), PartError> {
+    for (i, ((sm, p), note)) in sms
+        .iter_mut()
+        .zip(parts.iter_mut())
+        .zip(notes.iter_mut())
+        .enumerate()
+    {
+        f(first + i, sm, p, note).map_err(|e| (first + i, e))?;
+    }
+    Ok(())
+}
+
+/// [`each_sm`] with each SM's interconnect port as well.
+#[inline(always)]
+pub(crate) fn each_at_port<W, P>(
+    first: usize,
+    sms: &mut [Sm<W>],
+    parts: &mut [P],
+    notes: &mut [SmNote],
+    ports: &mut [sassim_memory::SmPort],
+    mut f: impl FnMut(usize, &mut Sm<W>, &mut P, &mut SmNote, &mut sassim_memory::SmPort) -> Result<(), String>,
+) -> Result<(), PartError> {
+    for (i, (((sm, p), note), port)) in sms
+        .iter_mut()
+        .zip(parts.iter_mut())
+        .zip(notes.iter_mut())
+        .zip(ports.iter_mut())
+        .enumerate()
+    {
+        f(first + i, sm, p, note, port).map_err(|e| (first + i, e))?;
+    }
+    Ok(())
+}
+
 /// Threads worth using for the SMs of `notes` (busy after the last cycle).
 /// The next step's parts get about as many of them each ([`Threads::plan_step`]).
 pub fn useful_threads(threads: &Threads, notes: &[SmNote]) -> usize {
@@ -498,17 +542,9 @@ impl ShardedEngine<'_> {
                             shards: &mut [Shard],
                             notes: &mut [SmNote],
                             ports: &mut [sassim_memory::SmPort]| {
-                    for (i, (((sm, sh), note), port)) in sms
-                        .iter_mut()
-                        .zip(shards.iter_mut())
-                        .zip(notes.iter_mut())
-                        .zip(ports.iter_mut())
-                        .enumerate()
-                    {
+                    each_at_port(first, sms, shards, notes, ports, |_, sm, sh, note, port| {
                         tick_shard(sm, sh, global, cycle, note, Some((port, at, delivered_at)))
-                            .map_err(|e| (first + i, e))?;
-                    }
-                    Ok(())
+                    })
                 };
                 threads.for_parts4(useful, sms, &mut self.shards[..], notes, ps.ports, &tick)
             }
@@ -517,15 +553,9 @@ impl ShardedEngine<'_> {
                             sms: &mut [Sm<PendingWrites>],
                             shards: &mut [Shard],
                             notes: &mut [SmNote]| {
-                    for (i, ((sm, sh), note)) in sms
-                        .iter_mut()
-                        .zip(shards.iter_mut())
-                        .zip(notes.iter_mut())
-                        .enumerate()
-                    {
-                        tick_shard(sm, sh, global, cycle, note, None).map_err(|e| (first + i, e))?;
-                    }
-                    Ok(())
+                    each_sm(first, sms, shards, notes, |_, sm, sh, note| {
+                        tick_shard(sm, sh, global, cycle, note, None)
+                    })
                 };
                 threads.for_parts3(useful, sms, &mut self.shards[..], notes, &tick)
             }

@@ -35,6 +35,7 @@ mod scan;
 mod step;
 mod synth;
 
+use crate::parallel::each_at_port;
 use crate::trace_part::{TWarp, TraceCode, TracePart};
 use crate::{Gpu, KernelRun, PreparedKernel, RunOptions, SimError};
 use sassim_config::GpuConfig;
@@ -44,7 +45,7 @@ use sassim_trace::{KernelHeader, KernelTraceReader, TraceCommand};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use step::{each_at_port, tick_part};
+use step::tick_part;
 use synth::filler;
 pub use synth::synthesize_instruction;
 

@@ -3,6 +3,7 @@
 //! model has ports; the instructions each issued are summed in SM order.
 
 use super::TraceKernel;
+use crate::parallel::{each_at_port, each_sm};
 use crate::trace_part::{PartExec, TraceCode, TracePart};
 
 impl TraceKernel {
@@ -40,15 +41,9 @@ impl TraceKernel {
                             sms: &mut [sassim_timing::Sm<()>],
                             parts: &mut [TracePart],
                             notes: &mut [crate::parallel::SmNote]| {
-                    for (i, ((sm, p), note)) in sms
-                        .iter_mut()
-                        .zip(parts.iter_mut())
-                        .zip(notes.iter_mut())
-                        .enumerate()
-                    {
-                        tick_part(sm, p, code, cycle, note, None).map_err(|e| (first + i, e))?;
-                    }
-                    Ok(())
+                    each_sm(first, sms, parts, notes, |_, sm, p, note| {
+                        tick_part(sm, p, code, cycle, note, None)
+                    })
                 };
                 threads.for_parts3(useful, sms, &mut self.parts[..n], notes, &tick)
             }
@@ -56,35 +51,6 @@ impl TraceKernel {
         self.issued_total += notes.iter().map(|n| u64::from(n.progress)).sum::<u64>();
         r
     }
-}
-
-/// `f` for each SM of a part of the step (`first`: the index of its first SM) with its part
-/// of the trace, its note and its interconnect port; an error names its SM.
-#[inline(always)]
-pub(super) fn each_at_port(
-    first: usize,
-    sms: &mut [sassim_timing::Sm<()>],
-    parts: &mut [TracePart],
-    notes: &mut [crate::parallel::SmNote],
-    ports: &mut [sassim_memory::SmPort],
-    mut f: impl FnMut(
-        usize,
-        &mut sassim_timing::Sm<()>,
-        &mut TracePart,
-        &mut crate::parallel::SmNote,
-        &mut sassim_memory::SmPort,
-    ) -> Result<(), String>,
-) -> Result<(), crate::parallel::PartError> {
-    for (i, (((sm, p), note), port)) in sms
-        .iter_mut()
-        .zip(parts.iter_mut())
-        .zip(notes.iter_mut())
-        .zip(ports.iter_mut())
-        .enumerate()
-    {
-        f(first + i, sm, p, note, port).map_err(|e| (first + i, e))?;
-    }
-    Ok(())
 }
 
 /// One SM's step with its part of the trace (`parallel::tick_sm`, or `tick_sm_at` with
