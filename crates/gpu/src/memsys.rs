@@ -111,22 +111,7 @@ pub fn memory_config(g: &GpuConfig) -> mm::MemoryConfig {
     dram.sched_queue_entries = d.sched_queue_entries;
     dram.return_queue_entries = d.return_queue_entries;
     dram.latency = d.latency;
-    let t = &d.timing;
-    dram.timing = mm::DramTiming {
-        t_ccd: t.t_ccd,
-        t_ccdl: t.t_ccdl,
-        t_rrd: t.t_rrd,
-        t_rcd: t.t_rcd,
-        t_ras: t.t_ras,
-        t_rp: t.t_rp,
-        t_rc: t.t_rc,
-        t_cl: t.t_cl,
-        t_wl: t.t_wl,
-        t_wtr: t.t_wtr,
-        t_wr: t.t_wr,
-        t_rtw: t.t_rtw,
-        t_rtp: t.t_rtp,
-    };
+    dram.timing = mm::DramTiming::from(&d.timing);
     mm::MemoryConfig {
         l1d: mm::L1dConfig {
             unified_kb: l1.size_kb,

@@ -305,6 +305,43 @@ impl Default for DramTiming {
     }
 }
 
+/// A preset's `[dram.timing]` (every field stated there) as the memory system's timing.
+impl From<&sassim_config::schema::DramTiming> for DramTiming {
+    fn from(t: &sassim_config::schema::DramTiming) -> Self {
+        // Destructured, so that a field added to either is a compile error here.
+        let sassim_config::schema::DramTiming {
+            t_ccd,
+            t_ccdl,
+            t_rrd,
+            t_rcd,
+            t_ras,
+            t_rp,
+            t_rc,
+            t_cl,
+            t_wl,
+            t_wtr,
+            t_wr,
+            t_rtw,
+            t_rtp,
+        } = *t;
+        Self {
+            t_ccd,
+            t_ccdl,
+            t_rrd,
+            t_rcd,
+            t_ras,
+            t_rp,
+            t_rc,
+            t_cl,
+            t_wl,
+            t_wtr,
+            t_wr,
+            t_rtw,
+            t_rtp,
+        }
+    }
+}
+
 /// `[dram]`: DRAM channels (one controller per channel, FR-FCFS, open page).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
