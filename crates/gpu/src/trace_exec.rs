@@ -169,6 +169,14 @@ fn terr(e: sassim_trace::TraceError) -> SimError {
 }
 
 impl TraceKernel {
+    /// At least `n` SMs' parts of the trace (the SMs beyond the last one given a part so far
+    /// get an empty one).
+    pub(super) fn parts_for(&mut self, n: usize) {
+        if self.parts.len() < n {
+            self.parts.resize_with(n, TracePart::default);
+        }
+    }
+
     /// Scan the trace at `path` (any container `sassim-trace` reads) and build its static
     /// code. `listings`: SASS listings to take control bits from (the kernel is looked up
     /// by its mangled name; the first listing that has it is used).
@@ -551,9 +559,7 @@ impl crate::KernelSource for TraceKernel {
         threads: &crate::parallel::Threads,
         steps: &crate::quantum::QuantumSteps<'_>,
     ) -> Result<(), String> {
-        if self.parts.len() < sms.len() {
-            self.parts.resize_with(sms.len(), TracePart::default);
-        }
+        self.parts_for(sms.len());
         let code = &self.code;
         let n = sms.len();
         let useful = crate::parallel::useful_threads(threads, notes);
@@ -606,9 +612,7 @@ impl crate::KernelSource for TraceKernel {
         cycle: u64,
         alone: &[bool],
     ) -> Result<(), String> {
-        if self.parts.len() < sms.len() {
-            self.parts.resize_with(sms.len(), TracePart::default);
-        }
+        self.parts_for(sms.len());
         let code = &self.code;
         let n = sms.len().min(alone.len()).min(notes.len()).min(ports.len());
         let prev = crate::cycle_before(cycle);
@@ -711,9 +715,7 @@ impl crate::KernelSource for TraceKernel {
         };
         let cta = id;
         let first = cta as u64 * self.code.wpc as u64;
-        if self.parts.len() <= sm {
-            self.parts.resize_with(sm + 1, TracePart::default);
-        }
+        self.parts_for(sm + 1);
         let part = &mut self.parts[sm];
         let mut out = Vec::new();
         for w in block.warps {

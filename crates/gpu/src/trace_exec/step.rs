@@ -16,9 +16,7 @@ impl TraceKernel {
         threads: &crate::parallel::Threads,
         cycle: u64,
     ) -> Result<(), String> {
-        if self.parts.len() < sms.len() {
-            self.parts.resize_with(sms.len(), TracePart::default);
-        }
+        self.parts_for(sms.len());
         let code = &self.code;
         let n = sms.len();
         let useful = crate::parallel::useful_threads(threads, notes);
